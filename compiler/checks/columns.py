@@ -1,0 +1,120 @@
+"""Column checks: names Spark would find ambiguous, types Spark 3.5 cannot create, pinned ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from compiler.checks.context import TableContext
+from compiler.diagnostics import Diagnostic, Severity
+from compiler.model.types import parse_primitive, why_not_spark
+from compiler.spec.columns import Column, ListOf, MapOf, StructOf
+from compiler.yamlsource import Path
+
+
+@dataclass(frozen=True)
+class TypeSite:
+    """A type expression in the policy and the YAML path of its ``type:`` value."""
+
+    spec: str | StructOf | ListOf | MapOf
+    path: Path
+
+
+def _type_sites(spec: str | StructOf | ListOf | MapOf, path: Path) -> Iterator[TypeSite]:
+    yield TypeSite(spec, path)
+    match spec:
+        case StructOf():
+            for i, column in enumerate(spec.struct):
+                yield from _type_sites(column.type, (*path, "struct", i, "type"))
+        case ListOf():
+            yield from _type_sites(spec.element, (*path, "list"))
+        case MapOf():
+            yield from _type_sites(spec.entries.key, (*path, "map", "key"))
+            yield from _type_sites(spec.entries.value, (*path, "map", "value"))
+
+
+def _structs(columns: list[Column], path: Path) -> Iterator[tuple[list[Column], Path]]:
+    """Every list of sibling columns: the table's, then each struct's at any depth."""
+    yield columns, path
+    for i, column in enumerate(columns):
+        for site in _type_sites(column.type, (*path, i, "type")):
+            if isinstance(site.spec, StructOf):
+                yield site.spec.struct, (*site.path, "struct")
+
+
+def check_columns(ctx: TableContext) -> Iterator[Diagnostic]:
+    policy = ctx.table.policy
+    for siblings, path in _structs(policy.columns, ("columns",)):
+        yield from _check_names(ctx, siblings, path)
+    pinned: dict[int, Path] = {}
+    for i, column in enumerate(policy.columns):
+        for site in _type_sites(column.type, ("columns", i, "type")):
+            yield from _check_type(ctx, site)
+            yield from _check_pins(ctx, site, pinned)
+    for siblings, path in _structs(policy.columns, ("columns",)):
+        for i, column in enumerate(siblings):
+            if column.id is not None:
+                yield from _pin(ctx, column.id, (*path, i, "id"), pinned)
+
+
+def _check_names(ctx: TableContext, siblings: list[Column], path: Path) -> Iterator[Diagnostic]:
+    seen: dict[str, str] = {}
+    names = {c.name for c in siblings}
+    for i, column in enumerate(siblings):
+        where = ctx.at((*path, i, "name"))
+        folded = column.name.casefold()
+        if column.name in seen.values():
+            yield Diagnostic("TP210", Severity.ERROR, where, f"duplicate column name '{column.name}'",
+                             "each field of a struct needs a distinct name")
+        elif folded in seen:
+            other = seen[folded]
+            if ctx.table.policy.case_sensitive:
+                yield Diagnostic("TP211", Severity.WARNING, where,
+                                 f"column '{column.name}' differs from '{other}' only by case",
+                                 "legal with case_sensitive: true, but Trino and Athena cannot tell them apart")
+            else:
+                yield Diagnostic("TP210", Severity.ERROR, where,
+                                 f"column '{column.name}' differs from '{other}' only by case; Spark resolves "
+                                 "names case-insensitively so both would be ambiguous",
+                                 "rename one, or set case_sensitive: true if every engine is configured for it")
+        seen.setdefault(folded, column.name)
+        if column.renamed_from is not None and column.renamed_from in names:
+            yield Diagnostic("TP215", Severity.ERROR, ctx.at((*path, i, "renamed_from")),
+                             f"renamed_from '{column.renamed_from}' names a column that is still declared",
+                             "a renamed column's old name must be gone from the policy")
+
+
+def _check_type(ctx: TableContext, site: TypeSite) -> Iterator[Diagnostic]:
+    spec = site.spec
+    if isinstance(spec, str):
+        reason = why_not_spark(parse_primitive(spec))
+        if reason:
+            yield Diagnostic("TP212", Severity.ERROR, ctx.at(site.path),
+                             f"type '{spec}' cannot be created through Spark 3.5", reason)
+    elif isinstance(spec, ListOf) and spec.element_required:
+        yield Diagnostic("TP213", Severity.ERROR, ctx.at((*site.path, "element_required")),
+                         "required list elements cannot be created through Spark DDL (ARRAY elements are nullable)",
+                         "remove element_required, or create the table with another engine and import it")
+    elif isinstance(spec, MapOf) and spec.entries.value_required:
+        yield Diagnostic("TP213", Severity.ERROR, ctx.at((*site.path, "map", "value_required")),
+                         "required map values cannot be created through Spark DDL (MAP values are nullable)",
+                         "remove value_required, or create the table with another engine and import it")
+
+
+def _check_pins(ctx: TableContext, site: TypeSite, pinned: dict[int, Path]) -> Iterator[Diagnostic]:
+    spec = site.spec
+    if isinstance(spec, ListOf) and spec.element_id is not None:
+        yield from _pin(ctx, spec.element_id, (*site.path, "element_id"), pinned)
+    if isinstance(spec, MapOf):
+        for key in ("key_id", "value_id"):
+            value = getattr(spec.entries, key)
+            if value is not None:
+                yield from _pin(ctx, value, (*site.path, "map", key), pinned)
+
+
+def _pin(ctx: TableContext, field_id: int, path: Path, pinned: dict[int, Path]) -> Iterator[Diagnostic]:
+    if field_id in pinned:
+        yield Diagnostic("TP214", Severity.ERROR, ctx.at(path), f"field id {field_id} is pinned twice",
+                         f"already pinned at line {ctx.at(pinned[field_id]).line}")
+    else:
+        pinned[field_id] = path

@@ -1,0 +1,138 @@
+"""Lifecycle checks on the effective settings, reported where each value was written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compiler.checks.context import TableContext
+from compiler.diagnostics import Diagnostic, Severity
+from compiler.model.names import parse_name
+from compiler.model.types import is_temporal
+from compiler.spec.units import Duration
+
+ORPHAN_FLOOR = Duration.parse("24h")
+ORPHAN_DEFAULT = Duration.parse("3d")
+
+
+def check_lifecycle(ctx: TableContext) -> Iterator[Diagnostic]:
+    yield from _snapshots(ctx)
+    yield from _retention(ctx)
+    yield from _orphans(ctx)
+    yield from _metadata(ctx)
+    yield from _compaction(ctx)
+    yield from _erasure(ctx)
+
+
+def _snapshots(ctx: TableContext) -> Iterator[Diagnostic]:
+    snapshots = ctx.effective.lifecycle.snapshots
+    if snapshots is None or snapshots.max_age is None:
+        return
+    where = ctx.setting("lifecycle.snapshots.max_age")
+    if snapshots.max_age.millis == 0:
+        yield Diagnostic("TP420", Severity.ERROR, where, "snapshot max_age of zero would expire every snapshot",
+                         "keep snapshots for at least the time readers need, e.g. 6h")
+    travel = ctx.effective.workload.time_travel
+    if travel is not None and snapshots.max_age.millis < travel.millis:
+        yield Diagnostic("TP425", Severity.WARNING, where,
+                         f"snapshots expire after {snapshots.max_age} but workload.time_travel needs {travel}",
+                         f"raise max_age to at least {travel}")
+
+
+def _retention(ctx: TableContext) -> Iterator[Diagnostic]:
+    retention = ctx.effective.lifecycle.retention
+    if retention is None:
+        return
+    if retention.column is None or retention.keep is None:
+        missing = "column" if retention.column is None else "keep"
+        yield Diagnostic("TP410", Severity.ERROR, ctx.at(("lifecycle", "retention")),
+                         f"retention needs '{missing}' (here or in the namespace defaults)",
+                         "e.g. retention: {column: event_time, keep: 365d}")
+        return
+    where = ctx.setting("lifecycle.retention.column")
+    path = _path(retention.column)
+    found = ctx.resolve(path) if path else None
+    if found is None:
+        yield Diagnostic("TP411", Severity.ERROR, where,
+                         f"retention column '{retention.column}' does not exist", ctx.suggest(path or ()))
+    elif not is_temporal(found.field_type):
+        yield Diagnostic("TP412", Severity.ERROR, where,
+                         f"retention column '{retention.column}' is {found.field_type}, not a date or timestamp",
+                         "retention compares a date/timestamp column with now() - keep")
+    if retention.keep.millis == 0:
+        yield Diagnostic("TP413", Severity.ERROR, ctx.setting("lifecycle.retention.keep"),
+                         "retention keep of zero deletes every row", "keep rows for a positive duration")
+
+
+def _orphans(ctx: TableContext) -> Iterator[Diagnostic]:
+    orphans = ctx.effective.lifecycle.orphan_files
+    if orphans is None or orphans.older_than is None:
+        return
+    older, where = orphans.older_than, ctx.setting("lifecycle.orphan_files.older_than")
+    if older < ORPHAN_FLOOR:
+        yield Diagnostic("TP421", Severity.ERROR, where,
+                         f"orphan_files.older_than {older} is under the 24h floor: it deletes files of commits "
+                         "still in flight", "use at least 24h; Iceberg's default is 3d")
+    elif older < ORPHAN_DEFAULT:
+        yield Diagnostic("TP422", Severity.WARNING, where,
+                         f"orphan_files.older_than {older} is shorter than Iceberg's 3d default",
+                         "make sure no write runs longer than this")
+    longest = ctx.effective.workload.longest_write
+    if longest is not None and older.millis <= longest.millis:
+        yield Diagnostic("TP423", Severity.WARNING, where,
+                         f"orphan_files.older_than {older} is not longer than workload.longest_write {longest}: "
+                         "files of a running write would be deleted", f"use more than {longest}")
+
+
+def _metadata(ctx: TableContext) -> Iterator[Diagnostic]:
+    metadata = ctx.effective.lifecycle.metadata
+    if metadata is None or metadata.previous_versions_max is None or metadata.delete_after_commit:
+        return
+    yield Diagnostic("TP424", Severity.WARNING, ctx.setting("lifecycle.metadata.previous_versions_max"),
+                     "previous_versions_max deletes nothing without delete_after_commit: true",
+                     "add delete_after_commit: true to lifecycle.metadata")
+
+
+def _compaction(ctx: TableContext) -> Iterator[Diagnostic]:
+    compaction = ctx.effective.lifecycle.compaction
+    if compaction is None:
+        return
+    strategy = compaction.strategy
+    if strategy == "zorder" and not compaction.zorder_by:
+        yield Diagnostic("TP430", Severity.ERROR, ctx.setting("lifecycle.compaction.strategy"),
+                         "compaction strategy zorder needs zorder_by columns", "add zorder_by: [col_a, col_b]")
+    if compaction.zorder_by and strategy != "zorder":
+        yield Diagnostic("TP430", Severity.ERROR, ctx.setting("lifecycle.compaction.zorder_by"),
+                         f"zorder_by is only used by strategy zorder (strategy is {strategy or 'binpack'})",
+                         "set strategy: zorder or remove zorder_by")
+    if strategy == "sort" and not ctx.table.policy.sort_by:
+        yield Diagnostic("TP431", Severity.ERROR, ctx.setting("lifecycle.compaction.strategy"),
+                         "compaction strategy sort needs the table's sort_by", "declare sort_by or use binpack")
+    for i, column in enumerate(compaction.zorder_by or []):
+        path = _path(column)
+        if path is None or ctx.resolve(path) is None:
+            yield Diagnostic("TP432", Severity.ERROR, ctx.at(("lifecycle", "compaction", "zorder_by", i)),
+                             f"zorder column '{column}' does not exist", ctx.suggest(path or ()))
+
+
+def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
+    erasure = ctx.effective.lifecycle.erasure
+    if erasure is None:
+        return
+    if not erasure.key or erasure.within is None:
+        yield Diagnostic("TP440", Severity.ERROR, ctx.at(("lifecycle", "erasure")),
+                         f"erasure needs '{'key' if not erasure.key else 'within'}'",
+                         "e.g. erasure: {key: [user_id], within: 30d}")
+        return
+    for i, column in enumerate(erasure.key):
+        path = _path(column)
+        found = ctx.resolve(path) if path else None
+        if found is None:
+            yield Diagnostic("TP441", Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
+                             f"erasure key column '{column}' does not exist", ctx.suggest(path or ()))
+
+
+def _path(text: str) -> tuple[str, ...] | None:
+    try:
+        return parse_name(text)
+    except ValueError:
+        return None

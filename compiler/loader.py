@@ -1,0 +1,122 @@
+"""Policy files -> validated models, with every problem of every file collected at once."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel, ValidationError
+
+from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from compiler.model.names import parse_name
+from compiler.spec.errors import findings_from
+from compiler.spec.table import NamespaceDefaults, TablePolicy
+from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
+
+POLICY_SUFFIXES = (".yaml", ".yml")
+
+
+@dataclass(frozen=True)
+class LoadedTable:
+    policy: TablePolicy
+    source: SourceMap
+
+    @property
+    def name(self) -> tuple[str, ...]:
+        return parse_name(self.policy.table)
+
+
+@dataclass(frozen=True)
+class LoadedNamespace:
+    defaults: NamespaceDefaults
+    source: SourceMap
+
+    @property
+    def name(self) -> tuple[str, ...]:
+        return parse_name(self.defaults.namespace)
+
+
+@dataclass
+class Project:
+    """Everything declared under one policies directory."""
+
+    root: Path
+    tables: list[LoadedTable] = field(default_factory=list)
+    namespaces: list[LoadedNamespace] = field(default_factory=list)
+
+
+def discover(path: Path) -> list[Path]:
+    """Policy files under ``path`` (or ``path`` itself), in a stable order."""
+    if path.is_file():
+        return [path]
+    return sorted(p for p in path.rglob("*") if p.suffix in POLICY_SUFFIXES and p.is_file())
+
+
+def display_path(path: Path) -> str:
+    """The path as the user would type it: relative to the working directory when possible."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def load_project(path: Path) -> tuple[Project, Diagnostics]:
+    """Parse and validate every policy file; never raises on bad input."""
+    diagnostics = Diagnostics()
+    root = path if path.is_dir() else path.parent
+    project = Project(root=root)
+    if not path.exists():
+        diagnostics.error("TP000", Location(display_path(path)), "no such file or directory")
+        return project, diagnostics
+    for file in discover(path):
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc}")
+            continue
+        load_text(text, display_path(file), project, diagnostics)
+    return project, diagnostics
+
+
+def load_text(text: str, file: str, project: Project, diagnostics: Diagnostics) -> None:
+    """Validate one document and add it to ``project`` (or add findings to ``diagnostics``)."""
+    parsed = parse_yaml(text, file)
+    if isinstance(parsed, Diagnostic):
+        diagnostics.add(parsed)
+        return
+    kind = _document_kind(parsed)
+    if kind is None:
+        diagnostics.add(
+            Diagnostic(
+                "TP003",
+                Severity.ERROR,
+                Location(file, 1, 1),
+                "a policy file is a mapping with a 'table:' key (a table) or a 'namespace:' key (defaults)",
+                "start the file with 'table: namespace.name'",
+            )
+        )
+        return
+    model = _validate(kind, parsed, diagnostics)
+    if isinstance(model, TablePolicy):
+        project.tables.append(LoadedTable(model, parsed.source))
+    elif isinstance(model, NamespaceDefaults):
+        project.namespaces.append(LoadedNamespace(model, parsed.source))
+
+
+def _document_kind(doc: YamlDocument) -> type[BaseModel] | None:
+    if not isinstance(doc.data, dict):
+        return None
+    if "table" in doc.data:
+        return TablePolicy
+    if "namespace" in doc.data:
+        return NamespaceDefaults
+    return None
+
+
+def _validate(kind: type[BaseModel], doc: YamlDocument, diagnostics: Diagnostics) -> BaseModel | None:
+    try:
+        return kind.model_validate(doc.data)
+    except ValidationError as exc:
+        diagnostics.extend(findings_from(exc, kind, doc.data, doc.source))
+        return None

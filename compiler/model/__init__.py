@@ -1,0 +1,1 @@
+"""Engine-agnostic model of Iceberg tables: types, transforms, promotions and TableState."""

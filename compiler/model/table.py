@@ -1,0 +1,163 @@
+"""TableState: one engine-agnostic picture of an Iceberg table, built from a policy or from a catalog.
+
+The planner compares two TableStates; the renderers and the executor only read them.
+"""
+
+from __future__ import annotations
+
+from itertools import count
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+from pyiceberg.schema import Schema
+from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType
+
+from compiler.effective import Effective
+from compiler.model.names import parse_name
+from compiler.model.properties import desired_properties
+from compiler.model.transforms import Transform, parse_expression
+from compiler.model.types import parse_primitive
+from compiler.spec.columns import Column, ListOf, MapOf, StructOf
+from compiler.spec.table import SortField, TablePolicy, split_sort
+
+ColumnPath = tuple[str, ...]
+
+
+class State(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+
+class PartitionFieldState(State):
+    source: ColumnPath
+    transform: Transform
+    name: str | None = None  # None: whatever name Iceberg gives; compared only when declared
+
+
+class SortFieldState(State):
+    source: ColumnPath
+    transform: Transform
+    direction: Literal["asc", "desc"]
+    nulls: Literal["first", "last"]
+
+
+class TableState(State):
+    name: tuple[str, ...]
+    schema_: Schema
+    partition: tuple[PartitionFieldState, ...] = ()
+    sort: tuple[SortFieldState, ...] = ()
+    identifier_fields: tuple[ColumnPath, ...] = ()
+    properties: dict[str, str] = {}
+    comment: str | None = None
+    location: str | None = None
+    format_version: int = 2
+
+    @property
+    def namespace(self) -> tuple[str, ...]:
+        return self.name[:-1]
+
+
+def build_struct(columns: list[Column]) -> StructType:
+    """Spec columns -> Iceberg struct with the field ids a fresh CREATE TABLE assigns.
+
+    Iceberg numbers every field of a struct first, then descends into each field in order
+    (TypeUtil.assignFreshIds), so ``a, b struct<c>, d`` gets a=1, b=2, d=3, c=4.
+    """
+    return _struct(columns, count(1))
+
+
+def _struct(columns: list[Column], ids: count[int]) -> StructType:
+    numbered = [(next(ids), column) for column in columns]
+    return StructType(
+        *(
+            NestedField(field_id=fid, name=c.name, field_type=_type(c.type, ids), required=c.required, doc=c.doc)
+            for fid, c in numbered
+        )
+    )
+
+
+def _type(spec: str | StructOf | ListOf | MapOf, ids: count[int]) -> IcebergType:
+    match spec:
+        case str():
+            return parse_primitive(spec)
+        case StructOf():
+            return _struct(spec.struct, ids)
+        case ListOf():
+            element_id = next(ids)
+            return ListType(element_id, _type(spec.element, ids), element_required=spec.element_required)
+        case MapOf():
+            key_id, value_id = next(ids), next(ids)
+            key = _type(spec.entries.key, ids)
+            value = _type(spec.entries.value, ids)
+            return MapType(key_id, key, value_id, value, value_required=spec.entries.value_required)
+
+
+def partition_fields(policy: TablePolicy) -> tuple[PartitionFieldState, ...]:
+    out = []
+    for item in policy.partition_by:
+        expression, name = (item, None) if isinstance(item, str) else (item.field, item.name)
+        transform, source = parse_expression(expression)
+        out.append(PartitionFieldState(source=source, transform=transform, name=name))
+    return tuple(out)
+
+
+def sort_fields(policy: TablePolicy) -> tuple[SortFieldState, ...]:
+    out = []
+    for item in policy.sort_by:
+        if isinstance(item, SortField):
+            expression, direction, nulls = item.field, item.direction, item.nulls
+        else:
+            expression, direction, nulls = split_sort(item)
+        transform, source = parse_expression(expression)
+        out.append(
+            SortFieldState(
+                source=source,
+                transform=transform,
+                direction=direction,
+                nulls=nulls or ("first" if direction == "asc" else "last"),
+            )
+        )
+    return tuple(out)
+
+
+def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
+    """The table git declares, as the catalog should hold it after apply."""
+    struct = build_struct(policy.columns)
+    identifier_paths = tuple(parse_name(f) for f in policy.identifier_fields)
+    identifier_ids = [_field_id(struct, path) for path in identifier_paths]
+    schema = Schema(
+        *struct.fields,
+        schema_id=0,
+        identifier_field_ids=[fid for fid in identifier_ids if fid is not None],
+    )
+    return TableState(
+        name=parse_name(policy.table),
+        schema_=schema,
+        partition=partition_fields(policy),
+        sort=sort_fields(policy),
+        identifier_fields=identifier_paths,
+        properties=desired_properties(policy, effective),
+        comment=policy.description,
+        location=policy.location,
+        format_version=policy.format_version,
+    )
+
+
+def find_field(struct: StructType, path: ColumnPath) -> NestedField | None:
+    """Follow a path of struct field names (exact case)."""
+    current: IcebergType = struct
+    found: NestedField | None = None
+    for part in path:
+        if not isinstance(current, StructType):
+            return None
+        found = next((f for f in current.fields if f.name == part), None)
+        if found is None:
+            return None
+        current = found.field_type
+    return found
+
+
+def _field_id(struct: StructType, path: ColumnPath) -> int | None:
+    found = find_field(struct, path)
+    return found.field_id if found else None
+
+

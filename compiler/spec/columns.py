@@ -1,0 +1,95 @@
+"""Columns and their types as a policy writes them.
+
+A type is a primitive name (``long``, ``decimal(12,2)``, ``timestamptz``) or one of
+``{struct: [columns]}``, ``{list: TYPE}``, ``{map: {key: TYPE, value: TYPE}}``, nested at any depth.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Discriminator, Field, Tag
+from pydantic_core import PydanticCustomError
+
+from compiler.model.types import TypeSpellingError, parse_primitive
+from compiler.spec.base import Spec
+
+
+def _check_primitive(text: str) -> str:
+    try:
+        parse_primitive(text)
+    except TypeSpellingError as exc:
+        raise PydanticCustomError("TP201", "{message}", {"message": str(exc), "hint": exc.hint}) from exc
+    return text
+
+
+def _type_kind(value: Any) -> str | None:
+    if isinstance(value, str):
+        return "primitive"
+    if isinstance(value, dict):
+        for kind in ("struct", "list", "map"):
+            if kind in value:
+                return kind
+    return None
+
+
+PrimitiveName = Annotated[
+    str,
+    AfterValidator(_check_primitive),
+    Field(description="A primitive type: boolean, int, long, float, double, decimal(P,S), date, time, "
+          "timestamp (no zone), timestamptz, string, uuid, fixed[N], binary."),
+]
+
+TypeExpr = Annotated[
+    Annotated[PrimitiveName, Tag("primitive")]
+    | Annotated["StructOf", Tag("struct")]
+    | Annotated["ListOf", Tag("list")]
+    | Annotated["MapOf", Tag("map")],
+    Discriminator(
+        _type_kind,
+        custom_error_type="TP203",
+        custom_error_message="a type is a name such as 'string' or one of {struct: [...]}, {list: TYPE}, "
+        "{map: {key: TYPE, value: TYPE}}",
+    ),
+]
+
+
+class Column(Spec):
+    """One field of a table or of a struct."""
+
+    name: str = Field(min_length=1, description="Field name; any characters, Spark quoting is automatic.")
+    type: TypeExpr = Field(description="Iceberg type of the field.")
+    required: bool = Field(False, description="NOT NULL. Adding a required column to a live table is breaking.")
+    doc: str | None = Field(None, description="Column comment, stored as the Iceberg field doc.")
+    id: int | None = Field(None, ge=1, description="Pin the Iceberg field id (matches catalog fields by id).")
+    renamed_from: str | None = Field(
+        None, min_length=1, description="Former name of this field: the planner renames it, keeping its data."
+    )
+
+
+class StructOf(Spec):
+    struct: list[Column] = Field(min_length=1, description="Fields of the struct, in order.")
+
+
+class ListOf(Spec):
+    element: TypeExpr = Field(alias="list", description="Element type of the list.")
+    element_required: bool = Field(False, description="Elements may not be null.")
+    element_id: int | None = Field(None, ge=1, description="Pin the element's field id.")
+
+
+class MapEntries(Spec):
+    key: TypeExpr = Field(description="Key type; map keys are always required.")
+    value: TypeExpr = Field(description="Value type.")
+    value_required: bool = Field(False, description="Values may not be null.")
+    key_id: int | None = Field(None, ge=1, description="Pin the key's field id.")
+    value_id: int | None = Field(None, ge=1, description="Pin the value's field id.")
+
+
+class MapOf(Spec):
+    entries: MapEntries = Field(alias="map", description="Key and value types of the map.")
+
+
+StructOf.model_rebuild()
+ListOf.model_rebuild()
+MapOf.model_rebuild()
+Column.model_rebuild()

@@ -1,0 +1,139 @@
+"""pydantic validation errors -> findings with stable codes, positions and "did you mean" hints."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable
+from typing import Any, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
+
+from compiler.diagnostics import Diagnostic, Severity
+from compiler.yamlsource import Path, SourceMap
+
+# pydantic's built-in error types, grouped under the project's stable codes.
+_BUILTIN_CODES: dict[str, tuple[str, str]] = {
+    "extra_forbidden": ("TP102", "unknown key"),
+    "missing": ("TP103", "missing required key"),
+    "greater_than_equal": ("TP105", "value out of range"),
+    "greater_than": ("TP105", "value out of range"),
+    "less_than_equal": ("TP105", "value out of range"),
+    "too_short": ("TP105", "too few items"),
+    "string_too_short": ("TP105", "must not be empty"),
+    "literal_error": ("TP106", "not one of the allowed values"),
+}
+_WRONG_TYPE = ("TP104", "wrong type")
+
+
+def findings_from(
+    error: ValidationError, model: type[BaseModel], data: Any, source: SourceMap
+) -> Iterable[Diagnostic]:
+    """Translate every error of one validation into a finding at its YAML position."""
+    seen: set[tuple[Path, str]] = set()
+    for item in error.errors(include_url=False):
+        path = _data_path(item["loc"], data)
+        ctx = item.get("ctx") or {}
+        kind = item["type"]
+        if kind == "union_tag_invalid" or (kind.endswith("_type") and _is_tag_noise(item["loc"], path)):
+            kind = "TP104"
+        code, label = _BUILTIN_CODES.get(kind, (kind, "")) if not kind.startswith("TP") else (kind, "")
+        if not code.startswith("TP"):
+            code, label = _WRONG_TYPE
+        message, hint = _describe(item, path, label, model, ctx)
+        if (path, code) in seen:  # a union reports one wrong value once per member
+            continue
+        seen.add((path, code))
+        location = source.key(path) if kind in ("extra_forbidden", "missing") else source.value(path)
+        yield Diagnostic(code, Severity.ERROR, location, message, hint)
+
+
+def _describe(
+    item: Any, path: Path, label: str, model: type[BaseModel], ctx: dict[str, Any]
+) -> tuple[str, str | None]:
+    where = ".".join(str(p) for p in path) or "document"
+    kind = item["type"]
+    if kind == "extra_forbidden":
+        key = str(path[-1])
+        allowed = _allowed_keys(model, path[:-1])
+        close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
+        return f"unknown key '{key}' in {'.'.join(str(p) for p in path[:-1]) or 'document'}", hint
+    if kind == "missing":
+        return f"missing required key '{path[-1]}'", f"add '{path[-1]}:' here"
+    if kind.startswith("TP"):
+        return f"{where}: {item['msg']}", ctx.get("hint")
+    if kind == "literal_error":
+        return f"{where}: {label}, got {item['input']!r}", f"expected {ctx.get('expected')}"
+    return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", None
+
+
+def _is_tag_noise(loc: tuple[Any, ...], path: Path) -> bool:
+    return len(loc) > len(path)
+
+
+def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
+    """Drop union tags and validator names from a pydantic loc by following the real data."""
+    path: list[str | int] = []
+    node = data
+    for i, part in enumerate(loc):
+        if isinstance(node, dict) and isinstance(part, str) and part in node:
+            node = node[part]
+            path.append(part)
+        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+            node = node[part]
+            path.append(part)
+        elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and "[" not in part:
+            path.append(part)  # a missing or extra key: not in the data, but still the name to report
+    return tuple(path)
+
+
+def _allowed_keys(model: type[BaseModel], path: Path) -> list[str]:
+    """Field names (by alias) of the model(s) that sit at ``path`` under ``model``."""
+    candidates: list[Any] = [model]
+    for part in path:
+        candidates = [nxt for c in candidates for nxt in _descend(c, part)]
+    keys: set[str] = set()
+    for candidate in _expand(candidates):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            keys.update(f.alias or name for name, f in candidate.model_fields.items())
+    return sorted(keys)
+
+
+def _expand(annotations: list[Any]) -> list[Any]:
+    """Unwrap Annotated, unions and forward references into concrete classes."""
+    out: list[Any] = []
+    for ann in annotations:
+        if isinstance(ann, typing.ForwardRef | str):
+            ann = _resolve(ann)
+        origin = get_origin(ann)
+        if origin is typing.Annotated:
+            out.extend(_expand([get_args(ann)[0]]))
+        elif origin in (typing.Union, types.UnionType):
+            out.extend(_expand(list(get_args(ann))))
+        else:
+            out.append(ann)
+    return out
+
+
+def _descend(annotation: Any, part: str | int) -> list[Any]:
+    result: list[Any] = []
+    for ann in _expand([annotation]):
+        origin = get_origin(ann)
+        if isinstance(part, int) and origin is list:
+            result.append(get_args(ann)[0])
+        elif isinstance(part, str) and origin is dict:
+            result.append(get_args(ann)[1])
+        elif isinstance(part, str) and isinstance(ann, type) and issubclass(ann, BaseModel):
+            for name, info in ann.model_fields.items():
+                if part in (name, info.alias):
+                    result.append(info.annotation)
+    return result
+
+
+def _resolve(ref: typing.ForwardRef | str) -> Any:
+    from compiler.spec import columns
+
+    name = ref.__forward_arg__ if isinstance(ref, typing.ForwardRef) else ref
+    return getattr(columns, name, Any)

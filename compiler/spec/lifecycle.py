@@ -1,0 +1,101 @@
+"""Lifecycle policy: what keeps a table healthy without anyone remembering to run maintenance.
+
+Every field is optional so namespace defaults and table policies can be merged field by field; the
+effective settings (and where each value came from) are computed in ``compiler.effective``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from compiler.spec.base import Spec
+from compiler.spec.units import Duration, Size
+
+
+class SnapshotExpiry(Spec):
+    """Snapshot expiry; stored as Iceberg's history.expire.* table properties."""
+
+    max_age: Duration | None = Field(None, description="Expire snapshots older than this (e.g. 6h, 5d).")
+    min_keep: int | None = Field(None, ge=1, description="Always keep at least this many snapshots.")
+    max_ref_age: Duration | None = Field(None, description="Expire branches and tags older than this.")
+
+
+class Retention(Spec):
+    """Row-level retention: rows whose temporal column is older than ``keep`` are deleted."""
+
+    column: str | None = Field(None, description="A date or timestamp column (or a struct field path).")
+    keep: Duration | None = Field(None, description="How long rows are kept, e.g. 365d.")
+
+
+class OrphanFiles(Spec):
+    """Removal of files no snapshot references (failed writes, expired snapshots)."""
+
+    enabled: bool | None = Field(None, description="Run orphan-file removal (default true).")
+    older_than: Duration | None = Field(
+        None, description="Only files older than this are removed (default 3d; 24h is the hard floor)."
+    )
+
+
+class MetadataRetention(Spec):
+    """Old metadata.json files kept after each commit."""
+
+    delete_after_commit: bool | None = Field(None, description="Delete old metadata files after a commit.")
+    previous_versions_max: int | None = Field(None, ge=1, description="Metadata files kept when deleting.")
+
+
+class Compaction(Spec):
+    """Rewrite of small data files (Iceberg rewrite_data_files)."""
+
+    enabled: bool | None = Field(None, description="Run compaction (default true when the section exists).")
+    strategy: Literal["binpack", "sort", "zorder"] | None = Field(None, description="Rewrite strategy.")
+    target_file_size: Size | None = Field(None, description="Target data file size, e.g. 512MB.")
+    min_input_files: int | None = Field(None, ge=1, description="Rewrite a group only with this many files.")
+    skip_recent: Duration | None = Field(
+        None, description="Only compact partitions older than this (leave the active write window alone)."
+    )
+    zorder_by: list[str] | None = Field(None, min_length=1, description="Columns for the zorder strategy.")
+
+
+class ManifestRewrite(Spec):
+    """Rewrite of many small manifests (Iceberg rewrite_manifests)."""
+
+    enabled: bool | None = Field(None, description="Run manifest rewrite.")
+    min_manifests: int | None = Field(None, ge=1, description="Rewrite when a snapshot has this many manifests.")
+
+
+class DeleteFileRewrite(Spec):
+    """Rewrite of position delete files (Iceberg rewrite_position_delete_files)."""
+
+    enabled: bool | None = Field(None, description="Run delete-file rewrite.")
+    min_input_files: int | None = Field(None, ge=1, description="Rewrite a partition with this many delete files.")
+
+
+class Erasure(Spec):
+    """Record-level erasure requests (privacy law) keyed on these columns, honoured within an SLA."""
+
+    key: list[str] | None = Field(None, min_length=1, description="Key columns that identify a data subject.")
+    within: Duration | None = Field(None, description="Time allowed until the rows are physically gone.")
+
+
+class Lifecycle(Spec):
+    snapshots: SnapshotExpiry | None = None
+    retention: Retention | None = None
+    orphan_files: OrphanFiles | None = None
+    metadata: MetadataRetention | None = None
+    compaction: Compaction | None = None
+    manifests: ManifestRewrite | None = None
+    delete_files: DeleteFileRewrite | None = None
+    erasure: Erasure | None = None
+
+
+class Workload(Spec):
+    """What the table's users rely on; lifecycle settings are checked against it."""
+
+    longest_write: Duration | None = Field(
+        None, description="Longest a write job may run; orphan cleanup must wait at least this long."
+    )
+    time_travel: Duration | None = Field(
+        None, description="How far back readers query old snapshots; snapshot expiry must keep them."
+    )

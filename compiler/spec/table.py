@@ -1,0 +1,161 @@
+"""A table policy file and a namespace defaults file: the two documents under ``policies/``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Discriminator, Field, Tag
+from pydantic_core import PydanticCustomError
+
+from compiler.model.names import parse_name
+from compiler.model.transforms import TransformError, parse_expression
+from compiler.spec.base import Spec
+from compiler.spec.columns import Column
+from compiler.spec.lifecycle import Lifecycle, Workload
+
+WriteMode = Literal["copy-on-write", "merge-on-read"]
+PropertyValue = str | int | float | bool
+
+
+def _check_name(text: str) -> str:
+    try:
+        parse_name(text)
+    except ValueError as exc:
+        raise PydanticCustomError("TP101", "{message}", {"message": str(exc), "hint": "e.g. sales.orders"}) from exc
+    return text
+
+
+def _check_table_name(text: str) -> str:
+    if len(parse_name(_check_name(text))) < 2:
+        raise PydanticCustomError(
+            "TP101", "table name '{name}' has no namespace", {"name": text, "hint": "write namespace.table"}
+        )
+    return text
+
+
+def _check_expression(text: str) -> str:
+    try:
+        parse_expression(text)
+    except TransformError as exc:
+        raise PydanticCustomError("TP301", "{message}", {"message": str(exc), "hint": exc.hint}) from exc
+    return text
+
+
+_SORT_SUFFIX = ("asc", "desc", "nulls first", "nulls last")
+
+
+def _check_sort(text: str) -> str:
+    body, _direction, _nulls = split_sort(text)
+    _check_expression(body)
+    return text
+
+
+def split_sort(text: str) -> tuple[str, Literal["asc", "desc"], Literal["first", "last"] | None]:
+    """``"time desc nulls last"`` -> ``("time", "desc", "last")``; nulls None means the default."""
+    words = text.split()
+    nulls: Literal["first", "last"] | None = None
+    direction: Literal["asc", "desc"] = "asc"
+    if len(words) >= 3 and words[-2].lower() == "nulls" and words[-1].lower() in ("first", "last"):
+        nulls = "first" if words[-1].lower() == "first" else "last"
+        words = words[:-2]
+    if len(words) >= 2 and words[-1].lower() in ("asc", "desc"):
+        direction = "desc" if words[-1].lower() == "desc" else "asc"
+        words = words[:-1]
+    return " ".join(words), direction, nulls
+
+
+TableName = Annotated[str, AfterValidator(_check_table_name)]
+NamespaceName = Annotated[str, AfterValidator(_check_name)]
+Expression = Annotated[
+    str,
+    AfterValidator(_check_expression),
+    Field(description="A column or a transform of one: time_dt, day(time_dt), bucket(16, user_id), "
+          "truncate(4, name), hour(ts), month(d), year(d), void(x)."),
+]
+SortExpression = Annotated[
+    str,
+    AfterValidator(_check_sort),
+    Field(description="An expression with optional direction and null order: 'time desc nulls last'."),
+]
+
+
+class PartitionField(Spec):
+    field: Expression
+    name: str | None = Field(None, min_length=1, description="Partition field name (default: Iceberg's).")
+
+
+class SortField(Spec):
+    field: Expression
+    direction: Literal["asc", "desc"] = Field("asc", description="Sort direction.")
+    nulls: Literal["first", "last"] | None = Field(
+        None, description="Null order (default: first for asc, last for desc)."
+    )
+
+
+class WriteModes(Spec):
+    """How row-level operations write: rewrite files (copy-on-write) or add delete files (merge-on-read)."""
+
+    delete: WriteMode | None = None
+    update: WriteMode | None = None
+    merge: WriteMode | None = None
+
+
+def _short_or_mapping(value: Any) -> str | None:
+    return "short" if isinstance(value, str) else "mapping" if isinstance(value, dict) else None
+
+
+_EITHER = Discriminator(
+    _short_or_mapping,
+    custom_error_type="TP104",
+    custom_error_message="expected a string such as 'day(ts)' or a mapping with 'field:'",
+)
+PartitionItem = Annotated[
+    Annotated[Expression, Tag("short")] | Annotated[PartitionField, Tag("mapping")], _EITHER
+]
+SortItem = Annotated[Annotated[SortExpression, Tag("short")] | Annotated[SortField, Tag("mapping")], _EITHER]
+
+
+class TablePolicy(Spec):
+    """One Iceberg table declared in git."""
+
+    table: TableName = Field(description="Fully qualified name: namespace(s).table; backticks quote parts.")
+    state: Literal["present", "absent"] = Field(
+        "present", description="'absent' is a tombstone: the planner drops the table (with approval)."
+    )
+    description: str | None = Field(None, description="Table comment.")
+    owner: str | None = Field(None, description="Owning team; stored as property tablepolicy.owner.")
+    tags: list[str] = Field(default_factory=list, description="Free labels; stored as tablepolicy.tags.")
+    location: str | None = Field(None, description="Explicit table location (default: the warehouse's).")
+    format_version: Literal[1, 2, 3] = Field(2, description="Iceberg table format version.")
+    case_sensitive: bool = Field(
+        False, description="Allow names that differ only by case (ambiguous for Spark, Trino, Athena)."
+    )
+    columns: list[Column] = Field(min_length=1, description="Schema, in order.")
+    partition_by: list[PartitionItem] = Field(default_factory=list, description="Partition spec.")
+    sort_by: list[SortItem] = Field(default_factory=list, description="Write sort order.")
+    identifier_fields: list[str] = Field(
+        default_factory=list, description="Row identity (required, non-floating columns)."
+    )
+    distribution_mode: Literal["none", "hash", "range"] | None = Field(
+        None, description="write.distribution-mode: how Spark shuffles rows before writing."
+    )
+    write_modes: WriteModes | None = Field(None, description="Row-level operation modes (format v2+).")
+    properties: dict[str, PropertyValue] = Field(
+        default_factory=dict, description="Other Iceberg table properties; lifecycle-managed keys are refused."
+    )
+    ignore_properties: list[str] = Field(
+        default_factory=list, description="Property keys other tools own; never compared or changed."
+    )
+    workload: Workload | None = Field(None, description="Facts about readers and writers lifecycle must respect.")
+    lifecycle: Lifecycle | None = Field(None, description="Maintenance policy (merged over namespace defaults).")
+
+
+class NamespaceDefaults(Spec):
+    """Defaults that every table in a namespace (and its child namespaces) inherits."""
+
+    namespace: NamespaceName = Field(description="The namespace these defaults apply to.")
+    description: str | None = Field(None, description="Namespace comment.")
+    owner: str | None = Field(None, description="Default owner of the namespace's tables.")
+    properties: dict[str, PropertyValue] = Field(default_factory=dict, description="Default table properties.")
+    workload: Workload | None = None
+    lifecycle: Lifecycle | None = None

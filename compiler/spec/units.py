@@ -1,0 +1,99 @@
+"""Durations (``6h``, ``3d``) and sizes (``512MB``), parsed strictly with one spelling each.
+
+Sizes use binary units as Iceberg's documentation does: ``512MB`` is 536870912 bytes.
+
+>>> Duration.parse("6h").millis
+21600000
+>>> Size.parse("512MB").bytes
+536870912
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar, Self
+
+from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
+from pydantic.json_schema import JsonSchemaValue
+from pydantic_core import PydanticCustomError, core_schema
+
+
+@dataclass(frozen=True, order=True)
+class _Quantity:
+    """A number with a unit, kept with its original spelling for round-tripping."""
+
+    value: int
+    text: str
+
+    UNITS: ClassVar[dict[str, int]] = {}
+    CODE: ClassVar[str] = ""
+    WHAT: ClassVar[str] = ""
+    EXAMPLES: ClassVar[str] = ""
+
+    @classmethod
+    def pattern(cls) -> str:
+        return r"^(\d+)(" + "|".join(sorted(cls.UNITS, key=len, reverse=True)) + r")$"
+
+    @classmethod
+    def parse(cls, text: str) -> Self:
+        match = re.fullmatch(cls.pattern(), text)
+        if not match:
+            raise ValueError(f"bad {cls.WHAT} '{text}': write a whole number and a unit, e.g. {cls.EXAMPLES}")
+        return cls(int(match[1]) * cls.UNITS[match[2]], text)
+
+    @classmethod
+    def _validate(cls, raw: Any) -> Self:
+        if isinstance(raw, cls):
+            return raw
+        if not isinstance(raw, str):
+            raise PydanticCustomError(
+                cls.CODE, "bad {what} {raw!r}: expected a string such as {examples}",
+                {"what": cls.WHAT, "raw": raw, "examples": cls.EXAMPLES},
+            )
+        try:
+            return cls.parse(raw)
+        except ValueError as exc:
+            raise PydanticCustomError(cls.CODE, str(exc)) from exc
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
+        return core_schema.no_info_plain_validator_function(
+            cls._validate, serialization=core_schema.plain_serializer_function_ser_schema(lambda v: v.text)
+        )
+
+    @classmethod
+    def __get_pydantic_json_schema__(
+        cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
+    ) -> JsonSchemaValue:
+        return {"type": "string", "pattern": cls.pattern(), "examples": cls.EXAMPLES.split(", ")}
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Duration(_Quantity):
+    UNITS: ClassVar[dict[str, int]] = {
+        "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000,
+    }
+    CODE: ClassVar[str] = "TP110"
+    WHAT: ClassVar[str] = "duration"
+    EXAMPLES: ClassVar[str] = "30m, 6h, 3d, 2w"
+
+    @property
+    def millis(self) -> int:
+        return self.value
+
+
+class Size(_Quantity):
+    UNITS: ClassVar[dict[str, int]] = {
+        "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
+        "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
+    }
+    CODE: ClassVar[str] = "TP111"
+    WHAT: ClassVar[str] = "size"
+    EXAMPLES: ClassVar[str] = "128MB, 512MB, 1GB"
+
+    @property
+    def bytes(self) -> int:
+        return self.value
