@@ -1,0 +1,1 @@
+"""Desired vs current TableState -> a closed set of typed, classified changes."""

@@ -1,0 +1,117 @@
+"""Quoting and list formatting for the SQL templates; the templates only place these results.
+
+>>> ident("we`ird")
+'`we``ird`'
+>>> literal("it's")
+"'it\\\\'s'"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
+
+from compiler.model.table import PartitionFieldState, SortFieldState
+from compiler.model.transforms import TRANSFORM_RULES, Transform
+from compiler.model.types import spark_ddl_type
+
+_ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def ident(name: str) -> str:
+    """A Spark identifier, always backquoted, embedded backticks doubled."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def qualified(parts: Iterable[str]) -> str:
+    return ".".join(ident(p) for p in parts)
+
+
+def literal(value: str) -> str:
+    """A Spark string literal; backslash escapes are on by default in Spark SQL, so escape them too."""
+    return "'" + "".join(_ESCAPES.get(ch, ch) for ch in value) + "'"
+
+
+def spark_type(t: IcebergType) -> str:
+    if isinstance(t, PrimitiveType):
+        return spark_ddl_type(t)
+    if isinstance(t, StructType):
+        return "STRUCT<" + ", ".join(_struct_field(f) for f in t.fields) + ">"
+    if isinstance(t, ListType):
+        return f"ARRAY<{spark_type(t.element_type)}>"
+    if isinstance(t, MapType):
+        return f"MAP<{spark_type(t.key_type)}, {spark_type(t.value_type)}>"
+    raise TypeError(f"no Spark DDL for {t}")
+
+
+def _field_options(f: NestedField) -> str:
+    options = " NOT NULL" if f.required else ""
+    return options + (f" COMMENT {literal(f.doc)}" if f.doc else "")
+
+
+def _struct_field(f: NestedField) -> str:
+    return f"{ident(f.name)}: {spark_type(f.field_type)}{_field_options(f)}"
+
+
+def column_definition(f: NestedField) -> str:
+    return f"{ident(f.name)} {spark_type(f.field_type)}{_field_options(f)}"
+
+
+def column_list(fields: Iterable[NestedField]) -> str:
+    return ",\n".join("  " + column_definition(f) for f in fields)
+
+
+def transform_sql(transform: Transform, source: tuple[str, ...]) -> str:
+    """Spark's spelling of a transform applied to a column: ``days(`ts`)``, ``bucket(16, `id`)``."""
+    column = qualified(source)
+    function = TRANSFORM_RULES[transform.kind].spark
+    if function is None:
+        raise ValueError(f"transform {transform} has no Spark DDL form")
+    if not function:
+        return column
+    if transform.param is not None:
+        return f"{function}({transform.param}, {column})"
+    return f"{function}({column})"
+
+
+def partition_expr(field: PartitionFieldState) -> str:
+    return transform_sql(field.transform, field.source)
+
+
+def partition_list(fields: Iterable[PartitionFieldState]) -> str:
+    return ", ".join(partition_expr(f) for f in fields)
+
+
+def sort_list(fields: Iterable[SortFieldState]) -> str:
+    return ", ".join(
+        f"{transform_sql(f.transform, f.source)} {f.direction.upper()} NULLS {f.nulls.upper()}" for f in fields
+    )
+
+
+def ident_paths(paths: Iterable[tuple[str, ...]]) -> str:
+    return ", ".join(qualified(p) for p in paths)
+
+
+def property_list(properties: Mapping[str, str]) -> str:
+    return ",\n".join(f"  {literal(k)} = {literal(v)}" for k, v in properties.items())
+
+
+def property_keys(keys: Iterable[str]) -> str:
+    return ", ".join(literal(k) for k in keys)
+
+
+FILTERS = {
+    "ident": ident,
+    "qualified": qualified,
+    "literal": literal,
+    "spark_type": spark_type,
+    "column_definition": column_definition,
+    "column_list": column_list,
+    "partition_expr": partition_expr,
+    "partition_list": partition_list,
+    "sort_list": sort_list,
+    "ident_paths": ident_paths,
+    "property_list": property_list,
+    "property_keys": property_keys,
+}
