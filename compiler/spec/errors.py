@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import difflib
-import types
-import typing
 from collections.abc import Iterable
-from typing import Any, get_args, get_origin
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.spec.introspect import field_names, models_at
 from compiler.yamlsource import Path, SourceMap
 
 # pydantic's built-in error types, grouped under the project's stable codes.
@@ -56,7 +55,7 @@ def _describe(
     kind = item["type"]
     if kind == "extra_forbidden":
         key = str(path[-1])
-        allowed = _allowed_keys(model, path[:-1])
+        allowed = sorted(field_names(models_at(model, path[:-1])))
         close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
         return f"unknown key '{key}' in {'.'.join(str(p) for p in path[:-1]) or 'document'}", hint
@@ -87,53 +86,3 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and "[" not in part:
             path.append(part)  # a missing or extra key: not in the data, but still the name to report
     return tuple(path)
-
-
-def _allowed_keys(model: type[BaseModel], path: Path) -> list[str]:
-    """Field names (by alias) of the model(s) that sit at ``path`` under ``model``."""
-    candidates: list[Any] = [model]
-    for part in path:
-        candidates = [nxt for c in candidates for nxt in _descend(c, part)]
-    keys: set[str] = set()
-    for candidate in _expand(candidates):
-        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-            keys.update(f.alias or name for name, f in candidate.model_fields.items())
-    return sorted(keys)
-
-
-def _expand(annotations: list[Any]) -> list[Any]:
-    """Unwrap Annotated, unions and forward references into concrete classes."""
-    out: list[Any] = []
-    for ann in annotations:
-        if isinstance(ann, typing.ForwardRef | str):
-            ann = _resolve(ann)
-        origin = get_origin(ann)
-        if origin is typing.Annotated:
-            out.extend(_expand([get_args(ann)[0]]))
-        elif origin in (typing.Union, types.UnionType):
-            out.extend(_expand(list(get_args(ann))))
-        else:
-            out.append(ann)
-    return out
-
-
-def _descend(annotation: Any, part: str | int) -> list[Any]:
-    result: list[Any] = []
-    for ann in _expand([annotation]):
-        origin = get_origin(ann)
-        if isinstance(part, int) and origin is list:
-            result.append(get_args(ann)[0])
-        elif isinstance(part, str) and origin is dict:
-            result.append(get_args(ann)[1])
-        elif isinstance(part, str) and isinstance(ann, type) and issubclass(ann, BaseModel):
-            for name, info in ann.model_fields.items():
-                if part in (name, info.alias):
-                    result.append(info.annotation)
-    return result
-
-
-def _resolve(ref: typing.ForwardRef | str) -> Any:
-    from compiler.spec import columns
-
-    name = ref.__forward_arg__ if isinstance(ref, typing.ForwardRef) else ref
-    return getattr(columns, name, Any)

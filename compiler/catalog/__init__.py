@@ -1,0 +1,1 @@
+"""Read-only catalog access through pyiceberg: configuration and current state, no JVM."""

@@ -1,0 +1,1 @@
+"""Spark session construction and SQL execution (pyspark is imported lazily, inside functions)."""

@@ -1,0 +1,97 @@
+"""Build the one Spark session of a run from the catalog definition the planner used."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compiler.catalog.config import CatalogConfig
+from compiler.errors import TablePolicyError
+from runtime.spark.catalog_conf import spark_catalog
+from runtime.spark.jars import resolve_jars
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+LOG4J = Path(__file__).with_name("log4j2.properties")
+
+
+class SparkSetupError(TablePolicyError):
+    """Java, pyspark or a jar is missing: the message says what to install."""
+
+
+@dataclass(frozen=True)
+class SparkOptions:
+    master: str = "local[2]"
+    conf: dict[str, str] = field(default_factory=dict)
+    app_name: str = "tablepolicy"
+
+
+def check_java() -> str:
+    """The Java major version; raise with the fix when Java is missing or too old."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = str(Path(java_home) / "bin" / "java") if java_home else shutil.which("java")
+    if not java or not Path(java).exists():
+        raise SparkSetupError(
+            "Java was not found: Spark needs Java 17. Install it (apt-get install openjdk-17-jre-headless) "
+            "or set JAVA_HOME"
+        )
+    out = subprocess.run([java, "-version"], capture_output=True, text=True, check=False).stderr
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    major = int(match[1]) if match else 0
+    major = int(match[2]) if match and major == 1 and match[2] else major
+    if major not in (8, 11, 17):
+        raise SparkSetupError(f"Spark 3.5 runs on Java 8, 11 or 17; found Java {major or 'unknown'} at {java}")
+    return str(major)
+
+
+def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str]:
+    """Every Spark setting of the session, user settings last so they win."""
+    derived = spark_catalog(catalog)
+    jars = resolve_jars(derived.jdbc_driver, options.conf.get("spark.jars"))
+    java_opts = f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
+    if jars.library_path:
+        java_opts += f" -Djava.library.path={':'.join(jars.library_path)}"
+    conf = {
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.sql.shuffle.partitions": "2",
+        "spark.default.parallelism": "2",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.driver.extraJavaOptions": java_opts,
+        "spark.executor.extraJavaOptions": java_opts,
+        **derived.conf,
+    }
+    if jars.jars:
+        conf["spark.jars"] = ",".join(jars.jars)
+    if jars.packages:
+        conf["spark.jars.packages"] = ",".join(jars.packages)
+    if options.master.startswith(("local", "spark://")):
+        conf |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+    return conf | options.conf
+
+
+def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession:
+    check_java()
+    try:
+        from pyspark.sql import SparkSession
+    except ImportError:
+        raise SparkSetupError(
+            "pyspark is not installed: pip install 'tablepolicy[spark]' (Spark 3.5 with the Iceberg runtime)"
+        ) from None
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = SparkSession.builder.master(options.master).appName(options.app_name)
+    for key, value in session_conf(catalog, options).items():
+        builder = builder.config(key, value)
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:
+        raise SparkSetupError(f"Spark did not start: {str(exc).splitlines()[0]}") from None
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
