@@ -106,3 +106,32 @@ def _paths_by_id(struct: StructType, prefix: ColumnPath = ()) -> dict[int, Colum
             out.update(_paths_by_id(f.field_type, (*prefix, f.name)))
     return out
 
+
+
+class CatalogReader:
+    """Current state of the catalog, read once per table per run."""
+
+    def __init__(self, config: CatalogConfig) -> None:
+        self.config = config
+        self.catalog = open_catalog(config)
+
+    def table(self, name: tuple[str, ...]) -> CurrentTable | None:
+        try:
+            return read_table(self.catalog, name)
+        except CatalogError:
+            raise
+        except Exception as exc:
+            raise CatalogError(f"cannot read table {'.'.join(name)} from {self.config.describe()}: "
+                               f"{_clean(exc, self.config)}") from None
+
+    def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
+        try:
+            return bool(self.catalog.namespace_exists(namespace))
+        except Exception as exc:
+            raise CatalogError(f"cannot list namespaces of {self.config.describe()}: {_clean(exc, self.config)}") from None
+
+    def tables_in(self, namespace: tuple[str, ...]) -> list[tuple[str, ...]]:
+        try:
+            return [tuple(t) for t in self.catalog.list_tables(namespace)]
+        except NoSuchNamespaceError:
+            return []

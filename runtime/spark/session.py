@@ -18,7 +18,7 @@ from runtime.spark.jars import resolve_jars
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-LOG4J = Path(__file__).with_name("log4j2.properties")
+CONF_DIR = Path(__file__).with_name("conf")  # log4j2.properties: Spark logs errors only
 
 
 class SparkSetupError(TablePolicyError):
@@ -54,9 +54,7 @@ def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str
     """Every Spark setting of the session, user settings last so they win."""
     derived = spark_catalog(catalog)
     jars = resolve_jars(derived.jdbc_driver, options.conf.get("spark.jars"))
-    java_opts = f"-Dlog4j2.configurationFile={LOG4J.as_uri()}"
-    if jars.library_path:
-        java_opts += f" -Djava.library.path={':'.join(jars.library_path)}"
+    java_opts = f"-Djava.library.path={':'.join(jars.library_path)}" if jars.library_path else ""
     conf = {
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
         "spark.sql.shuffle.partitions": "2",
@@ -64,10 +62,10 @@ def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": java_opts,
-        "spark.executor.extraJavaOptions": java_opts,
         **derived.conf,
     }
+    if java_opts:
+        conf |= {"spark.driver.extraJavaOptions": java_opts, "spark.executor.extraJavaOptions": java_opts}
     if jars.jars:
         conf["spark.jars"] = ",".join(jars.jars)
     if jars.packages:
@@ -86,6 +84,7 @@ def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession
             "pyspark is not installed: pip install 'tablepolicy[spark]' (Spark 3.5 with the Iceberg runtime)"
         ) from None
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("SPARK_CONF_DIR", str(CONF_DIR))
     builder = SparkSession.builder.master(options.master).appName(options.app_name)
     for key, value in session_conf(catalog, options).items():
         builder = builder.config(key, value)

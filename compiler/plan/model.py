@@ -1,0 +1,59 @@
+"""The versioned plan file: per table the state it was planned against and the ordered changes."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compiler import __version__
+from compiler.diff.changes import Change
+from compiler.diff.safety import Safety
+
+PLAN_FORMAT_VERSION = 1
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Requirement(Frozen):
+    """What the catalog held when the plan was made; apply refuses if any of it changed."""
+
+    exists: bool = Field(description="Whether the table existed.")
+    metadata_location: str | None = Field(None, description="Current metadata file (the staleness fingerprint).")
+    schema_id: int | None = None
+    spec_id: int | None = None
+    sort_order_id: int | None = None
+
+
+class TablePlan(Frozen):
+    table: tuple[str, ...]
+    requirement: Requirement
+    changes: list[Change] = Field(default_factory=list)
+
+    @property
+    def safety(self) -> Safety:
+        return max((c.safety for c in self.changes), default=Safety.SAFE)
+
+
+class Plan(Frozen):
+    format_version: int = PLAN_FORMAT_VERSION
+    tool_version: str = __version__
+    catalog: str = Field(description="Catalog name the plan was made against (never its credentials).")
+    git_sha: str | None = Field(None, description="Commit of the policies, when planned inside git.")
+    namespaces: list[Change] = Field(default_factory=list, description="Namespaces to create first.")
+    tables: list[TablePlan] = Field(default_factory=list)
+    unmanaged: list[tuple[str, ...]] = Field(
+        default_factory=list, description="Tables in managed namespaces that no policy declares (never dropped)."
+    )
+
+    @property
+    def changes(self) -> list[Change]:
+        return [*self.namespaces, *(c for t in self.tables for c in t.changes)]
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.changes)
+
+    @property
+    def safety(self) -> Safety:
+        return max((c.safety for c in self.changes), default=Safety.SAFE)

@@ -1,0 +1,128 @@
+"""``tablepolicy``: Iceberg tables declared in git. Each command is a few lines calling one function."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, TypeVar
+
+import typer
+
+from compiler import __version__
+from compiler.errors import PolicyError, TablePolicyError
+from runtime.cli import commands
+from runtime.cli.exits import Exit
+from runtime.cli.views import error
+
+app = typer.Typer(
+    name="tablepolicy",
+    help="Apache Iceberg tables declared in git: validate, plan, apply, maintain.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file.")]
+CatalogName = Annotated[
+    str | None,
+    typer.Option("--catalog", "-c", help="Catalog name in .pyiceberg.yaml / PYICEBERG_CATALOG__* (default: embedded)."),
+]
+
+T = TypeVar("T")
+
+
+def run(action: Callable[[], int]) -> None:
+    """Run a command: clean one-line errors instead of tracebacks, exit codes from the README."""
+    try:
+        code = action()
+    except PolicyError as exc:
+        from runtime.cli.views import show_diagnostics
+
+        show_diagnostics(exc.diagnostics)
+        code = Exit.ERROR
+    except TablePolicyError as exc:
+        error(str(exc))
+        code = Exit.ERROR
+    except BrokenPipeError:  # output piped into head(1) and closed: not an error of ours
+        sys.stderr.close()
+        code = Exit.OK
+    except KeyboardInterrupt:
+        error("interrupted")
+        code = Exit.ERROR
+    except Exception as exc:
+        if os.environ.get("TABLEPOLICY_DEBUG"):
+            raise
+        error(f"internal error: {type(exc).__name__}: {exc} (set TABLEPOLICY_DEBUG=1 for a traceback)")
+        code = Exit.ERROR
+    raise typer.Exit(int(code))
+
+
+@app.command()
+def validate(path: PolicyPath = Path("policies")) -> None:
+    """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
+    run(lambda: commands.validate(path))
+
+
+@app.command()
+def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None) -> None:
+    """Print the Spark SQL that creates every declared table in an empty catalog (offline)."""
+    run(lambda: commands.ddl(path, catalog))
+
+
+@app.command()
+def plan(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    detailed_exitcode: Annotated[
+        bool, typer.Option("--detailed-exitcode", help="Exit 0 no changes, 2 changes, 1 error, 3 blocked.")
+    ] = False,
+) -> None:
+    """Compare the policies with the live catalog (no JVM) and show what apply would do."""
+    run(lambda: commands.plan(path, catalog, detailed_exitcode=detailed_exitcode))
+
+
+@app.command()
+def apply(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Apply without asking.")] = False,
+    spark_master: Annotated[str, typer.Option("--spark-master", help="Spark master URL.")] = "local[2]",
+    spark_conf: Annotated[
+        list[str] | None, typer.Option("--spark-conf", help="Extra Spark setting key=value (repeatable).")
+    ] = None,
+) -> None:
+    """Apply the plan through Spark (Iceberg runtime), one statement at a time."""
+    run(lambda: commands.apply(path, catalog, auto_approve=auto_approve, master=spark_master,
+                               conf=spark_conf or []))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the policy format (for editors and CI)."""
+    run(commands.schema)
+
+
+@app.command()
+def fmt(
+    path: PolicyPath = Path("policies"),
+    check: Annotated[bool, typer.Option("--check", help="Only report files that are not formatted (exit 1).")] = False,
+) -> None:
+    """Rewrite policy files in canonical form; comments are kept."""
+    run(lambda: commands.fmt(path, check=check))
+
+
+@app.command()
+def version() -> None:
+    """Print the version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    app(prog_name="tablepolicy")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

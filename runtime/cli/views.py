@@ -1,0 +1,47 @@
+"""Terminal views: how findings and progress look. Logic lives elsewhere; these only format and print."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+
+
+def use_color(stream: object = sys.stdout) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or bool(getattr(stream, "isatty", lambda: False)())
+
+
+def paint(text: str, color: str, *, bold: bool = False, err: bool = False) -> str:
+    return typer.style(text, fg=color, bold=bold) if use_color(sys.stderr if err else sys.stdout) else text
+
+
+def show_diagnostic(d: Diagnostic) -> None:
+    color = "red" if d.severity is Severity.ERROR else "yellow"
+    head = f"{d.location}: {paint(str(d.severity), color, bold=True, err=True)} {d.code}: {d.message}"
+    typer.echo(head, err=True)
+    if d.hint:
+        typer.echo(f"    {paint('hint:', 'cyan', err=True)} {d.hint}", err=True)
+
+
+def show_diagnostics(diagnostics: Diagnostics) -> None:
+    for d in diagnostics:
+        show_diagnostic(d)
+
+
+def summary_line(diagnostics: Diagnostics, files: int) -> str:
+    errors = sum(1 for d in diagnostics.items if d.severity is Severity.ERROR)
+    warnings = len(diagnostics.items) - errors
+    return f"{files} file(s) checked: {errors} error(s), {warnings} warning(s)"
+
+
+def error(message: str) -> None:
+    typer.echo(f"{paint('error:', 'red', bold=True, err=True)} {message}", err=True)
+
+
+def info(message: str) -> None:
+    typer.echo(message)
