@@ -73,11 +73,15 @@ def parse_yaml(text: str, file: str) -> YamlDocument | Diagnostic:
         )
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        message = str(exc.problem or exc.context)
+        if exc.context_mark and "stream end" in message:  # point at what was left open, not at EOF
+            mark = exc.context_mark
+            message = f"{exc.context} was never closed ({message})"
         return Diagnostic(
             "TP001",
             Severity.ERROR,
             Location(file, mark.line + 1, mark.column + 1) if mark else Location(file),
-            f"YAML syntax error: {exc.problem or exc.context}",
+            f"YAML syntax error: {message}",
             "check indentation and that every ':' is followed by a space",
         )
     except YAMLError as exc:  # rare non-marked errors (e.g. bad encoding)

@@ -128,7 +128,8 @@ class CatalogReader:
         try:
             return bool(self.catalog.namespace_exists(namespace))
         except Exception as exc:
-            raise CatalogError(f"cannot list namespaces of {self.config.describe()}: {_clean(exc, self.config)}") from None
+            message = f"cannot list namespaces of {self.config.describe()}: {_clean(exc, self.config)}"
+            raise CatalogError(message) from None
 
     def tables_in(self, namespace: tuple[str, ...]) -> list[tuple[str, ...]]:
         try:

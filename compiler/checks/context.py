@@ -32,6 +32,9 @@ class TableContext:
     def at(self, path: Path) -> Location:
         return self.table.source.value(path)
 
+    def key_at(self, path: Path) -> Location:
+        return self.table.source.key(path)
+
     def setting(self, dotted: str) -> Location:
         """Where an effective setting was written (table file or namespace defaults)."""
         return self.effective.origin(dotted) or self.at(tuple(dotted.split(".")))

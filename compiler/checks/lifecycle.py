@@ -44,7 +44,7 @@ def _retention(ctx: TableContext) -> Iterator[Diagnostic]:
         return
     if retention.column is None or retention.keep is None:
         missing = "column" if retention.column is None else "keep"
-        yield Diagnostic("TP410", Severity.ERROR, ctx.at(("lifecycle", "retention")),
+        yield Diagnostic("TP410", Severity.ERROR, ctx.key_at(("lifecycle", "retention")),
                          f"retention needs '{missing}' (here or in the namespace defaults)",
                          "e.g. retention: {column: event_time, keep: 365d}")
         return
@@ -119,7 +119,7 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
     if erasure is None:
         return
     if not erasure.key or erasure.within is None:
-        yield Diagnostic("TP440", Severity.ERROR, ctx.at(("lifecycle", "erasure")),
+        yield Diagnostic("TP440", Severity.ERROR, ctx.key_at(("lifecycle", "erasure")),
                          f"erasure needs '{'key' if not erasure.key else 'within'}'",
                          "e.g. erasure: {key: [user_id], within: 30d}")
         return

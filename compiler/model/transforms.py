@@ -172,7 +172,9 @@ def parse_expression(text: str) -> tuple[Transform, tuple[str, ...]]:
 
 def _split_args(text: str) -> list[str]:
     """Split on commas outside backticks."""
-    args, buf, quoted = [], [], False
+    args: list[str] = []
+    buf: list[str] = []
+    quoted = False
     for ch in text:
         if ch == "`":
             quoted = not quoted

@@ -77,10 +77,9 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
     path: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
-        if isinstance(node, dict) and isinstance(part, str) and part in node:
-            node = node[part]
-            path.append(part)
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_map = isinstance(node, dict) and isinstance(part, str) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_map or in_list:
             node = node[part]
             path.append(part)
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and "[" not in part:

@@ -7,17 +7,17 @@ from pathlib import Path
 import typer
 
 from compiler.catalog.config import resolve_catalog
+from compiler.catalog.reader import CatalogReader
 from compiler.desired import create_all
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
 from compiler.loader import Project, discover, display_path
-from compiler.render.sql import statements
-from compiler.schema import policy_json_schema_text
-from compiler.validate import validate as validate_project
-from compiler.catalog.reader import CatalogReader
 from compiler.plan.model import Plan
 from compiler.plan.planner import make_plan
+from compiler.render.sql import statements
 from compiler.render.text import render_text
+from compiler.schema import policy_json_schema_text
+from compiler.validate import validate as validate_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import error, info, paint, show_diagnostics, summary_line
 
@@ -32,7 +32,7 @@ def valid_project(path: Path) -> Project:
 
 
 def validate(path: Path) -> int:
-    project, diagnostics = validate_project(path)
+    _, diagnostics = validate_project(path)
     show_diagnostics(diagnostics)
     files = len(discover(path)) if path.exists() else 0
     typer.echo(summary_line(diagnostics, files), err=True)

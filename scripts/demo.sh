@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# The main job on the embedded catalog: validate, plan, apply through Spark, plan again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tp() { echo; echo "\$ tablepolicy $*"; .venv/bin/tablepolicy "$@"; }
+
+rm -rf .lake   # start from an empty embedded catalog (.lake/catalog.db + .lake/warehouse)
+tp validate policies/
+tp ddl policies/ | head -n 40
+echo "  ... (tablepolicy ddl prints the rest)"
+set +e
+tp plan policies/ --detailed-exitcode
+code=$?
+set -e
+echo "(plan exit code $code: 2 means there are changes)"
+tp apply policies/ --auto-approve
+tp plan policies/ --detailed-exitcode

@@ -1,0 +1,38 @@
+"""Bad-input corpus: each file marks the line of every expected finding with ``# <- CODE``.
+
+The validator must report exactly those (line, code) pairs for the file: nothing missing, nothing extra.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from compiler.validate import validate
+
+CORPUS = Path(__file__).parent / "corpus"
+MARK = re.compile(r"#\s*<-\s*(TP\d{3})")
+
+
+def expected(file: Path) -> set[tuple[int, str]]:
+    lines = file.read_text(encoding="utf-8").splitlines()
+    return {(n, code) for n, line in enumerate(lines, 1) for code in MARK.findall(line)}
+
+
+CASES = sorted(CORPUS.glob("*.yaml"))
+
+
+def test_corpus_is_large_enough() -> None:
+    assert len(CASES) >= 60
+
+
+@pytest.mark.parametrize("file", CASES, ids=[f.stem for f in CASES])
+def test_finding(file: Path) -> None:
+    _, diagnostics = validate(file)
+    found = {(d.location.line, d.code) for d in diagnostics}
+    assert found == expected(file), "\n".join(d.render() for d in diagnostics)
+    for d in diagnostics:
+        assert d.location.file.endswith(file.name)
+        assert d.message
