@@ -54,13 +54,14 @@ def resolve_jars(driver: str | None, explicit: str | None = None) -> JarPlan:
         plan.jars.append(runtime)
     else:
         plan.packages.append(ICEBERG_PACKAGE)
-    if driver is not None:
-        spec = DRIVERS[driver]
+    # Every local driver goes on the classpath: the driver JVM outlives a session, so a later session
+    # in the same process (another catalog) cannot add a JDBC driver the first one lacked.
+    for name, spec in DRIVERS.items():
         local = next((p for p in spec.jar_paths if Path(p).is_file()), None)
         if local:
             plan.jars.append(local)
             if spec.jni_glob:
                 plan.library_path += sorted({str(Path(p).parent) for p in glob.glob(spec.jni_glob)})
-        else:
+        elif name == driver:
             plan.packages.append(spec.package)
     return plan
