@@ -62,9 +62,11 @@ def property_text(value: PropertyValue) -> str:
 
 
 def desired_properties(policy: TablePolicy, effective: Effective) -> dict[str, str]:
-    """Every property key this policy owns, with the value git declares for it."""
+    """Every property key this policy owns, with the value git declares for it.
+
+    ``format-version`` is table metadata, not a stored property: TableState keeps it apart.
+    """
     props = {key: property_text(value) for key, value in effective.properties.items()}
-    props["format-version"] = str(policy.format_version)
     if policy.write_modes is not None:
         for op in ("delete", "update", "merge"):
             mode = getattr(policy.write_modes, op)

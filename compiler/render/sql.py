@@ -50,7 +50,7 @@ def create_table_sql(state: TableState, catalog: str) -> list[str]:
             partition=state.partition[:first_named],
             location=state.location,
             comment=state.comment,
-            properties=state.properties,
+            properties={"format-version": str(state.format_version), **state.properties},
         )
     ]
     sql += [render("add_partition_field", table=table, field=f) for f in state.partition[first_named:]]
