@@ -13,7 +13,7 @@ from compiler.diagnostics import Location
 from compiler.loader import LoadedNamespace, LoadedTable, Project
 from compiler.spec.lifecycle import Lifecycle, Workload
 from compiler.spec.table import PropertyValue
-from compiler.yamlsource import SourceMap
+from compiler.yamlsource import Path, SourceMap
 
 
 @dataclass(frozen=True)
@@ -24,10 +24,12 @@ class Effective:
     workload: Workload
     properties: dict[str, PropertyValue]
     owner: str | None
-    origins: dict[str, Location] = field(default_factory=dict)
+    origins: dict[str, tuple[SourceMap, Path]] = field(default_factory=dict)
 
     def origin(self, setting: str) -> Location | None:
-        return self.origins.get(setting)
+        """Where a setting was written; resolved only when asked (positions are looked up lazily)."""
+        found = self.origins.get(setting)
+        return found[0].value(found[1]) if found else None
 
 
 def namespace_chain(project: Project, table: LoadedTable) -> list[LoadedNamespace]:
@@ -44,7 +46,7 @@ def effective_settings(project: Project, table: LoadedTable) -> Effective:
     workload: dict[str, Any] = {}
     properties: dict[str, PropertyValue] = {}
     owner: str | None = None
-    origins: dict[str, Location] = {}
+    origins: dict[str, tuple[SourceMap, Path]] = {}
     for model, source in layers:
         if model.lifecycle is not None:
             _merge(lifecycle, model.lifecycle.model_dump(exclude_none=True), ("lifecycle",), source, origins)
@@ -52,10 +54,10 @@ def effective_settings(project: Project, table: LoadedTable) -> Effective:
             _merge(workload, model.workload.model_dump(exclude_none=True), ("workload",), source, origins)
         for key, value in model.properties.items():
             properties[key] = value
-            origins[f"properties.{key}"] = source.value(("properties", key))
+            origins[f"properties.{key}"] = (source, ("properties", key))
         if model.owner is not None:
             owner = model.owner
-            origins["owner"] = source.value(("owner",))
+            origins["owner"] = (source, ("owner",))
     return Effective(
         lifecycle=Lifecycle.model_validate(lifecycle),
         workload=Workload.model_validate(workload),
@@ -70,7 +72,7 @@ def _merge(
     layer: dict[str, Any],
     path: tuple[str, ...],
     source: SourceMap,
-    origins: dict[str, Location],
+    origins: dict[str, tuple[SourceMap, Path]],
 ) -> None:
     for key, value in layer.items():
         here = (*path, key)
@@ -78,4 +80,4 @@ def _merge(
             _merge(into.setdefault(key, {}), value, here, source, origins)
         else:
             into[key] = value
-            origins[".".join(here)] = source.value(here)
+            origins[".".join(here)] = (source, here)

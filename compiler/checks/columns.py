@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Severity
+from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.model.types import parse_primitive, why_not_spark
 from compiler.spec.columns import Column, ListOf, MapOf, StructOf
 from compiler.yamlsource import Path
@@ -21,11 +21,12 @@ class TypeSite:
 
 
 def _type_sites(spec: str | StructOf | ListOf | MapOf, path: Path) -> Iterator[TypeSite]:
+    """The type at ``path`` and the list element / map key and value types inside it.
+
+    Struct fields are not entered: they are columns of their own, visited through ``_structs``.
+    """
     yield TypeSite(spec, path)
     match spec:
-        case StructOf():
-            for i, column in enumerate(spec.struct):
-                yield from _type_sites(column.type, (*path, "struct", i, "type"))
         case ListOf():
             yield from _type_sites(spec.element, (*path, "list"))
         case MapOf():
@@ -37,51 +38,59 @@ def _structs(columns: list[Column], path: Path) -> Iterator[tuple[list[Column], 
     """Every list of sibling columns: the table's, then each struct's at any depth."""
     yield columns, path
     for i, column in enumerate(columns):
-        for site in _type_sites(column.type, (*path, i, "type")):
-            if isinstance(site.spec, StructOf):
-                yield site.spec.struct, (*site.path, "struct")
+        yield from _nested(column.type, (*path, i, "type"))
+
+
+def _nested(spec: str | StructOf | ListOf | MapOf, path: Path) -> Iterator[tuple[list[Column], Path]]:
+    match spec:
+        case StructOf():
+            yield from _structs(spec.struct, (*path, "struct"))
+        case ListOf():
+            yield from _nested(spec.element, (*path, "list"))
+        case MapOf():
+            yield from _nested(spec.entries.key, (*path, "map", "key"))
+            yield from _nested(spec.entries.value, (*path, "map", "value"))
 
 
 def check_columns(ctx: TableContext) -> Iterator[Diagnostic]:
-    policy = ctx.table.policy
-    for siblings, path in _structs(policy.columns, ("columns",)):
-        yield from _check_names(ctx, siblings, path)
     pinned: dict[int, Path] = {}
-    for i, column in enumerate(policy.columns):
-        for site in _type_sites(column.type, ("columns", i, "type")):
-            yield from _check_type(ctx, site)
-            yield from _check_pins(ctx, site, pinned)
-    for siblings, path in _structs(policy.columns, ("columns",)):
+    for siblings, path in _structs(ctx.table.policy.columns, ("columns",)):
+        yield from _check_names(ctx, siblings, path)
         for i, column in enumerate(siblings):
             if column.id is not None:
                 yield from _pin(ctx, column.id, (*path, i, "id"), pinned)
+            for site in _type_sites(column.type, (*path, i, "type")):
+                yield from _check_type(ctx, site)
+                yield from _check_pins(ctx, site, pinned)
 
 
 def _check_names(ctx: TableContext, siblings: list[Column], path: Path) -> Iterator[Diagnostic]:
     seen: dict[str, str] = {}
     names = {c.name for c in siblings}
     for i, column in enumerate(siblings):
-        where = ctx.at((*path, i, "name"))
         folded = column.name.casefold()
-        if column.name in seen.values():
-            yield Diagnostic("TP210", Severity.ERROR, where, f"duplicate column name '{column.name}'",
-                             "each field of a struct needs a distinct name")
-        elif folded in seen:
-            other = seen[folded]
-            if ctx.table.policy.case_sensitive:
-                yield Diagnostic("TP211", Severity.WARNING, where,
-                                 f"column '{column.name}' differs from '{other}' only by case",
-                                 "legal with case_sensitive: true, but Trino and Athena cannot tell them apart")
-            else:
-                yield Diagnostic("TP210", Severity.ERROR, where,
-                                 f"column '{column.name}' differs from '{other}' only by case; Spark resolves "
-                                 "names case-insensitively so both would be ambiguous",
-                                 "rename one, or set case_sensitive: true if every engine is configured for it")
+        if folded in seen:
+            yield from _name_clash(ctx, column, seen[folded], ctx.at((*path, i, "name")))
         seen.setdefault(folded, column.name)
         if column.renamed_from is not None and column.renamed_from in names:
             yield Diagnostic("TP215", Severity.ERROR, ctx.at((*path, i, "renamed_from")),
                              f"renamed_from '{column.renamed_from}' names a column that is still declared",
                              "a renamed column's old name must be gone from the policy")
+
+
+def _name_clash(ctx: TableContext, column: Column, other: str, where: Location) -> Iterator[Diagnostic]:
+    if column.name == other:
+        yield Diagnostic("TP210", Severity.ERROR, where, f"duplicate column name '{column.name}'",
+                         "each field of a struct needs a distinct name")
+    elif ctx.table.policy.case_sensitive:
+        yield Diagnostic("TP211", Severity.WARNING, where,
+                         f"column '{column.name}' differs from '{other}' only by case",
+                         "legal with case_sensitive: true, but Trino and Athena cannot tell them apart")
+    else:
+        yield Diagnostic("TP210", Severity.ERROR, where,
+                         f"column '{column.name}' differs from '{other}' only by case; Spark resolves "
+                         "names case-insensitively so both would be ambiguous",
+                         "rename one, or set case_sensitive: true if every engine is configured for it")
 
 
 def _check_type(ctx: TableContext, site: TypeSite) -> Iterator[Diagnostic]:

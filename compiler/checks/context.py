@@ -1,29 +1,51 @@
-"""What every semantic check of one table reads: the policy, its effective settings, its schema."""
+"""What every semantic check of one table reads: the policy, its effective settings, its columns.
+
+Columns are resolved on the policy's own column specs (no Iceberg schema is built): validation of
+thousands of files stays close to the cost of parsing them.
+"""
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
+from functools import cached_property
 
-from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType
+from pyiceberg.types import IcebergType
 
 from compiler.diagnostics import Location
 from compiler.effective import Effective
 from compiler.loader import LoadedTable
 from compiler.model.names import format_name
-from compiler.model.table import ColumnPath, build_struct, find_field
+from compiler.model.table import ColumnPath, build_struct
+from compiler.model.types import parse_primitive
+from compiler.spec.columns import Column, StructOf
 from compiler.yamlsource import Path
+
+
+@dataclass(frozen=True)
+class ResolvedColumn:
+    column: Column
+
+    @property
+    def required(self) -> bool:
+        return self.column.required
+
+    @cached_property
+    def field_type(self) -> IcebergType:
+        spec = self.column.type
+        if isinstance(spec, str):
+            return parse_primitive(spec)
+        return build_struct([self.column]).fields[0].field_type  # nested: built only when a finding needs it
 
 
 @dataclass(frozen=True)
 class TableContext:
     table: LoadedTable
     effective: Effective
-    struct: StructType
 
     @classmethod
     def of(cls, table: LoadedTable, effective: Effective) -> TableContext:
-        return cls(table, effective, build_struct(table.policy.columns))
+        return cls(table, effective)
 
     @property
     def file(self) -> str:
@@ -39,37 +61,33 @@ class TableContext:
         """Where an effective setting was written (table file or namespace defaults)."""
         return self.effective.origin(dotted) or self.at(tuple(dotted.split(".")))
 
-    def resolve(self, path: ColumnPath) -> NestedField | None:
-        return find_field(self.struct, path)
+    def resolve(self, path: ColumnPath) -> ResolvedColumn | None:
+        """Follow a path of column names through structs (exact case)."""
+        columns = self.table.policy.columns
+        found: Column | None = None
+        for part in path:
+            found = next((c for c in columns if c.name == part), None)
+            if found is None:
+                return None
+            columns = found.type.struct if isinstance(found.type, StructOf) else []
+        return ResolvedColumn(found) if found is not None else None
 
     def suggest(self, path: ColumnPath) -> str:
         """A hint naming the closest existing column path."""
-        names = [format_name(p) for p in all_paths(self.struct)]
-        close = difflib.get_close_matches(format_name(path), names, n=1, cutoff=0.5)
+        names = [format_name(p) for p in column_paths(self.table.policy.columns)]
+        wanted = format_name(path) if path else ""
         lowered = {n.lower(): n for n in names}
-        if format_name(path).lower() in lowered:
-            return f"names are matched exactly: did you mean '{lowered[format_name(path).lower()]}'?"
+        if wanted.lower() in lowered:
+            return f"names are matched exactly: did you mean '{lowered[wanted.lower()]}'?"
+        close = difflib.get_close_matches(wanted, names, n=1, cutoff=0.5)
         return f"did you mean '{close[0]}'?" if close else f"columns: {', '.join(names[:12])}"
 
 
-def all_paths(struct: StructType, prefix: ColumnPath = ()) -> list[ColumnPath]:
+def column_paths(columns: list[Column], prefix: ColumnPath = ()) -> list[ColumnPath]:
     """Paths of every field reachable through structs only (what partitions and sorts may name)."""
     out: list[ColumnPath] = []
-    for f in struct.fields:
-        out.append((*prefix, f.name))
-        if isinstance(f.field_type, StructType):
-            out.extend(all_paths(f.field_type, (*prefix, f.name)))
-    return out
-
-
-def walk_types(t: IcebergType) -> list[IcebergType]:
-    """Every type nested in ``t``, ``t`` included."""
-    out = [t]
-    if isinstance(t, StructType):
-        for f in t.fields:
-            out.extend(walk_types(f.field_type))
-    elif isinstance(t, ListType):
-        out.extend(walk_types(t.element_type))
-    elif isinstance(t, MapType):
-        out.extend(walk_types(t.key_type) + walk_types(t.value_type))
+    for c in columns:
+        out.append((*prefix, c.name))
+        if isinstance(c.type, StructOf):
+            out.extend(column_paths(c.type.struct, (*prefix, c.name)))
     return out

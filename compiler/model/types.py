@@ -13,6 +13,7 @@ import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 
 from pyiceberg.types import (
     BinaryType,
@@ -144,6 +145,7 @@ FOREIGN_SPELLINGS: dict[str, str] = {
 }
 
 
+@cache
 def parse_primitive(text: str) -> PrimitiveType:
     """Parse a policy spelling such as ``long``, ``decimal(12,2)`` or ``fixed[16]``."""
     spelled = text.strip()
