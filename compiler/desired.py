@@ -2,20 +2,34 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from compiler.diff.changes import Change, CreateNamespace, CreateTable
-from compiler.effective import effective_settings
-from compiler.loader import Project
+from compiler.effective import Effective, effective_settings
+from compiler.loader import LoadedTable, Project
 from compiler.model.table import TableState, desired_state
 
 
+@dataclass(frozen=True)
+class DesiredTable:
+    table: LoadedTable
+    effective: Effective
+    state: TableState
+
+
+def desired_tables(project: Project) -> list[DesiredTable]:
+    """Tables declared present, with their effective settings, sorted by name."""
+    out = []
+    for table in project.tables:
+        if table.policy.state != "present":
+            continue
+        effective = effective_settings(project, table)
+        out.append(DesiredTable(table, effective, desired_state(table.policy, effective)))
+    return sorted(out, key=lambda d: d.state.name)
+
+
 def desired_states(project: Project) -> list[TableState]:
-    """Tables declared present, sorted by name."""
-    states = [
-        desired_state(table.policy, effective_settings(project, table))
-        for table in project.tables
-        if table.policy.state == "present"
-    ]
-    return sorted(states, key=lambda s: s.name)
+    return [d.state for d in desired_tables(project)]
 
 
 def namespaces_of(states: list[TableState]) -> list[tuple[str, ...]]:

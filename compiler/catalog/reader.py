@@ -3,17 +3,27 @@
 from __future__ import annotations
 
 import warnings
+from datetime import datetime
 from dataclasses import dataclass
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection
-from pyiceberg.types import StructType
+from pyiceberg.schema import Schema
 
 from compiler.catalog.config import CatalogConfig, embedded_root
+from compiler.catalog.estimate import estimate_retention
+from compiler.diff.changes import RetentionEstimate
 from compiler.errors import CatalogError
-from compiler.model.table import ColumnPath, PartitionFieldState, SortFieldState, TableState
+from compiler.model.table import (
+    ColumnPath,
+    PartitionFieldState,
+    SortFieldState,
+    TableHistory,
+    TableState,
+    field_paths,
+)
 from compiler.model.transforms import parse_iceberg_transform
 
 
@@ -26,6 +36,7 @@ class CurrentTable:
     schema_id: int
     spec_id: int
     sort_order_id: int
+    history: TableHistory = TableHistory()
 
 
 def open_catalog(config: CatalogConfig) -> Catalog:
@@ -50,19 +61,17 @@ def _clean(exc: Exception, config: CatalogConfig) -> str:
     return text
 
 
-def read_table(catalog: Catalog, name: tuple[str, ...]) -> CurrentTable | None:
-    """The table's current state, or None when it does not exist."""
+def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:
     try:
-        table = catalog.load_table(name)
+        return catalog.load_table(name)
     except (NoSuchTableError, NoSuchNamespaceError):
         return None
-    return current_table(name, table)
 
 
 def current_table(name: tuple[str, ...], table: Table) -> CurrentTable:
     metadata = table.metadata
     schema = table.schema()
-    paths = _paths_by_id(schema.as_struct())
+    paths = field_paths(schema.as_struct())
     spec = table.spec()
     order = table.sort_order()
     state = TableState(
@@ -94,18 +103,20 @@ def current_table(name: tuple[str, ...], table: Table) -> CurrentTable:
         schema_id=schema.schema_id,
         spec_id=spec.spec_id,
         sort_order_id=order.order_id,
+        history=_history(table, schema),
     )
 
 
-def _paths_by_id(struct: StructType, prefix: ColumnPath = ()) -> dict[int, ColumnPath]:
-    """Field id -> name path, through structs (partition and sort sources live there)."""
-    out: dict[int, ColumnPath] = {}
-    for f in struct.fields:
-        out[f.field_id] = (*prefix, f.name)
-        if isinstance(f.field_type, StructType):
-            out.update(_paths_by_id(f.field_type, (*prefix, f.name)))
-    return out
-
+def _history(table: Table, schema: Schema) -> TableHistory:
+    """Partition source ids of every spec ever used, and paths of fields older schemas had."""
+    sources = frozenset(f.source_id for spec in table.metadata.partition_specs for f in spec.fields)
+    live = set(field_paths(schema.as_struct()))
+    dropped: set[ColumnPath] = set()
+    for old in table.metadata.schemas:
+        for field_id, path in field_paths(old.as_struct()).items():
+            if field_id not in live:
+                dropped.add(path)
+    return TableHistory(partition_source_ids=sources, dropped_paths=frozenset(dropped))
 
 
 class CatalogReader:
@@ -114,15 +125,26 @@ class CatalogReader:
     def __init__(self, config: CatalogConfig) -> None:
         self.config = config
         self.catalog = open_catalog(config)
+        self._loaded: dict[tuple[str, ...], Table | None] = {}
+
+    def _load(self, name: tuple[str, ...]) -> Table | None:
+        if name not in self._loaded:
+            try:
+                self._loaded[name] = load(self.catalog, name)
+            except Exception as exc:
+                raise CatalogError(f"cannot read table {'.'.join(name)} from {self.config.describe()}: "
+                                   f"{_clean(exc, self.config)}") from None
+        return self._loaded[name]
 
     def table(self, name: tuple[str, ...]) -> CurrentTable | None:
-        try:
-            return read_table(self.catalog, name)
-        except CatalogError:
-            raise
-        except Exception as exc:
-            raise CatalogError(f"cannot read table {'.'.join(name)} from {self.config.describe()}: "
-                               f"{_clean(exc, self.config)}") from None
+        found = self._load(name)
+        return current_table(name, found) if found is not None else None
+
+    def estimate_retention(
+        self, name: tuple[str, ...], column: ColumnPath, cutoff: datetime
+    ) -> RetentionEstimate | None:
+        table = self._load(name)
+        return estimate_retention(table, column, cutoff) if table is not None else None
 
     def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
         try:

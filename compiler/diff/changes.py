@@ -1,18 +1,31 @@
 """The closed set of changes a plan can hold: small frozen models joined in one union on ``action``.
 
 Each change knows its safety class, its stable finding code and a one-line summary; renderers and
-the executor consume the union with ``match`` ending in ``assert_never``.
+the executor consume the union with ``match`` ending in ``assert_never``. Column paths run through
+structs by name and through lists and maps by Iceberg's ``element`` / ``key`` / ``value``.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
+from pyiceberg.types import IcebergType, PrimitiveType
 
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
-from compiler.model.table import TableState
+from compiler.model.table import ColumnPath, PartitionFieldState, SortFieldState, TableState
+from compiler.model.types import primitive_spelling
+
+
+def _load_type(value: object) -> IcebergType:
+    return value if isinstance(value, IcebergType) else IcebergType.model_validate(value)
+
+
+# Iceberg's own JSON form of a type ("long", {"type": "struct", ...}), as in table metadata.
+IcebergTypeField = Annotated[
+    IcebergType, PlainValidator(_load_type), PlainSerializer(lambda t: t.model_dump(mode="json", by_alias=True))
+]
 
 
 class ChangeBase(BaseModel):
@@ -20,25 +33,30 @@ class ChangeBase(BaseModel):
 
     table: tuple[str, ...] = Field(description="The table (or namespace) the change applies to.")
 
-    @property
-    def safety(self) -> Safety:
-        return Safety.SAFE
-
-    @property
-    def code(self) -> str:
-        return "TC100"
+    safety: Safety = Safety.SAFE  # overridden per kind; part of the plan file
+    code: str = "TC100"
 
     @property
     def summary(self) -> str:
         raise NotImplementedError
 
+    @property
+    def approval(self) -> str | None:
+        """For destructive changes: the entry of ``allow_destructive`` that approves it."""
+        return None
+
+
+def _col(path: ColumnPath) -> str:
+    return format_name(path)
+
+
+def _type(t: IcebergType) -> str:
+    return primitive_spelling(t) if isinstance(t, PrimitiveType) else str(t)
+
 
 class CreateNamespace(ChangeBase):
     action: Literal["create_namespace"] = "create_namespace"
-
-    @property
-    def code(self) -> str:
-        return "TC101"
+    code: Literal["TC101"] = "TC101"
 
     @property
     def summary(self) -> str:
@@ -47,16 +65,285 @@ class CreateNamespace(ChangeBase):
 
 class CreateTable(ChangeBase):
     action: Literal["create_table"] = "create_table"
+    code: Literal["TC102"] = "TC102"
     state: TableState
 
     @property
-    def code(self) -> str:
-        return "TC102"
+    def summary(self) -> str:
+        return f"create table {format_name(self.table)} ({len(self.state.schema_.fields)} columns)"
+
+
+class DropTable(ChangeBase):
+    action: Literal["drop_table"] = "drop_table"
+    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
+    code: Literal["TC302"] = "TC302"
 
     @property
     def summary(self) -> str:
-        columns = len(self.state.schema_.fields)
-        return f"create table {format_name(self.table)} ({columns} columns)"
+        return f"drop table {format_name(self.table)} (state: absent)"
+
+    @property
+    def approval(self) -> str:
+        return "drop_table"
 
 
-Change = Annotated[CreateNamespace | CreateTable, Field(discriminator="action")]
+class AddColumn(ChangeBase):
+    action: Literal["add_column"] = "add_column"
+    code: Literal["TC201"] = "TC201"
+    path: ColumnPath
+    type: IcebergTypeField
+    doc: str | None = None
+    position: Literal["first", "after", "last"] = "last"
+    after: str | None = None
+    readded: bool = Field(False, description="A field of this name was dropped before: its old values stay gone.")
+
+    @property
+    def summary(self) -> str:
+        note = " (re-added: the dropped column's old values do not come back)" if self.readded else ""
+        return f"add column {_col(self.path)} {_type(self.type)}{note}"
+
+
+class DropColumn(ChangeBase):
+    action: Literal["drop_column"] = "drop_column"
+    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
+    code: Literal["TC301"] = "TC301"
+    path: ColumnPath
+    field_id: int
+
+    @property
+    def summary(self) -> str:
+        return f"drop column {_col(self.path)} (field id {self.field_id}; its data is no longer readable)"
+
+    @property
+    def approval(self) -> str:
+        return f"drop_column {_col(self.path)}"
+
+
+class RenameColumn(ChangeBase):
+    action: Literal["rename_column"] = "rename_column"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC202"] = "TC202"
+    path: ColumnPath
+    new_name: str
+    field_id: int
+
+    @property
+    def summary(self) -> str:
+        return f"rename column {_col(self.path)} to {format_name((self.new_name,))} (field id {self.field_id} kept)"
+
+
+class WidenType(ChangeBase):
+    action: Literal["widen_type"] = "widen_type"
+    code: Literal["TC203"] = "TC203"
+    path: ColumnPath
+    old: IcebergTypeField
+    new: IcebergTypeField
+
+    @property
+    def summary(self) -> str:
+        return f"widen {_col(self.path)} from {_type(self.old)} to {_type(self.new)}"
+
+
+class MakeOptional(ChangeBase):
+    action: Literal["make_optional"] = "make_optional"
+    code: Literal["TC204"] = "TC204"
+    path: ColumnPath
+
+    @property
+    def summary(self) -> str:
+        return f"make {_col(self.path)} optional (drop NOT NULL)"
+
+
+class UpdateDoc(ChangeBase):
+    action: Literal["update_doc"] = "update_doc"
+    code: Literal["TC205"] = "TC205"
+    path: ColumnPath
+    doc: str
+
+    @property
+    def summary(self) -> str:
+        return f"update doc of {_col(self.path)}"
+
+
+class MoveColumn(ChangeBase):
+    action: Literal["move_column"] = "move_column"
+    code: Literal["TC206"] = "TC206"
+    path: ColumnPath
+    position: Literal["first", "after"]
+    after: str | None = None
+
+    @property
+    def summary(self) -> str:
+        where = "first" if self.position == "first" else f"after {format_name((self.after or '',))}"
+        return f"move column {_col(self.path)} {where}"
+
+
+class AddPartitionField(ChangeBase):
+    action: Literal["add_partition_field"] = "add_partition_field"
+    code: Literal["TC401"] = "TC401"
+    field: PartitionFieldState
+
+    @property
+    def summary(self) -> str:
+        name = f" as {self.field.name}" if self.field.name else ""
+        return f"add partition field {self.field.transform.expression(self.field.source)}{name} (future writes)"
+
+
+class DropPartitionField(ChangeBase):
+    action: Literal["drop_partition_field"] = "drop_partition_field"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC402"] = "TC402"
+    field: PartitionFieldState
+
+    @property
+    def summary(self) -> str:
+        return (f"drop partition field {self.field.transform.expression(self.field.source)} "
+                "(future writes; existing files keep their layout)")
+
+
+class SetSortOrder(ChangeBase):
+    action: Literal["set_sort_order"] = "set_sort_order"
+    code: Literal["TC404"] = "TC404"
+    sort: tuple[SortFieldState, ...]
+    distribution_mode: str | None = None
+
+    @property
+    def summary(self) -> str:
+        if not self.sort:
+            return "remove the write sort order (future writes)"
+        fields = ", ".join(f"{f.transform.expression(f.source)} {f.direction}" for f in self.sort)
+        return f"sort future writes by {fields}"
+
+
+class SetIdentifierFields(ChangeBase):
+    action: Literal["set_identifier_fields"] = "set_identifier_fields"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC405"] = "TC405"
+    fields: tuple[ColumnPath, ...]
+
+    @property
+    def summary(self) -> str:
+        return f"set identifier fields {', '.join(_col(p) for p in self.fields)}"
+
+
+class DropIdentifierFields(ChangeBase):
+    action: Literal["drop_identifier_fields"] = "drop_identifier_fields"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC405"] = "TC405"
+    fields: tuple[ColumnPath, ...]
+
+    @property
+    def summary(self) -> str:
+        return f"drop identifier fields {', '.join(_col(p) for p in self.fields)}"
+
+
+class UpgradeFormat(ChangeBase):
+    action: Literal["upgrade_format"] = "upgrade_format"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC406"] = "TC406"
+    old: int
+    new: int
+
+    @property
+    def summary(self) -> str:
+        return f"upgrade format version {self.old} -> {self.new} (irreversible; readers must support v{self.new})"
+
+
+class SetComment(ChangeBase):
+    action: Literal["set_comment"] = "set_comment"
+    code: Literal["TC503"] = "TC503"
+    comment: str
+
+    @property
+    def summary(self) -> str:
+        return "update the table comment"
+
+
+class PropertyChange(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str
+    old: str | None
+    new: str | None
+    setting: str | None = Field(None, description="The policy setting that owns the key, if any.")
+    origin: str | None = Field(None, description="Where the effective value was written (file:line:col).")
+
+
+class SetProperties(ChangeBase):
+    action: Literal["set_properties"] = "set_properties"
+    code: str = "TC501"
+    changes: tuple[PropertyChange, ...]
+
+    @property
+    def summary(self) -> str:
+        return "set " + ", ".join(f"{c.key}: {c.old or '(unset)'} -> {c.new}" for c in self.changes)
+
+
+class UnsetProperties(ChangeBase):
+    action: Literal["unset_properties"] = "unset_properties"
+    code: Literal["TC502"] = "TC502"
+    changes: tuple[PropertyChange, ...]
+
+    @property
+    def summary(self) -> str:
+        return "unset " + ", ".join(f"{c.key} (was {c.old})" for c in self.changes)
+
+
+class RetentionEstimate(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: int = Field(description="Data files entirely older than the new cutoff (deleted whole).")
+    partial_files: int = Field(description="Files straddling the cutoff (rewritten).")
+    rows: int = Field(description="Rows in wholly expired files (a lower bound of rows deleted).")
+    rows_upper: int = Field(description="Rows in all files touched (an upper bound).")
+    bytes: int = Field(description="Bytes of wholly expired files.")
+
+
+class TightenRetention(ChangeBase):
+    action: Literal["tighten_retention"] = "tighten_retention"
+    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
+    code: Literal["TC504"] = "TC504"
+    column: str
+    old: str | None
+    new: str
+    properties: tuple[PropertyChange, ...]
+    estimate: RetentionEstimate | None = None
+
+    @property
+    def summary(self) -> str:
+        base = f"retention on {self.column}: {self.old or 'keep forever'} -> {self.new} (maintain deletes older rows)"
+        e = self.estimate
+        if e is None:
+            return base
+        return (f"{base}; estimated from metadata: {e.files} file(s), {e.rows:,} row(s), {e.bytes:,} byte(s) "
+                f"wholly expired, {e.partial_files} more file(s) partly")
+
+    @property
+    def approval(self) -> str:
+        return "tighten_retention"
+
+
+Change = Annotated[
+    CreateNamespace
+    | CreateTable
+    | DropTable
+    | AddColumn
+    | DropColumn
+    | RenameColumn
+    | WidenType
+    | MakeOptional
+    | UpdateDoc
+    | MoveColumn
+    | AddPartitionField
+    | DropPartitionField
+    | SetSortOrder
+    | SetIdentifierFields
+    | DropIdentifierFields
+    | UpgradeFormat
+    | SetComment
+    | SetProperties
+    | UnsetProperties
+    | TightenRetention,
+    Field(discriminator="action"),
+]
+

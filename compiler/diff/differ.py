@@ -1,10 +1,271 @@
-"""current TableState vs desired TableState -> changes, matched by field id, in a stable order."""
+"""current TableState vs desired TableState -> changes, matched by field id, in a stable order.
+
+Fields are matched by pinned id, then by declared ``renamed_from``, then by exact name; a column that
+disappears while another appears is a drop and an add, never a guessed rename. Illegal changes come
+back as refusals, so nothing is half-planned.
+"""
 
 from __future__ import annotations
 
-from compiler.diff.changes import Change
-from compiler.model.table import TableState
+from dataclasses import dataclass, field
+
+from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
+
+from compiler.diff.changes import (
+    AddColumn,
+    AddPartitionField,
+    Change,
+    DropColumn,
+    DropIdentifierFields,
+    DropPartitionField,
+    MakeOptional,
+    MoveColumn,
+    RenameColumn,
+    SetIdentifierFields,
+    SetSortOrder,
+    UpdateDoc,
+    UpgradeFormat,
+    WidenType,
+)
+from compiler.diff.properties import diff_properties
+from compiler.diff.refusals import Refusal
+from compiler.diff.safety import Safety
+from compiler.model.names import format_name
+from compiler.model.promotion import can_promote, promotion_advice
+from compiler.model.table import ColumnPath, TableHistory, TableState, field_paths
 
 
-def diff_table(current: TableState, desired: TableState) -> list[Change]:
+@dataclass(frozen=True)
+class DiffResult:
+    changes: list[Change]
+    refusals: list[Refusal]
+
+
+@dataclass
+class _Diff:
+    current: TableState
+    desired: TableState
+    history: TableHistory
+    drops: list[Change] = field(default_factory=list)
+    renames: list[Change] = field(default_factory=list)
+    updates: list[Change] = field(default_factory=list)
+    adds: list[Change] = field(default_factory=list)
+    moves: list[Change] = field(default_factory=list)
+    refusals: list[Refusal] = field(default_factory=list)
+    # desired column path -> the current field id it maps to (partition, sort and identifier matching)
+    ids: dict[ColumnPath, int] = field(default_factory=dict)
+    current_ids: dict[ColumnPath, int] = field(default_factory=dict)
+
+    @property
+    def table(self) -> tuple[str, ...]:
+        return self.desired.name
+
+    def refuse(self, path: ColumnPath, code: str, message: str, hint: str) -> None:
+        self.refusals.append(Refusal(self.table, path, code, message, hint))
+
+
+def diff_table(current: TableState, desired: TableState, history: TableHistory | None = None) -> DiffResult:
+    d = _Diff(current, desired, history or TableHistory())
+    d.current_ids = {path: fid for fid, path in field_paths(current.schema_.as_struct()).items()}
+    _struct(d, current.schema_.as_struct(), desired.schema_.as_struct(), (), ())
+    if desired.format_version < current.format_version:
+        d.refuse((), "TR105", f"format version {current.format_version} cannot be downgraded to "
+                 f"{desired.format_version}", f"set format_version: {current.format_version}")
+    layout_early, layout_late = _identifier_fields(d)
+    changes: list[Change] = [
+        *layout_early, *d.drops, *d.renames, *d.updates, *d.adds, *d.moves,
+        *_partitions(d), *_sort(d), *layout_late,
+    ]
+    if desired.format_version > current.format_version:
+        changes.append(UpgradeFormat(table=d.table, old=current.format_version, new=desired.format_version))
+    changes += diff_properties(current, desired)
+    return DiffResult(changes, d.refusals)
+
+
+def _struct(d: _Diff, cur: StructType, des: StructType, cur_path: ColumnPath, des_path: ColumnPath) -> None:
+    by_name = {f.name: f for f in cur.fields}
+    by_id = {f.field_id: f for f in cur.fields}
+    matched: dict[int, NestedField] = {}
+    new: set[str] = set()
+    for want in des.fields:
+        path = (*des_path, want.name)
+        have = _match(d, want, path, by_name, by_id, matched)
+        if have is None:
+            if want.name not in new:
+                new.add(want.name)
+                _add(d, want, path, by_name, matched)
+            continue
+        matched[have.field_id] = want
+        d.ids[path] = have.field_id
+        if have.name != want.name:
+            d.renames.append(RenameColumn(table=d.table, path=(*des_path, have.name), new_name=want.name,
+                                          field_id=have.field_id))
+        _field(d, have, want, (*cur_path, have.name), path)
+    for have in cur.fields:
+        if have.field_id not in matched:
+            _drop(d, have, (*cur_path, have.name))
+    _order(d, cur, des, des_path, matched, new)
+
+
+def _match(
+    d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, NestedField],
+    by_id: dict[int, NestedField], matched: dict[int, NestedField],
+) -> NestedField | None:
+    pinned = d.desired.pinned_ids.get(path)
+    if pinned is not None:
+        found = by_id.get(pinned)
+        if found is None:
+            d.refuse(path, "TR108", f"pinned field id {pinned} of {format_name(path)} is not in the table here",
+                     "remove the pin or correct it (tablepolicy import shows the ids)")
+        return found
+    former = d.desired.renamed_from.get(path)
+    have = by_name.get(former) if former is not None and former not in _claimed(matched, by_name) else None
+    have = have or by_name.get(want.name)
+    if have is not None and have.field_id in matched:
+        d.refuse(path, "TR110", f"{format_name(path)} and another column both claim field '{have.name}'",
+                 "each existing field can be renamed to one column only")
+        return None
+    return have
+
+
+def _claimed(matched: dict[int, NestedField], by_name: dict[str, NestedField]) -> set[str]:
+    return {name for name, f in by_name.items() if f.field_id in matched}
+
+
+def _add(d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, NestedField],
+         matched: dict[int, NestedField]) -> None:
+    clash = next((n for n, f in by_name.items() if n.lower() == want.name.lower() and f.field_id not in matched), None)
+    if clash is not None:
+        d.refuse(path, "TR109", f"{format_name(path)} differs only by case from the existing column '{clash}'",
+                 f"to rename it, declare renamed_from: {clash}")
+        return
+    if want.required:
+        d.refuse(path, "TR103", f"cannot add required column {format_name(path)} to an existing table",
+                 "add it as optional (rows already written have no value for it)")
+        return
+    readded = path in d.history.dropped_paths
+    d.adds.append(AddColumn(table=d.table, path=path, type=want.field_type, doc=want.doc, readded=readded,
+                            safety=Safety.BREAKING if readded else Safety.SAFE,
+                            code="TC207" if readded else "TC201"))
+
+
+def _drop(d: _Diff, have: NestedField, path: ColumnPath) -> None:
+    ids = {have.field_id, *_nested_ids(have.field_type)}
+    if ids & d.history.partition_source_ids:
+        d.refuse(path, "TR104", f"column {format_name(path)} is a partition source (now or in an older spec) "
+                 "and cannot be dropped", "keep the column; drop the partition field first if it is current")
+        return
+    d.drops.append(DropColumn(table=d.table, path=path, field_id=have.field_id))
+
+
+def _nested_ids(t: IcebergType) -> list[int]:
+    if isinstance(t, StructType):
+        return [i for f in t.fields for i in (f.field_id, *_nested_ids(f.field_type))]
+    if isinstance(t, ListType):
+        return [t.element_id, *_nested_ids(t.element_type)]
+    if isinstance(t, MapType):
+        return [t.key_id, t.value_id, *_nested_ids(t.key_type), *_nested_ids(t.value_type)]
     return []
+
+
+def _field(d: _Diff, have: NestedField, want: NestedField, cur_path: ColumnPath, path: ColumnPath) -> None:
+    _type(d, have.field_type, want.field_type, cur_path, path)
+    if have.required and not want.required:
+        d.updates.append(MakeOptional(table=d.table, path=path))
+    elif want.required and not have.required:
+        d.refuse(path, "TR102", f"{format_name(path)} cannot become required",
+                 "rows may already hold nulls: keep it optional, or add a new required column in a new table")
+    if want.doc is not None and want.doc != have.doc:
+        d.updates.append(UpdateDoc(table=d.table, path=path, doc=want.doc))
+
+
+def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, path: ColumnPath) -> None:
+    if isinstance(have, PrimitiveType) and isinstance(want, PrimitiveType):
+        if have == want:
+            return
+        if can_promote(have, want, format_version=d.desired.format_version):
+            d.updates.append(WidenType(table=d.table, path=path, old=have, new=want))
+        else:
+            d.refuse(path, "TR101", f"{format_name(path)} cannot change from {have} to {want}",
+                     promotion_advice(have, want))
+    elif isinstance(have, StructType) and isinstance(want, StructType):
+        _struct(d, have, want, cur_path, path)
+    elif isinstance(have, ListType) and isinstance(want, ListType):
+        d.ids[(*path, "element")] = have.element_id
+        _type(d, have.element_type, want.element_type, (*cur_path, "element"), (*path, "element"))
+        if have.element_required and not want.element_required:
+            d.updates.append(MakeOptional(table=d.table, path=(*path, "element")))
+    elif isinstance(have, MapType) and isinstance(want, MapType):
+        if have.key_type != want.key_type:
+            d.refuse(path, "TR107", f"the key type of map {format_name(path)} cannot change "
+                     f"({have.key_type} -> {want.key_type})", "add a new map column and backfill it")
+        d.ids[(*path, "value")] = have.value_id
+        _type(d, have.value_type, want.value_type, (*cur_path, "value"), (*path, "value"))
+        if have.value_required and not want.value_required:
+            d.updates.append(MakeOptional(table=d.table, path=(*path, "value")))
+    else:
+        d.refuse(path, "TR106", f"{format_name(path)} cannot change from {have} to {want}",
+                 "a column cannot change between primitive, struct, list and map: add a new column")
+
+
+def _order(d: _Diff, cur: StructType, des: StructType, path: ColumnPath,
+           matched: dict[int, NestedField], new: set[str]) -> None:
+    """Place added columns where the policy declares them, then move existing ones into order."""
+    target = [f.name for f in des.fields]
+    layout = [matched[f.field_id].name for f in cur.fields if f.field_id in matched]
+    for i, name in enumerate(target):
+        if name not in new:
+            continue
+        at = 0 if i == 0 else layout.index(target[i - 1]) + 1 if target[i - 1] in layout else len(layout)
+        added = next((a for a in d.adds if isinstance(a, AddColumn) and a.path == (*path, name)), None)
+        if added is not None and at < len(layout):
+            position = "first" if at == 0 else "after"
+            d.adds[d.adds.index(added)] = added.model_copy(
+                update={"position": position, "after": target[i - 1] if at else None})
+        layout.insert(at, name)
+    for i, name in enumerate(target):
+        if name in layout and layout.index(name) != i and i < len(layout):
+            layout.remove(name)
+            layout.insert(i, name)
+            d.moves.append(MoveColumn(table=d.table, path=(*path, name), position="first" if i == 0 else "after",
+                                      after=target[i - 1] if i else None))
+
+
+def _partitions(d: _Diff) -> list[Change]:
+    current = [f for f in d.current.partition if f.transform.kind != "void"]
+    have = {(_current_id(d, f.source), f.transform): f for f in current}
+    want = {(d.ids.get(f.source), f.transform): f for f in d.desired.partition}
+    drops: list[Change] = [DropPartitionField(table=d.table, field=f) for key, f in have.items() if key not in want]
+    adds: list[Change] = [
+        AddPartitionField(table=d.table, field=f) for key, f in want.items() if key[0] is None or key not in have
+    ]
+    return drops + adds
+
+
+def _current_id(d: _Diff, path: ColumnPath) -> int | None:
+    return d.current_ids.get(path)
+
+
+def _sort(d: _Diff) -> list[Change]:
+    have = [(_current_id(d, f.source), f.transform, f.direction, f.nulls) for f in d.current.sort]
+    want = [(d.ids.get(f.source), f.transform, f.direction, f.nulls) for f in d.desired.sort]
+    if have == want and None not in [w[0] for w in want]:
+        return []
+    mode = d.desired.properties.get("write.distribution-mode")
+    return [SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)]
+
+
+def _identifier_fields(d: _Diff) -> tuple[list[Change], list[Change]]:
+    """(changes to run before column drops, changes to run after adds)."""
+    have = [_current_id(d, p) for p in d.current.identifier_fields]
+    want = [d.ids.get(p) for p in d.desired.identifier_fields]
+    if sorted(map(str, have)) == sorted(map(str, want)) and None not in want:
+        return [], []
+    dropped = {c.field_id for c in d.drops if isinstance(c, DropColumn)}
+    early: list[Change] = []
+    if d.current.identifier_fields and (not want or dropped & set(filter(None, have))):
+        early.append(DropIdentifierFields(table=d.table, fields=d.current.identifier_fields))
+    late: list[Change] = []
+    if d.desired.identifier_fields:
+        late.append(SetIdentifierFields(table=d.table, fields=d.desired.identifier_fields))
+    return early, late

@@ -6,8 +6,54 @@ One owner per property: a key that a policy setting manages cannot also be set b
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from compiler.effective import Effective
 from compiler.spec.table import PropertyValue, TablePolicy
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def _millis(value: Any) -> str:
+    return str(value.millis)
+
+
+def _bytes(value: Any) -> str:
+    return str(value.bytes)
+
+
+# Lifecycle settings stored on the table: Iceberg's own properties where Iceberg reads them, else
+# tablepolicy.* keys, so the table describes its policy and the planner can show old -> new values.
+# property key -> (effective setting path, value -> property text)
+LIFECYCLE_PROPERTIES: dict[str, tuple[str, Callable[[Any], str]]] = {
+    "history.expire.max-snapshot-age-ms": ("lifecycle.snapshots.max_age", _millis),
+    "history.expire.min-snapshots-to-keep": ("lifecycle.snapshots.min_keep", _text),
+    "history.expire.max-ref-age-ms": ("lifecycle.snapshots.max_ref_age", _millis),
+    "write.metadata.delete-after-commit.enabled": ("lifecycle.metadata.delete_after_commit", _text),
+    "write.metadata.previous-versions-max": ("lifecycle.metadata.previous_versions_max", _text),
+    "write.target-file-size-bytes": ("lifecycle.compaction.target_file_size", _bytes),
+    "tablepolicy.retention.column": ("lifecycle.retention.column", _text),
+    "tablepolicy.retention.keep": ("lifecycle.retention.keep", _text),
+    "tablepolicy.orphan-files.enabled": ("lifecycle.orphan_files.enabled", _text),
+    "tablepolicy.orphan-files.older-than": ("lifecycle.orphan_files.older_than", _text),
+    "tablepolicy.compaction.enabled": ("lifecycle.compaction.enabled", _text),
+    "tablepolicy.compaction.strategy": ("lifecycle.compaction.strategy", _text),
+    "tablepolicy.compaction.min-input-files": ("lifecycle.compaction.min_input_files", _text),
+    "tablepolicy.compaction.skip-recent": ("lifecycle.compaction.skip_recent", _text),
+    "tablepolicy.compaction.zorder-by": ("lifecycle.compaction.zorder_by", _text),
+    "tablepolicy.manifests.enabled": ("lifecycle.manifests.enabled", _text),
+    "tablepolicy.manifests.min-manifests": ("lifecycle.manifests.min_manifests", _text),
+    "tablepolicy.delete-files.enabled": ("lifecycle.delete_files.enabled", _text),
+    "tablepolicy.delete-files.min-input-files": ("lifecycle.delete_files.min_input_files", _text),
+    "tablepolicy.erasure.key": ("lifecycle.erasure.key", _text),
+    "tablepolicy.erasure.within": ("lifecycle.erasure.within", _text),
+}
 
 # property key -> the policy setting that owns it
 MANAGED_PROPERTIES: dict[str, str] = {
@@ -16,14 +62,9 @@ MANAGED_PROPERTIES: dict[str, str] = {
     "write.update.mode": "write_modes.update",
     "write.merge.mode": "write_modes.merge",
     "write.distribution-mode": "distribution_mode",
-    "history.expire.max-snapshot-age-ms": "lifecycle.snapshots.max_age",
-    "history.expire.min-snapshots-to-keep": "lifecycle.snapshots.min_keep",
-    "history.expire.max-ref-age-ms": "lifecycle.snapshots.max_ref_age",
-    "write.metadata.delete-after-commit.enabled": "lifecycle.metadata.delete_after_commit",
-    "write.metadata.previous-versions-max": "lifecycle.metadata.previous_versions_max",
-    "write.target-file-size-bytes": "lifecycle.compaction.target_file_size",
     "tablepolicy.owner": "owner",
     "tablepolicy.tags": "tags",
+    **{key: setting for key, (setting, _) in LIFECYCLE_PROPERTIES.items()},
 }
 
 # Keys Spark's TableCatalog reserves (it refuses them in TBLPROPERTIES) and what to write instead.
@@ -56,9 +97,17 @@ ICEBERG_RESERVED = frozenset(
 
 def property_text(value: PropertyValue) -> str:
     """Iceberg properties are strings; booleans are lowercase as Iceberg writes them."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return _text(value)
+
+
+def setting_value(effective: Effective, setting: str) -> Any:
+    """The effective value of a dotted lifecycle setting path, or None when unset."""
+    node: Any = effective
+    for part in setting.split("."):
+        node = getattr(node, part, None)
+        if node is None:
+            return None
+    return node
 
 
 def desired_properties(policy: TablePolicy, effective: Effective) -> dict[str, str]:
@@ -78,19 +127,8 @@ def desired_properties(policy: TablePolicy, effective: Effective) -> dict[str, s
         props["tablepolicy.owner"] = effective.owner
     if policy.tags:
         props["tablepolicy.tags"] = ",".join(policy.tags)
-    lc = effective.lifecycle
-    if lc.snapshots is not None:
-        if lc.snapshots.max_age is not None:
-            props["history.expire.max-snapshot-age-ms"] = str(lc.snapshots.max_age.millis)
-        if lc.snapshots.min_keep is not None:
-            props["history.expire.min-snapshots-to-keep"] = str(lc.snapshots.min_keep)
-        if lc.snapshots.max_ref_age is not None:
-            props["history.expire.max-ref-age-ms"] = str(lc.snapshots.max_ref_age.millis)
-    if lc.metadata is not None:
-        if lc.metadata.delete_after_commit is not None:
-            props["write.metadata.delete-after-commit.enabled"] = property_text(lc.metadata.delete_after_commit)
-        if lc.metadata.previous_versions_max is not None:
-            props["write.metadata.previous-versions-max"] = str(lc.metadata.previous_versions_max)
-    if lc.compaction is not None and lc.compaction.target_file_size is not None:
-        props["write.target-file-size-bytes"] = str(lc.compaction.target_file_size.bytes)
+    for key, (setting, to_text) in LIFECYCLE_PROPERTIES.items():
+        value = setting_value(effective, setting)
+        if value is not None:
+            props[key] = to_text(value)
     return dict(sorted(props.items()))

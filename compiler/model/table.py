@@ -50,6 +50,10 @@ class TableState(State):
     comment: str | None = None
     location: str | None = None
     format_version: int = 2
+    # Desired side only: declared renames (path -> former name) and pinned field ids, by column path.
+    renamed_from: dict[ColumnPath, str] = {}
+    pinned_ids: dict[ColumnPath, int] = {}
+    ignore_properties: frozenset[str] = frozenset()
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -91,6 +95,43 @@ def _type(spec: str | StructOf | ListOf | MapOf, ids: count[int]) -> IcebergType
             return MapType(key_id, key, value_id, value, value_required=spec.entries.value_required)
 
 
+def column_declarations(
+    columns: list[Column], prefix: ColumnPath = ()
+) -> tuple[dict[ColumnPath, str], dict[ColumnPath, int]]:
+    """Declared renames and pinned ids by column path (``element``/``key``/``value`` inside lists and maps)."""
+    renames: dict[ColumnPath, str] = {}
+    pins: dict[ColumnPath, int] = {}
+    for column in columns:
+        path = (*prefix, column.name)
+        if column.renamed_from is not None:
+            renames[path] = column.renamed_from
+        if column.id is not None:
+            pins[path] = column.id
+        _declarations_in(column.type, path, renames, pins)
+    return renames, pins
+
+
+def _declarations_in(
+    spec: str | StructOf | ListOf | MapOf, path: ColumnPath, renames: dict[ColumnPath, str], pins: dict[ColumnPath, int]
+) -> None:
+    match spec:
+        case StructOf():
+            inner_renames, inner_pins = column_declarations(spec.struct, path)
+            renames.update(inner_renames)
+            pins.update(inner_pins)
+        case ListOf():
+            if spec.element_id is not None:
+                pins[(*path, "element")] = spec.element_id
+            _declarations_in(spec.element, (*path, "element"), renames, pins)
+        case MapOf():
+            for key, pinned in (("key", spec.entries.key_id), ("value", spec.entries.value_id)):
+                if pinned is not None:
+                    pins[(*path, key)] = pinned
+            _declarations_in(spec.entries.value, (*path, "value"), renames, pins)
+        case str():
+            pass
+
+
 def partition_fields(policy: TablePolicy) -> tuple[PartitionFieldState, ...]:
     out = []
     for item in policy.partition_by:
@@ -123,6 +164,7 @@ def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
     """The table git declares, as the catalog should hold it after apply."""
     struct = build_struct(policy.columns)
     identifier_paths = tuple(parse_name(f) for f in policy.identifier_fields)
+    renames, pins = column_declarations(policy.columns)
     identifier_ids = [_field_id(struct, path) for path in identifier_paths]
     schema = Schema(
         *struct.fields,
@@ -139,7 +181,17 @@ def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
         comment=policy.description,
         location=policy.location,
         format_version=policy.format_version,
+        renamed_from=renames,
+        pinned_ids=pins,
+        ignore_properties=frozenset(policy.ignore_properties),
     )
+
+
+class TableHistory(State):
+    """What older metadata of a table says: partition sources ever used, field paths dropped."""
+
+    partition_source_ids: frozenset[int] = frozenset()
+    dropped_paths: frozenset[ColumnPath] = frozenset()
 
 
 def find_field(struct: StructType, path: ColumnPath) -> NestedField | None:
@@ -161,3 +213,21 @@ def _field_id(struct: StructType, path: ColumnPath) -> int | None:
     return found.field_id if found else None
 
 
+
+
+def field_paths(t: IcebergType, prefix: ColumnPath = ()) -> dict[int, ColumnPath]:
+    """Every field id (list elements and map keys/values as ``element``/``key``/``value``) -> its path."""
+    out: dict[int, ColumnPath] = {}
+    if isinstance(t, StructType):
+        for f in t.fields:
+            out[f.field_id] = (*prefix, f.name)
+            out.update(field_paths(f.field_type, (*prefix, f.name)))
+    elif isinstance(t, ListType):
+        out[t.element_id] = (*prefix, "element")
+        out.update(field_paths(t.element_type, (*prefix, "element")))
+    elif isinstance(t, MapType):
+        out[t.key_id] = (*prefix, "key")
+        out[t.value_id] = (*prefix, "value")
+        out.update(field_paths(t.key_type, (*prefix, "key")))
+        out.update(field_paths(t.value_type, (*prefix, "value")))
+    return out

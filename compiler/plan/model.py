@@ -25,8 +25,19 @@ class Requirement(Frozen):
     sort_order_id: int | None = None
 
 
+class Blocked(Frozen):
+    """A destructive change git has not approved; the plan cannot be applied until it is."""
+
+    table: tuple[str, ...]
+    code: str
+    summary: str
+    approval: str = Field(description="The allow_destructive entry that approves the change.")
+    policy_file: str
+
+
 class TablePlan(Frozen):
     table: tuple[str, ...]
+    policy_file: str | None = Field(None, description="The policy file that declares the table.")
     requirement: Requirement
     changes: list[Change] = Field(default_factory=list)
 
@@ -45,6 +56,7 @@ class Plan(Frozen):
     unmanaged: list[tuple[str, ...]] = Field(
         default_factory=list, description="Tables in managed namespaces that no policy declares (never dropped)."
     )
+    blocked: list[Blocked] = Field(default_factory=list, description="Destructive changes without approval.")
 
     @property
     def changes(self) -> list[Change]:

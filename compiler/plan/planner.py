@@ -1,15 +1,26 @@
-"""Project + catalog -> Plan. Reads the catalog, never writes it; no JVM."""
+"""Project + catalog -> Plan. Reads the catalog, never writes it; no JVM.
+
+Illegal changes are refused as findings (nothing is half-planned); destructive changes without an
+``allow_destructive`` entry in git are recorded as blocked, so the plan exits 3 and says what to write.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from typing import Protocol
 
 from compiler.catalog.reader import CurrentTable
-from compiler.desired import desired_states, namespaces_of
-from compiler.diff.changes import Change, CreateNamespace, CreateTable
+from compiler.desired import DesiredTable, desired_tables, namespaces_of
+from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from compiler.diff.changes import Change, CreateNamespace, CreateTable, DropTable, RetentionEstimate, SetProperties
+from compiler.diff.changes import TightenRetention
 from compiler.diff.differ import diff_table
-from compiler.loader import Project
-from compiler.plan.model import Plan, Requirement, TablePlan
+from compiler.loader import LoadedTable, Project
+from compiler.model.names import parse_name
+from compiler.plan.locate import column_yaml_path
+from compiler.plan.model import Blocked, Plan, Requirement, TablePlan
+from compiler.spec.units import Duration
 
 
 class StateSource(Protocol):
@@ -19,26 +30,91 @@ class StateSource(Protocol):
 
     def tables_in(self, namespace: tuple[str, ...]) -> list[tuple[str, ...]]: ...
 
+    def estimate_retention(
+        self, name: tuple[str, ...], column: tuple[str, ...], cutoff: datetime
+    ) -> RetentionEstimate | None: ...
 
-def make_plan(project: Project, source: StateSource, catalog: str, git_sha: str | None = None) -> Plan:
-    desired = desired_states(project)
-    declared = {t.name for t in project.tables}
+
+@dataclass(frozen=True)
+class PlanResult:
+    plan: Plan
+    diagnostics: Diagnostics  # refusals (errors) found while diffing
+
+    @property
+    def refused(self) -> bool:
+        return self.diagnostics.has_errors
+
+
+def make_plan(
+    project: Project, source: StateSource, catalog: str, git_sha: str | None = None, today: date | None = None
+) -> PlanResult:
+    """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical."""
+    day = today or datetime.now(UTC).date()
+    desired = desired_tables(project)
+    diagnostics = Diagnostics()
     namespaces: list[Change] = [
-        CreateNamespace(table=ns) for ns in namespaces_of(desired) if not source.namespace_exists(ns)
+        CreateNamespace(table=ns) for ns in namespaces_of([d.state for d in desired]) if not source.namespace_exists(ns)
     ]
-    tables: list[TablePlan] = []
-    for state in desired:
-        current = source.table(state.name)
-        if current is None:
-            tables.append(TablePlan(table=state.name, requirement=Requirement(exists=False),
-                                    changes=[CreateTable(table=state.name, state=state)]))
-            continue
-        changes = diff_table(current.state, state)
-        tables.append(TablePlan(table=state.name, requirement=requirement_of(current), changes=changes))
+    tables = [_plan_table(d, source, day, diagnostics) for d in desired]
+    tables += [t for t in (_tombstone(t, source) for t in project.tables if t.policy.state == "absent") if t]
+    tables.sort(key=lambda t: t.table)
+    declared = {t.name for t in project.tables}
     unmanaged = sorted(
-        {t for ns in namespaces_of(desired) for t in source.tables_in(ns) if t not in declared}
+        {t for ns in namespaces_of([d.state for d in desired]) for t in source.tables_in(ns) if t not in declared}
     )
-    return Plan(catalog=catalog, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged)
+    plan = Plan(catalog=catalog, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged,
+                blocked=_blocked(project, tables))
+    return PlanResult(plan, diagnostics)
+
+
+def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnostics: Diagnostics) -> TablePlan:
+    state, file = desired.state, desired.table.source.file
+    current = source.table(state.name)
+    if current is None:
+        return TablePlan(table=state.name, policy_file=file, requirement=Requirement(exists=False),
+                         changes=[CreateTable(table=state.name, state=state)])
+    result = diff_table(current.state, state, current.history)
+    for refusal in result.refusals:
+        where = desired.table.source.value(column_yaml_path(desired.table.policy.columns, refusal.path))
+        diagnostics.add(Diagnostic(refusal.code, Severity.ERROR, where, refusal.message, refusal.hint))
+    changes = [_annotate(c, desired, source, day) for c in result.changes]
+    return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=changes)
+
+
+def _annotate(change: Change, desired: DesiredTable, source: StateSource, day: date) -> Change:
+    """Add what the plan reader needs: where each value was written, what a retention change deletes."""
+    if isinstance(change, SetProperties):
+        changes = tuple(
+            c.model_copy(update={"origin": str(loc)})
+            if c.setting and (loc := desired.effective.origin(c.setting)) is not None else c
+            for c in change.changes
+        )
+        return change.model_copy(update={"changes": changes})
+    if isinstance(change, TightenRetention):
+        cutoff = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000 - Duration.parse(
+            change.new).millis
+        when = datetime.fromtimestamp(cutoff / 1000, tz=UTC)
+        estimate = source.estimate_retention(desired.state.name, parse_name(change.column), when)
+        return change.model_copy(update={"estimate": estimate})
+    return change
+
+
+def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
+    current = source.table(table.name)
+    if current is None:
+        return None
+    return TablePlan(table=table.name, policy_file=table.source.file, requirement=requirement_of(current),
+                     changes=[DropTable(table=table.name)])
+
+
+def _blocked(project: Project, tables: list[TablePlan]) -> list[Blocked]:
+    approvals = {t.name: set(t.policy.allow_destructive) for t in project.tables}
+    return [
+        Blocked(table=t.table, code=c.code, summary=c.summary, approval=c.approval, policy_file=t.policy_file or "")
+        for t in tables
+        for c in t.changes
+        if c.approval is not None and c.approval not in approvals.get(t.table, set())
+    ]
 
 
 def requirement_of(current: CurrentTable) -> Requirement:

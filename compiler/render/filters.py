@@ -101,7 +101,17 @@ def property_keys(keys: Iterable[str]) -> str:
     return ", ".join(literal(k) for k in keys)
 
 
+def position_clause(position: str, after: str | None) -> str:
+    """`` FIRST``, `` AFTER `col` `` or nothing (append at the end)."""
+    if position == "first":
+        return " FIRST"
+    if position == "after" and after is not None:
+        return f" AFTER {ident(after)}"
+    return ""
+
+
 FILTERS = {
+    "position_clause": position_clause,
     "ident": ident,
     "qualified": qualified,
     "literal": literal,

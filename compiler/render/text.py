@@ -1,10 +1,11 @@
-"""Plan -> terminal text, Terraform style: ``+`` create, ``~`` change, ``-`` destroy, then counts."""
+"""Plan -> terminal text, Terraform style: ``+`` create, ``~`` change, ``!`` breaking, ``-`` destroy."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
 
+from compiler.diff.changes import Change, SetProperties
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.plan.model import Plan
@@ -18,35 +19,47 @@ def _plain(text: str, _color: str) -> str:
     return text
 
 
-def marker(action: str, safety: Safety) -> tuple[str, str]:
-    if action.startswith("create") or action.startswith("add"):
+def marker(change: Change) -> tuple[str, str]:
+    if change.action.startswith(("create", "add")) and change.safety is Safety.SAFE:
         return "+", "green"
-    return MARKERS[safety]
+    return MARKERS[change.safety]
+
+
+def change_lines(change: Change, paint: Painter, indent: str = "  ") -> list[str]:
+    sign, color = marker(change)
+    tag = "" if change.safety is Safety.SAFE else f"  [{change.safety} {change.code}]"
+    lines = [paint(f"{indent}{sign} {change.summary}{tag}", color)]
+    if isinstance(change, SetProperties):
+        lines += [f"{indent}    {c.key}: from {c.origin}" for c in change.changes if c.origin]
+    return lines
+
+
+def summary_counts(plan: Plan) -> str:
+    counts = Counter(c.safety for c in plan.changes)
+    return (f"{len(plan.changes)} change(s): {counts[Safety.SAFE]} safe, {counts[Safety.BREAKING]} breaking, "
+            f"{counts[Safety.DESTRUCTIVE]} destructive")
 
 
 def render_text(plan: Plan, paint: Painter = _plain) -> str:
     lines: list[str] = []
     for change in plan.namespaces:
-        sign, color = marker(change.action, change.safety)
-        lines.append(paint(f"{sign} {change.summary}", color))
+        lines += change_lines(change, paint, indent="")
     for table in plan.tables:
         if not table.changes:
             continue
-        lines.append("")
-        lines.append(paint(f"table {format_name(table.table)}", "cyan"))
+        lines += ["", paint(f"table {format_name(table.table)}", "cyan")]
         for change in table.changes:
-            sign, color = marker(change.action, change.safety)
-            tag = "" if change.safety is Safety.SAFE else f"  [{change.safety} {change.code}]"
-            lines.append(paint(f"  {sign} {change.summary}{tag}", color))
+            lines += change_lines(change, paint)
     for name in plan.unmanaged:
         lines.append(paint(f"? unmanaged table {format_name(name)}: no policy declares it (left alone)", "yellow"))
-    counts = Counter(c.safety for c in plan.changes)
+    if plan.blocked:
+        lines += ["", paint("Blocked: destructive changes git has not approved:", "red")]
+        for blocked in plan.blocked:
+            lines.append(paint(f"  - {format_name(blocked.table)}: {blocked.summary}", "red"))
+            lines.append(f"    to approve, add to {blocked.policy_file}:  allow_destructive: [\"{blocked.approval}\"]")
+    lines.append("")
     if not plan.has_changes:
         lines.append("No changes. The catalog matches the policies.")
     else:
-        lines.append("")
-        lines.append(
-            f"Plan: {len(plan.changes)} change(s): {counts[Safety.SAFE]} safe, "
-            f"{counts[Safety.BREAKING]} breaking, {counts[Safety.DESTRUCTIVE]} destructive."
-        )
+        lines.append(f"Plan: {summary_counts(plan)}.")
     return "\n".join(lines).strip("\n") + "\n"

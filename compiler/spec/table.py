@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Discriminator, Field, Tag
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from compiler.model.names import parse_name
@@ -115,8 +115,16 @@ PartitionItem = Annotated[
 SortItem = Annotated[Annotated[SortExpression, Tag("short")] | Annotated[SortField, Tag("mapping")], _EITHER]
 
 
+def _present_needs_columns(schema: dict[str, Any]) -> None:
+    schema["properties"]["columns"].pop("default", None)
+    schema["if"] = {"properties": {"state": {"const": "absent"}}, "required": ["state"]}
+    schema["else"] = {"required": ["columns"], "properties": {"columns": {"minItems": 1}}}
+
+
 class TablePolicy(Spec):
     """One Iceberg table declared in git."""
+
+    model_config = ConfigDict(json_schema_extra=_present_needs_columns)
 
     table: TableName = Field(description="Fully qualified name: namespace(s).table; backticks quote parts.")
     state: Literal["present", "absent"] = Field(
@@ -130,7 +138,11 @@ class TablePolicy(Spec):
     case_sensitive: bool = Field(
         False, description="Allow names that differ only by case (ambiguous for Spark, Trino, Athena)."
     )
-    columns: list[Column] = Field(min_length=1, description="Schema, in order.")
+    columns: list[Column] = Field(
+        None,  # type: ignore[assignment]  # validated below: required unless state is absent
+        validate_default=True,
+        description="Schema, in order (required unless state is absent).",
+    )
     partition_by: list[PartitionItem] = Field(default_factory=list, description="Partition spec.")
     sort_by: list[SortItem] = Field(default_factory=list, description="Write sort order.")
     identifier_fields: list[str] = Field(
@@ -148,6 +160,22 @@ class TablePolicy(Spec):
     )
     workload: Workload | None = Field(None, description="Facts about readers and writers lifecycle must respect.")
     lifecycle: Lifecycle | None = Field(None, description="Maintenance policy (merged over namespace defaults).")
+    allow_destructive: list[str] = Field(
+        default_factory=list,
+        description="Destructive changes approved in git, as the plan names them: 'drop_column api.uid', "
+        "'drop_table', 'tighten_retention'.",
+    )
+
+    @field_validator("columns", mode="before")
+    @classmethod
+    def _columns_unless_absent(cls, value: Any, info: ValidationInfo) -> Any:
+        present = info.data.get("state", "present") == "present"
+        if value is None and present:
+            raise PydanticCustomError("TP103", "missing required key 'columns'",
+                                      {"hint": "declare the schema, or set 'state: absent' to drop the table"})
+        if value == [] and present:
+            raise PydanticCustomError("TP105", "a table needs at least one column", {"hint": "declare the schema"})
+        return [] if value is None else value
 
 
 class NamespaceDefaults(Spec):

@@ -6,7 +6,8 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, TypeVar
+from enum import StrEnum
+from typing import Annotated
 
 import typer
 
@@ -31,7 +32,12 @@ CatalogName = Annotated[
     typer.Option("--catalog", "-c", help="Catalog name in .pyiceberg.yaml / PYICEBERG_CATALOG__* (default: embedded)."),
 ]
 
-T = TypeVar("T")
+
+
+class Format(StrEnum):
+    text = "text"
+    markdown = "markdown"
+    json = "json"
 
 
 def run(action: Callable[[], int]) -> None:
@@ -76,17 +82,21 @@ def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None) -> Non
 def plan(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Also save the plan file (JSON) for apply.")] = None,
+    output: Annotated[
+        Format, typer.Option("--format", "-f", help="text (terminal), markdown (PR comment) or json (plan file).")
+    ] = Format.text,
     detailed_exitcode: Annotated[
         bool, typer.Option("--detailed-exitcode", help="Exit 0 no changes, 2 changes, 1 error, 3 blocked.")
     ] = False,
 ) -> None:
     """Compare the policies with the live catalog (no JVM) and show what apply would do."""
-    run(lambda: commands.plan(path, catalog, detailed_exitcode=detailed_exitcode))
+    run(lambda: commands.plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode))
 
 
 @app.command()
 def apply(
-    path: PolicyPath = Path("policies"),
+    path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.")] = Path("policies"),
     catalog: CatalogName = None,
     auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Apply without asking.")] = False,
     spark_master: Annotated[str, typer.Option("--spark-master", help="Spark master URL.")] = "local[2]",

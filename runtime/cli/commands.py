@@ -12,10 +12,12 @@ from compiler.desired import create_all
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
 from compiler.loader import Project, discover, display_path
-from compiler.plan.model import Plan
-from compiler.plan.planner import make_plan
+from compiler.plan.planner import PlanResult, make_plan
+from compiler.render.json_plan import plan_from_json, plan_to_json
+from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
+from runtime.gitinfo import git_sha
 from compiler.schema import policy_json_schema_text
 from compiler.validate import validate as validate_project
 from runtime.cli.exits import Exit
@@ -74,34 +76,58 @@ def fmt(path: Path, *, check: bool) -> int:
     return Exit.ERROR if check and unformatted else Exit.OK
 
 
-def compute_plan(path: Path, catalog: str | None) -> Plan:
+def compute_plan(path: Path, catalog: str | None) -> PlanResult:
     project = valid_project(path)
     config = resolve_catalog(catalog, path)
-    return make_plan(project, CatalogReader(config), config.name)
+    result = make_plan(project, CatalogReader(config), config.name, git_sha(path))
+    if result.refused:
+        raise PolicyError(result.diagnostics)
+    return result
 
 
-def plan(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
+RENDERERS = {
+    "text": lambda result: render_text(result.plan, lambda text, color: paint(text, color)),
+    "markdown": lambda result: render_markdown(result.plan, result.diagnostics),
+    "json": lambda result: plan_to_json(result.plan),
+}
+
+
+def plan(path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool) -> int:
     result = compute_plan(path, catalog)
-    typer.echo(render_text(result, lambda text, color: paint(text, color)), nl=False)
-    if detailed_exitcode and result.has_changes:
+    typer.echo(RENDERERS[output](result), nl=False)
+    if out is not None:
+        out.write_text(plan_to_json(result.plan), encoding="utf-8")
+        typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)
+    if result.plan.blocked:
+        return Exit.BLOCKED
+    if detailed_exitcode and result.plan.has_changes:
         return Exit.CHANGES
     return Exit.OK
 
 
 def apply(path: Path, catalog: str | None, *, auto_approve: bool, master: str, conf: list[str]) -> int:
-    from runtime.apply import apply_plan
+    from runtime.apply import apply_plan, check_requirements
     from runtime.spark.session import SparkOptions
 
-    result = compute_plan(path, catalog)
-    typer.echo(render_text(result, lambda text, color: paint(text, color)), nl=False)
-    if not result.has_changes:
+    saved = path.is_file() and path.suffix == ".json"
+    if saved:
+        planned = plan_from_json(path.read_text(encoding="utf-8"))
+        config = resolve_catalog(catalog or planned.catalog, Path("policies"))
+        check_requirements(planned, CatalogReader(config))
+    else:
+        planned = compute_plan(path, catalog).plan
+        config = resolve_catalog(catalog, path)
+    typer.echo(render_text(planned, lambda text, color: paint(text, color)), nl=False)
+    if planned.blocked:
+        error("the plan holds destructive changes git has not approved; nothing was applied")
+        return Exit.BLOCKED
+    if not planned.has_changes:
         return Exit.OK
-    if not auto_approve and not typer.confirm("Apply these changes?", default=False):
+    if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
         error("apply cancelled")
         return Exit.ERROR
-    config = resolve_catalog(catalog, path)
     options = SparkOptions(master=master, conf=dict(item.split("=", 1) for item in conf))
-    report = apply_plan(result, config, options,
+    report = apply_plan(planned, config, options,
                         lambda step: info(f"  [{step.index}] {step.statement.change.summary} ({step.seconds:.1f}s)"))
     info(f"Apply complete: {len(report.steps)} statement(s) executed.")
     return Exit.OK

@@ -1,0 +1,74 @@
+"""Property and lifecycle differences: only keys the policy owns are compared.
+
+A key is owned when the policy declares it, when a policy setting manages it (lifecycle, write
+modes, ...) or when it is a ``tablepolicy.*`` key; anything engines or other tools set is left
+alone, and ``ignore_properties`` removes keys from the comparison entirely.
+"""
+
+from __future__ import annotations
+
+from compiler.diff.changes import Change, PropertyChange, SetComment, SetProperties, TightenRetention, UnsetProperties
+from compiler.diff.safety import Safety
+from compiler.model.properties import MANAGED_PROPERTIES
+from compiler.model.table import TableState
+from compiler.spec.units import Duration
+
+RETENTION_KEYS = ("tablepolicy.retention.column", "tablepolicy.retention.keep")
+SNAPSHOT_AGE = "history.expire.max-snapshot-age-ms"
+
+
+def owned_keys(current: TableState, desired: TableState) -> set[str]:
+    keys = set(desired.properties) | set(MANAGED_PROPERTIES)
+    keys |= {k for k in current.properties if k.startswith("tablepolicy.")}
+    keys.discard("format-version")
+    if "write.distribution-mode" not in desired.properties:
+        keys.discard("write.distribution-mode")  # WRITE ORDERED BY sets it as a side effect
+    return keys - desired.ignore_properties
+
+
+def diff_properties(current: TableState, desired: TableState) -> list[Change]:
+    safe: list[PropertyChange] = []
+    shorter_history: list[PropertyChange] = []
+    unset: list[PropertyChange] = []
+    for key in sorted(owned_keys(current, desired) - set(RETENTION_KEYS)):
+        old, new = current.properties.get(key), desired.properties.get(key)
+        if old == new:
+            continue
+        change = PropertyChange(key=key, old=old, new=new, setting=MANAGED_PROPERTIES.get(key))
+        if new is None:
+            unset.append(change)
+        elif key == SNAPSHOT_AGE and old is not None and old.isdigit() and int(new) < int(old):
+            shorter_history.append(change)
+        else:
+            safe.append(change)
+    changes: list[Change] = []
+    if desired.comment is not None and desired.comment != current.comment:
+        changes.append(SetComment(table=desired.name, comment=desired.comment))
+    if safe:
+        changes.append(SetProperties(table=desired.name, changes=tuple(safe)))
+    if shorter_history:
+        changes.append(SetProperties(table=desired.name, changes=tuple(shorter_history), safety=Safety.BREAKING,
+                                     code="TC505"))
+    if unset:
+        changes.append(UnsetProperties(table=desired.name, changes=tuple(unset)))
+    changes += _retention(current, desired)
+    return changes
+
+
+def _retention(current: TableState, desired: TableState) -> list[Change]:
+    old_column, old_keep = (current.properties.get(k) for k in RETENTION_KEYS)
+    new_column, new_keep = (desired.properties.get(k) for k in RETENTION_KEYS)
+    if (old_column, old_keep) == (new_column, new_keep):
+        return []
+    changes = tuple(
+        PropertyChange(key=k, old=o, new=n, setting=MANAGED_PROPERTIES[k])
+        for k, o, n in zip(RETENTION_KEYS, (old_column, old_keep), (new_column, new_keep), strict=True)
+        if o != n
+    )
+    if new_column is None or new_keep is None:  # retention removed: rows are kept from now on
+        return [UnsetProperties(table=desired.name, changes=changes)]
+    tighter = old_keep is None or old_column != new_column or Duration.parse(new_keep) < Duration.parse(old_keep)
+    if tighter:
+        return [TightenRetention(table=desired.name, column=new_column, old=old_keep, new=new_keep,
+                                 properties=changes)]
+    return [SetProperties(table=desired.name, changes=changes)]
