@@ -89,7 +89,7 @@ class DropTable(ChangeBase):
 
 class AddColumn(ChangeBase):
     action: Literal["add_column"] = "add_column"
-    code: Literal["TC201"] = "TC201"
+    code: Literal["TC201", "TC207"] = "TC201"  # TC207: re-added name, flagged breaking
     path: ColumnPath
     type: IcebergTypeField
     doc: str | None = None

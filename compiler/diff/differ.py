@@ -49,8 +49,7 @@ class _Diff:
     drops: list[Change] = field(default_factory=list)
     renames: list[Change] = field(default_factory=list)
     updates: list[Change] = field(default_factory=list)
-    adds: list[Change] = field(default_factory=list)
-    moves: list[Change] = field(default_factory=list)
+    adds: list[Change] = field(default_factory=list)  # adds and moves, in declared order
     refusals: list[Refusal] = field(default_factory=list)
     # desired column path -> the current field id it maps to (partition, sort and identifier matching)
     ids: dict[ColumnPath, int] = field(default_factory=dict)
@@ -73,7 +72,7 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
                  f"{desired.format_version}", f"set format_version: {current.format_version}")
     layout_early, layout_late = _identifier_fields(d)
     changes: list[Change] = [
-        *layout_early, *d.drops, *d.renames, *d.updates, *d.adds, *d.moves,
+        *layout_early, *d.drops, *d.renames, *d.updates, *d.adds,
         *_partitions(d), *_sort(d), *layout_late,
     ]
     if desired.format_version > current.format_version:
@@ -210,25 +209,57 @@ def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, 
 
 def _order(d: _Diff, cur: StructType, des: StructType, path: ColumnPath,
            matched: dict[int, NestedField], new: set[str]) -> None:
-    """Place added columns where the policy declares them, then move existing ones into order."""
+    """Place added columns where the policy declares them and move the fewest existing ones.
+
+    Columns on a longest increasing run of current positions stay; the others, and the new ones, are
+    placed in declared order right after their predecessor, which keeps every prefix in order.
+    """
     target = [f.name for f in des.fields]
-    layout = [matched[f.field_id].name for f in cur.fields if f.field_id in matched]
+    now = {matched[f.field_id].name: i for i, f in enumerate(cur.fields) if f.field_id in matched}
+    existing = [n for n in target if n in now]
+    keep = set(_longest_increasing(existing, now))
+    pending = {a.path[-1]: a for a in d.adds if isinstance(a, AddColumn) and a.path[:-1] == path}
+    placed: list[Change] = []
+    last_kept = max((target.index(n) for n in keep), default=-1)
     for i, name in enumerate(target):
-        if name not in new:
-            continue
-        at = 0 if i == 0 else layout.index(target[i - 1]) + 1 if target[i - 1] in layout else len(layout)
-        added = next((a for a in d.adds if isinstance(a, AddColumn) and a.path == (*path, name)), None)
-        if added is not None and at < len(layout):
-            position = "first" if at == 0 else "after"
-            d.adds[d.adds.index(added)] = added.model_copy(
-                update={"position": position, "after": target[i - 1] if at else None})
-        layout.insert(at, name)
-    for i, name in enumerate(target):
-        if name in layout and layout.index(name) != i and i < len(layout):
-            layout.remove(name)
-            layout.insert(i, name)
-            d.moves.append(MoveColumn(table=d.table, path=(*path, name), position="first" if i == 0 else "after",
-                                      after=target[i - 1] if i else None))
+        position = "first" if i == 0 else "after"
+        after = target[i - 1] if i else None
+        if name in new and name in pending:
+            add = pending[name]
+            placed.append(add if i > last_kept and all(n in new for n in target[i:])
+                          else add.model_copy(update={"position": position, "after": after}))
+        elif name in now and name not in keep:
+            placed.append(MoveColumn(table=d.table, path=(*path, name), position=position, after=after))
+    d.adds = [a for a in d.adds if not (isinstance(a, AddColumn) and a.path[:-1] == path)] + placed
+
+
+def _longest_increasing(names: list[str], position: dict[str, int]) -> list[str]:
+    """The longest subsequence of ``names`` whose current positions increase (patience sorting)."""
+    tails: list[int] = []
+    links: list[int] = [-1] * len(names)
+    ends: list[int] = []
+    for i, name in enumerate(names):
+        value = position[name]
+        lo, hi = 0, len(tails)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if tails[mid] < value:
+                lo = mid + 1
+            else:
+                hi = mid
+        if lo == len(tails):
+            tails.append(value)
+            ends.append(i)
+        else:
+            tails[lo] = value
+            ends[lo] = i
+        links[i] = ends[lo - 1] if lo else -1
+    out: list[str] = []
+    at = ends[-1] if ends else -1
+    while at >= 0:
+        out.append(names[at])
+        at = links[at]
+    return out[::-1]
 
 
 def _partitions(d: _Diff) -> list[Change]:

@@ -59,9 +59,8 @@ def make_plan(
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.policy.state == "absent") if t]
     tables.sort(key=lambda t: t.table)
     declared = {t.name for t in project.tables}
-    unmanaged = sorted(
-        {t for ns in namespaces_of([d.state for d in desired]) for t in source.tables_in(ns) if t not in declared}
-    )
+    managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
+    unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared})
     plan = Plan(catalog=catalog, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged,
                 blocked=_blocked(project, tables))
     return PlanResult(plan, diagnostics)

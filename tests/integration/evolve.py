@@ -1,0 +1,41 @@
+"""Helpers for plan tests on real catalog tables: write a policy, plan it, run its SQL in Spark."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compiler.catalog.reader import CatalogReader
+from compiler.checks import check_project
+from compiler.diagnostics import Diagnostics
+from compiler.loader import Project, load_text
+from compiler.plan.planner import PlanResult, make_plan
+from compiler.render.sql import change_sql, statements
+from tests.integration.conftest import Lake
+
+
+def project_of(text: str) -> Project:
+    project, diagnostics = Project(root=Path(".")), Diagnostics()
+    load_text(text, "policy.yaml", project, diagnostics)
+    diagnostics.extend(check_project(project))
+    assert not diagnostics.has_errors, [d.render() for d in diagnostics]
+    return project
+
+
+def plan(lake: Lake, text: str) -> PlanResult:
+    return make_plan(project_of(text), CatalogReader(lake.config), lake.config.name)
+
+
+def apply(lake: Lake, result: PlanResult) -> None:
+    assert not result.refused, [d.render() for d in result.diagnostics]
+    lake.run([s for change in result.plan.changes for s in statements(change, lake.config.name)])
+
+
+def converge(lake: Lake, text: str) -> None:
+    """Plan and apply ``text``; planning again must then find nothing to do."""
+    apply(lake, plan(lake, text))
+    again = plan(lake, text)
+    assert again.plan.changes == [], [c.summary for c in again.plan.changes]
+
+
+def sql_of(result: PlanResult) -> list[str]:
+    return [sql for change in result.plan.changes for sql in change_sql(change, "lake")]
