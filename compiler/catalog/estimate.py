@@ -29,11 +29,12 @@ def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> Re
     assert isinstance(field_type, PrimitiveType)
     limit, literal = _cutoff(field_type, cutoff)
     whole = partial = rows = rows_upper = size = 0
-    for task in table.scan(row_filter=LessThan(".".join(column), literal)).plan_files():
+    predicate = LessThan(".".join(column), literal)  # type: ignore[call-arg]  # pydantic plugin misreads __init__
+    for task in table.scan(row_filter=predicate).plan_files():
         data = task.file
         rows_upper += data.record_count
         upper = (data.upper_bounds or {}).get(field_id)
-        if upper is not None and from_bytes(field_type, upper) < limit:
+        if upper is not None and int(from_bytes(field_type, upper)) < limit:
             whole += 1
             rows += data.record_count
             size += data.file_size_in_bytes

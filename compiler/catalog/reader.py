@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 from datetime import datetime
-from dataclasses import dataclass
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection
-from pyiceberg.schema import Schema
 
 from compiler.catalog.config import CatalogConfig, embedded_root
 from compiler.catalog.estimate import estimate_retention
@@ -36,7 +36,7 @@ class CurrentTable:
     schema_id: int
     spec_id: int
     sort_order_id: int
-    history: TableHistory = TableHistory()
+    history: TableHistory = field(default_factory=TableHistory)
 
 
 def open_catalog(config: CatalogConfig) -> Catalog:

@@ -12,6 +12,7 @@ from typing import Any
 from compiler.effective import Effective
 from compiler.spec.table import PropertyValue, TablePolicy
 
+
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"

@@ -13,8 +13,15 @@ from typing import Protocol
 from compiler.catalog.reader import CurrentTable
 from compiler.desired import DesiredTable, desired_tables, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.diff.changes import Change, CreateNamespace, CreateTable, DropTable, RetentionEstimate, SetProperties
-from compiler.diff.changes import TightenRetention
+from compiler.diff.changes import (
+    Change,
+    CreateNamespace,
+    CreateTable,
+    DropTable,
+    RetentionEstimate,
+    SetProperties,
+    TightenRetention,
+)
 from compiler.diff.differ import diff_table
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import parse_name

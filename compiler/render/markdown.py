@@ -32,7 +32,8 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None) -> str:
     if not plan.has_changes:
         out.append("**No changes.** The catalog matches the policies.")
         return "\n".join(out) + "\n"
-    out += [f"**{summary_counts(plan)}**", "", "| table | safe | breaking | destructive |", "| --- | ---: | ---: | ---: |"]
+    out += [f"**{summary_counts(plan)}**", "", "| table | safe | breaking | destructive |",
+            "| --- | ---: | ---: | ---: |"]
     if plan.namespaces:
         out.append(f"| namespaces | {len(plan.namespaces)} | 0 | 0 |")
     for table in plan.tables:

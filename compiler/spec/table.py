@@ -139,7 +139,7 @@ class TablePolicy(Spec):
         False, description="Allow names that differ only by case (ambiguous for Spark, Trino, Athena)."
     )
     columns: list[Column] = Field(
-        None,  # type: ignore[assignment]  # validated below: required unless state is absent
+        None,  # validated below: required unless state is absent
         validate_default=True,
         description="Schema, in order (required unless state is absent).",
     )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from enum import StrEnum
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -107,6 +107,30 @@ def apply(
     """Apply the plan through Spark (Iceberg runtime), one statement at a time."""
     run(lambda: commands.apply(path, catalog, auto_approve=auto_approve, master=spark_master,
                                conf=spark_conf or []))
+
+
+@app.command()
+def drift(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    detailed_exitcode: Annotated[bool, typer.Option("--detailed-exitcode", help="Exit 2 when there is drift.")] = False,
+) -> None:
+    """Show what the catalog holds that git does not say (the reverse of plan)."""
+    run(lambda: commands.drift(path, catalog, detailed_exitcode=detailed_exitcode))
+
+
+@app.command("import")
+def import_(
+    tables: Annotated[list[str], typer.Argument(help="Tables to import, e.g. sales.orders.")],
+    catalog: CatalogName = None,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write policy files under this directory.")] = None,
+    policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
+        "policies"
+    ),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite existing policy files.")] = False,
+) -> None:
+    """Write policy YAML for existing catalog tables; plan right after shows no changes."""
+    run(lambda: commands.import_tables(tables, catalog, policies, out, force=force))
 
 
 @app.command()

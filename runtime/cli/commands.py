@@ -11,17 +11,20 @@ from compiler.catalog.reader import CatalogReader
 from compiler.desired import create_all
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
+from compiler.importer import policy_yaml
 from compiler.loader import Project, discover, display_path
+from compiler.model.names import parse_name
 from compiler.plan.planner import PlanResult, make_plan
+from compiler.render.drift import render_drift
 from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
-from runtime.gitinfo import git_sha
 from compiler.schema import policy_json_schema_text
 from compiler.validate import validate as validate_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import error, info, paint, show_diagnostics, summary_line
+from runtime.gitinfo import git_sha
 
 
 def valid_project(path: Path) -> Project:
@@ -131,3 +134,42 @@ def apply(path: Path, catalog: str | None, *, auto_approve: bool, master: str, c
                         lambda step: info(f"  [{step.index}] {step.statement.change.summary} ({step.seconds:.1f}s)"))
     info(f"Apply complete: {len(report.steps)} statement(s) executed.")
     return Exit.OK
+
+
+def import_tables(tables: list[str], catalog: str | None, policies: Path, out: Path | None, *, force: bool) -> int:
+    config = resolve_catalog(catalog, policies)
+    reader = CatalogReader(config)
+    missing = []
+    for text in tables:
+        try:
+            name = parse_name(text)
+        except ValueError as exc:
+            error(str(exc))
+            return Exit.ERROR
+        current = reader.table(name)
+        if current is None:
+            missing.append(text)
+            continue
+        yaml_text = policy_yaml(current.state)
+        if out is None:
+            typer.echo(yaml_text, nl=False)
+            continue
+        target = out.joinpath(*name[:-1], f"{name[-1]}.yaml")
+        if target.exists() and not force:
+            error(f"{display_path(target)} exists; pass --force to overwrite it")
+            return Exit.ERROR
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(yaml_text, encoding="utf-8")
+        info(f"wrote {display_path(target)}")
+    if missing:
+        error(f"not in {config.describe()}: {', '.join(missing)}")
+        return Exit.ERROR
+    return Exit.OK
+
+
+def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
+    result = compute_plan(path, catalog)
+    config = resolve_catalog(catalog, path)
+    text, drifted = render_drift(result.plan, CatalogReader(config))
+    typer.echo(text, nl=False)
+    return Exit.CHANGES if detailed_exitcode and drifted else Exit.OK
