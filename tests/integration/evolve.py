@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
 
 from compiler.catalog.reader import CatalogReader
@@ -21,8 +22,8 @@ def project_of(text: str) -> Project:
     return project
 
 
-def plan(lake: Lake, text: str) -> PlanResult:
-    return make_plan(project_of(text), CatalogReader(lake.config), lake.config.name)
+def plan(lake: Lake, text: str, today: date | None = None) -> PlanResult:
+    return make_plan(project_of(text), CatalogReader(lake.config), lake.config.name, today=today)
 
 
 def apply(lake: Lake, result: PlanResult) -> None:
