@@ -17,30 +17,30 @@ class DesiredTable:
     state: TableState
 
 
+def desired_table(project: Project, table: LoadedTable) -> DesiredTable:
+    effective = effective_settings(project, table)
+    return DesiredTable(table, effective, desired_state(table.policy, effective))
+
+
 def desired_tables(project: Project) -> list[DesiredTable]:
     """Tables declared present, with their effective settings, sorted by name."""
-    out = []
-    for table in project.tables:
-        if table.policy.state != "present":
-            continue
-        effective = effective_settings(project, table)
-        out.append(DesiredTable(table, effective, desired_state(table.policy, effective)))
-    return sorted(out, key=lambda d: d.state.name)
+    present = [desired_table(project, t) for t in project.tables if t.policy.state == "present"]
+    return sorted(present, key=lambda d: d.state.name)
 
 
 def desired_states(project: Project) -> list[TableState]:
     return [d.state for d in desired_tables(project)]
 
 
-def namespaces_of(states: list[TableState]) -> list[tuple[str, ...]]:
+def namespaces_of(tables: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """Every namespace the tables need, parents before children."""
-    needed = {s.namespace[:k] for s in states for k in range(1, len(s.namespace) + 1)}
+    needed = {name[:k] for name in tables for k in range(1, len(name))}
     return sorted(needed, key=lambda ns: (len(ns), ns))
 
 
 def create_all(project: Project) -> list[Change]:
     """The changes that build every declared table in an empty catalog (``tablepolicy ddl``)."""
     states = desired_states(project)
-    changes: list[Change] = [CreateNamespace(table=ns) for ns in namespaces_of(states)]
+    changes: list[Change] = [CreateNamespace(table=ns) for ns in namespaces_of([s.name for s in states])]
     changes += [CreateTable(table=s.name, state=s) for s in states]
     return changes

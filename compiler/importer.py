@@ -41,7 +41,7 @@ def policy_document(state: TableState) -> CommentedMap:
         doc["tags"] = _flow(props["tablepolicy.tags"].split(","))
     if state.format_version != 2:
         doc["format_version"] = state.format_version
-    doc["columns"] = CommentedSeq(_column(f) for f in state.schema_.fields)
+    doc["columns"] = CommentedSeq(_column(f) for f in state.columns.fields)
     if state.partition:
         doc["partition_by"] = CommentedSeq(_partition(f) for f in state.partition if f.transform.kind != "void")
     if state.sort:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import gc
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -10,7 +10,9 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from compiler.heap import settled_heap
 from compiler.model.names import parse_name
+from compiler.modelcache import ModelCache
 from compiler.spec.errors import findings_from
 from compiler.spec.table import NamespaceDefaults, TablePolicy
 from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
@@ -22,6 +24,7 @@ POLICY_SUFFIXES = (".yaml", ".yml")
 class LoadedTable:
     policy: TablePolicy
     source: SourceMap
+    digest: str = ""  # sha256 of the file text: the plan cache's key
 
     @property
     def name(self) -> tuple[str, ...]:
@@ -32,6 +35,7 @@ class LoadedTable:
 class LoadedNamespace:
     defaults: NamespaceDefaults
     source: SourceMap
+    digest: str = ""
 
     @property
     def name(self) -> tuple[str, ...]:
@@ -62,7 +66,7 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def load_project(path: Path) -> tuple[Project, Diagnostics]:
+def load_project(path: Path, cache: ModelCache | None = None) -> tuple[Project, Diagnostics]:
     """Parse and validate every policy file; never raises on bad input."""
     diagnostics = Diagnostics()
     root = path if path.is_dir() else path.parent
@@ -70,24 +74,31 @@ def load_project(path: Path) -> tuple[Project, Diagnostics]:
     if not path.exists():
         diagnostics.error("TP000", Location(display_path(path)), "no such file or directory")
         return project, diagnostics
-    try:
+    with settled_heap() as settle:
         for file in discover(path):
             try:
                 text = file.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
                 diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc}")
                 continue
-            load_text(text, display_path(file), project, diagnostics)
-            # The node trees kept for positions are acyclic and live as long as the project: keep the
-            # cyclic collector from rescanning them after every file (it doubled the cost of a load).
-            gc.freeze()
-    finally:
-        gc.unfreeze()
+            load_text(text, display_path(file), project, diagnostics, cache)
+            settle()  # the node trees kept for positions live as long as the project
     return project, diagnostics
 
 
-def load_text(text: str, file: str, project: Project, diagnostics: Diagnostics) -> None:
+def load_text(
+    text: str, file: str, project: Project, diagnostics: Diagnostics, cache: ModelCache | None = None
+) -> None:
     """Validate one document and add it to ``project`` (or add findings to ``diagnostics``)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    cached = cache.model(digest) if cache is not None else None
+    if cached is not None:
+        source = SourceMap(file, text=text)
+        if cached["kind"] == "table":
+            project.tables.append(LoadedTable(TablePolicy.model_validate(cached["data"]), source, digest))
+        else:
+            project.namespaces.append(LoadedNamespace(NamespaceDefaults.model_validate(cached["data"]), source, digest))
+        return
     parsed = parse_yaml(text, file)
     if isinstance(parsed, Diagnostic):
         diagnostics.add(parsed)
@@ -105,10 +116,13 @@ def load_text(text: str, file: str, project: Project, diagnostics: Diagnostics) 
         )
         return
     model = _validate(kind, parsed, diagnostics)
+    if model is not None and cache is not None:
+        cache.put_model(digest, "table" if kind is TablePolicy else "namespace",
+                        model.model_dump(mode="json", by_alias=True, exclude_unset=True))
     if isinstance(model, TablePolicy):
-        project.tables.append(LoadedTable(model, parsed.source))
+        project.tables.append(LoadedTable(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):
-        project.namespaces.append(LoadedNamespace(model, parsed.source))
+        project.namespaces.append(LoadedNamespace(model, parsed.source, digest))
 
 
 def _document_kind(doc: YamlDocument) -> type[BaseModel] | None:

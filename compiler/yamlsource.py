@@ -57,6 +57,7 @@ class SourceMap:
 
     file: str
     root: Node | None = None
+    text: str | None = None  # set instead of ``root`` for documents restored from a cache: parsed on demand
 
     def key(self, path: Path) -> Location:
         """Position of the key at ``path`` (its value for list items; the nearest parent when absent)."""
@@ -66,6 +67,8 @@ class SourceMap:
         return self._find(path, prefer_key=False)
 
     def _find(self, path: Path, *, prefer_key: bool) -> Location:
+        if self.root is None and self.text is not None:
+            self.root = yaml.compose(self.text, Loader=_Loader)
         node, key_node = self.root, None
         for part in path:
             child = _child(node, part)

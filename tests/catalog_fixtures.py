@@ -22,7 +22,7 @@ def embedded_catalog(policies: Path) -> SqlCatalog:
 
 def create_like(catalog: Catalog, state: TableState) -> None:
     """Create the table exactly as ``state`` declares it."""
-    ids = {path: fid for fid, path in field_paths(state.schema_.as_struct()).items()}
+    ids = {path: fid for fid, path in field_paths(state.columns).items()}
     spec = PartitionSpec(*(
         PartitionField(source_id=ids[f.source], field_id=1000 + i, transform=parse_transform(str(f.transform)),
                        name=f.name or f"{f.source[-1]}_{f.transform.kind}")

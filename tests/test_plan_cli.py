@@ -123,3 +123,34 @@ def test_import_round_trip_of_every_example(policies: Path, tmp_path: Path) -> N
     code, output = plan(str(imported), "--catalog", "lake", "--detailed-exitcode")
     assert code == 0, output
     assert runner.invoke(app, ["validate", str(imported)]).exit_code == 0
+
+
+def test_plan_cache_is_invalidated_by_catalog_commits_and_policy_edits(policies: Path) -> None:
+    assert plan(str(policies), "--detailed-exitcode")[0] == 0
+    cache = policies.parent / ".tablepolicy" / "plan-cache.json"
+    assert (policies.parent / ".tablepolicy" / "models.json").exists()
+    assert len(json.loads(cache.read_text())["entries"]) == 3
+    # out of band: another tool changes an owned property; the metadata location moves, the cache misses
+    table = embedded_catalog(policies).load_table(("logs", "app_events"))
+    with table.transaction() as tx:
+        tx.set_properties({"write.target-file-size-bytes": "1024"})
+    code, output = plan(str(policies), "--detailed-exitcode")
+    assert code == 2 and "write.target-file-size-bytes: 1024 -> 536870912" in output
+    # a policy edit changes the key, the cache misses too
+    policy = policies / "ads/click_log.yaml"
+    policy.write_text(policy.read_text().replace("max_age: 2d", "max_age: 3d"))
+    assert "history.expire.max-snapshot-age-ms: 172800000 -> 259200000" in plan(str(policies))[1]
+
+
+def test_drift_shows_what_git_does_not_say(policies: Path) -> None:
+    result = runner.invoke(app, ["drift", str(policies), "--detailed-exitcode"])
+    assert (result.exit_code, result.output.strip()) == (0, "No drift: the catalog holds what git declares.")
+    table = embedded_catalog(policies).load_table(("ads", "click_log"))
+    with table.transaction() as tx:
+        tx.set_properties({"history.expire.min-snapshots-to-keep": "5", "other.tool.setting": "x"})
+    embedded_catalog(policies).create_table(("ads", "shadow"), schema=table.schema())
+    result = runner.invoke(app, ["drift", str(policies), "--detailed-exitcode"])
+    assert result.exit_code == 2
+    assert "catalog differs: apply would set history.expire.min-snapshots-to-keep: 5 -> 1" in result.output
+    assert "not in git: property other.tool.setting = x" in result.output
+    assert "table ads.shadow: in a managed namespace, not declared in git" in result.output

@@ -29,7 +29,7 @@ def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> Re
     assert isinstance(field_type, PrimitiveType)
     limit, literal = _cutoff(field_type, cutoff)
     whole = partial = rows = rows_upper = size = 0
-    predicate = LessThan(".".join(column), literal)  # type: ignore[call-arg]  # pydantic plugin misreads __init__
+    predicate = LessThan(".".join(column), literal)  # type: ignore[call-arg,misc]  # pydantic plugin misreads __init__
     for task in table.scan(row_filter=predicate).plan_files():
         data = task.file
         rows_upper += data.record_count

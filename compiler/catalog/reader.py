@@ -76,7 +76,8 @@ def current_table(name: tuple[str, ...], table: Table) -> CurrentTable:
     order = table.sort_order()
     state = TableState(
         name=name,
-        schema_=schema,
+        columns=schema.as_struct(),
+        identifier_field_ids=tuple(schema.identifier_field_ids),
         partition=tuple(
             PartitionFieldState(source=paths[f.source_id], transform=parse_iceberg_transform(str(f.transform)),
                                 name=f.name)
@@ -145,6 +146,22 @@ class CatalogReader:
     ) -> RetentionEstimate | None:
         table = self._load(name)
         return estimate_retention(table, column, cutoff) if table is not None else None
+
+    def metadata_locations(self) -> dict[tuple[str, ...], str] | None:
+        """Every table's current metadata file in one query (SQL catalogs); None where there is no such query."""
+        engine = getattr(self.catalog, "engine", None)
+        if engine is None:
+            return None
+        from sqlalchemy import text
+
+        query = text("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
+                     "WHERE catalog_name = :name")
+        try:
+            with engine.connect() as connection:
+                rows = connection.execute(query, {"name": self.catalog.name}).all()
+        except Exception:
+            return None
+        return {(*str(ns).split("."), str(name)): str(location) for ns, name, location in rows if location}
 
     def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
         try:

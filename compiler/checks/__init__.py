@@ -10,8 +10,9 @@ from compiler.checks.layout import check_layout
 from compiler.checks.lifecycle import check_lifecycle
 from compiler.checks.properties import check_namespace, check_properties
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.effective import effective_settings
-from compiler.loader import Project
+from compiler.effective import effective_settings, namespace_chain
+from compiler.loader import LoadedNamespace, LoadedTable, Project
+from compiler.modelcache import ModelCache
 
 TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
     check_columns,
@@ -21,30 +22,35 @@ TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
 )
 
 
-def check_project(project: Project) -> Diagnostics:
+def check_project(project: Project, cache: ModelCache | None = None) -> Diagnostics:
+    """Every semantic finding; with a cache, a table whose files are unchanged replays its findings."""
     diagnostics = Diagnostics()
-    first_table: dict[tuple[str, ...], str] = {}
+    first_table: dict[tuple[str, ...], LoadedTable] = {}
     for table in project.tables:
-        where = table.source.value(("table",))
         if table.name in first_table:
-            diagnostics.add(Diagnostic("TP401", Severity.ERROR, where,
-                                       f"table '{table.policy.table}' is declared twice",
-                                       f"first declared at {first_table[table.name]}"))
+            first = first_table[table.name].source.value(("table",))
+            diagnostics.add(Diagnostic("TP401", Severity.ERROR, table.source.value(("table",)),
+                                       f"table '{table.policy.table}' is declared twice", f"first declared at {first}"))
             continue
-        first_table[table.name] = str(where)
+        first_table[table.name] = table
         if table.policy.state == "absent":
             continue
-        ctx = TableContext.of(table, effective_settings(project, table))
-        for check in TABLE_CHECKS:
-            diagnostics.extend(check(ctx))
-    first_namespace: dict[tuple[str, ...], str] = {}
+        key = "\n".join([table.source.file, *(ns.digest for ns in namespace_chain(project, table)), table.digest])
+        cached = cache.findings(key) if cache is not None else None
+        if cached is None:
+            ctx = TableContext.of(table, effective_settings(project, table))
+            cached = [finding for check in TABLE_CHECKS for finding in check(ctx)]
+            if cache is not None:
+                cache.put_findings(key, cached)
+        diagnostics.extend(cached)
+    first_namespace: dict[tuple[str, ...], LoadedNamespace] = {}
     for namespace in project.namespaces:
-        where = namespace.source.value(("namespace",))
         if namespace.name in first_namespace:
-            diagnostics.add(Diagnostic("TP402", Severity.ERROR, where,
+            first = first_namespace[namespace.name].source.value(("namespace",))
+            diagnostics.add(Diagnostic("TP402", Severity.ERROR, namespace.source.value(("namespace",)),
                                        f"defaults for namespace '{namespace.defaults.namespace}' declared twice",
-                                       f"first declared at {first_namespace[namespace.name]}"))
+                                       f"first declared at {first}"))
             continue
-        first_namespace[namespace.name] = str(where)
+        first_namespace[namespace.name] = namespace
         diagnostics.extend(check_namespace(namespace))
     return diagnostics

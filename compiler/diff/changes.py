@@ -70,7 +70,7 @@ class CreateTable(ChangeBase):
 
     @property
     def summary(self) -> str:
-        return f"create table {format_name(self.table)} ({len(self.state.schema_.fields)} columns)"
+        return f"create table {format_name(self.table)} ({len(self.state.columns.fields)} columns)"
 
 
 class DropTable(ChangeBase):

@@ -65,8 +65,8 @@ class _Diff:
 
 def diff_table(current: TableState, desired: TableState, history: TableHistory | None = None) -> DiffResult:
     d = _Diff(current, desired, history or TableHistory())
-    d.current_ids = {path: fid for fid, path in field_paths(current.schema_.as_struct()).items()}
-    _struct(d, current.schema_.as_struct(), desired.schema_.as_struct(), (), ())
+    d.current_ids = {path: fid for fid, path in field_paths(current.columns).items()}
+    _struct(d, current.columns, desired.columns, (), ())
     if desired.format_version < current.format_version:
         d.refuse((), "TR105", f"format version {current.format_version} cannot be downgraded to "
                  f"{desired.format_version}", f"set format_version: {current.format_version}")

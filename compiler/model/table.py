@@ -5,10 +5,11 @@ The planner compares two TableStates; the renderers and the executor only read t
 
 from __future__ import annotations
 
+from functools import cached_property
 from itertools import count
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType
 
@@ -24,7 +25,8 @@ ColumnPath = tuple[str, ...]
 
 
 class State(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True,
+                              ignored_types=(cached_property,))
 
 
 class PartitionFieldState(State):
@@ -42,7 +44,8 @@ class SortFieldState(State):
 
 class TableState(State):
     name: tuple[str, ...]
-    schema_: Schema
+    columns: StructType = Field(description="The schema's fields, with their Iceberg field ids.")
+    identifier_field_ids: tuple[int, ...] = ()
     partition: tuple[PartitionFieldState, ...] = ()
     sort: tuple[SortFieldState, ...] = ()
     identifier_fields: tuple[ColumnPath, ...] = ()
@@ -58,6 +61,11 @@ class TableState(State):
     @property
     def namespace(self) -> tuple[str, ...]:
         return self.name[:-1]
+
+    @cached_property
+    def schema_(self) -> Schema:
+        """pyiceberg's Schema, built only when asked (its name index costs more than the diff)."""
+        return Schema(*self.columns.fields, schema_id=0, identifier_field_ids=list(self.identifier_field_ids))
 
 
 def build_struct(columns: list[Column]) -> StructType:
@@ -166,14 +174,10 @@ def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
     identifier_paths = tuple(parse_name(f) for f in policy.identifier_fields)
     renames, pins = column_declarations(policy.columns)
     identifier_ids = [_field_id(struct, path) for path in identifier_paths]
-    schema = Schema(
-        *struct.fields,
-        schema_id=0,
-        identifier_field_ids=[fid for fid in identifier_ids if fid is not None],
-    )
     return TableState(
         name=parse_name(policy.table),
-        schema_=schema,
+        columns=struct,
+        identifier_field_ids=tuple(fid for fid in identifier_ids if fid is not None),
         partition=partition_fields(policy),
         sort=sort_fields(policy),
         identifier_fields=identifier_paths,

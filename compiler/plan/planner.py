@@ -6,12 +6,13 @@ Illegal changes are refused as findings (nothing is half-planned); destructive c
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Protocol
 
 from compiler.catalog.reader import CurrentTable
-from compiler.desired import DesiredTable, desired_tables, namespaces_of
+from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (
     Change,
@@ -23,8 +24,11 @@ from compiler.diff.changes import (
     TightenRetention,
 )
 from compiler.diff.differ import diff_table
+from compiler.effective import namespace_chain
+from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import parse_name
+from compiler.plan.cache import PlanCache
 from compiler.plan.locate import column_yaml_path
 from compiler.plan.model import Blocked, Plan, Requirement, TablePlan
 from compiler.spec.units import Duration
@@ -41,6 +45,8 @@ class StateSource(Protocol):
         self, name: tuple[str, ...], column: tuple[str, ...], cutoff: datetime
     ) -> RetentionEstimate | None: ...
 
+    def metadata_locations(self) -> dict[tuple[str, ...], str] | None: ...
+
 
 @dataclass(frozen=True)
 class PlanResult:
@@ -53,16 +59,29 @@ class PlanResult:
 
 
 def make_plan(
-    project: Project, source: StateSource, catalog: str, git_sha: str | None = None, today: date | None = None
+    project: Project,
+    source: StateSource,
+    catalog: str,
+    git_sha: str | None = None,
+    today: date | None = None,
+    cache: PlanCache | None = None,
 ) -> PlanResult:
-    """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical."""
+    """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical.
+
+    With a cache and a catalog that lists metadata locations in one query, unchanged tables are not read.
+    """
     day = today or datetime.now(UTC).date()
-    desired = desired_tables(project)
+    present = sorted((t for t in project.tables if t.policy.state == "present"), key=lambda t: t.name)
     diagnostics = Diagnostics()
+    locations = source.metadata_locations() if cache is not None else None
     namespaces: list[Change] = [
-        CreateNamespace(table=ns) for ns in namespaces_of([d.state for d in desired]) if not source.namespace_exists(ns)
+        CreateNamespace(table=ns)
+        for ns in namespaces_of([t.name for t in present])
+        if not source.namespace_exists(ns)
     ]
-    tables = [_plan_table(d, source, day, diagnostics) for d in desired]
+    tables = []
+    with settled_heap() as settle:
+        tables = _plan_tables(project, present, source, catalog, day, diagnostics, cache, locations, settle)
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.policy.state == "absent") if t]
     tables.sort(key=lambda t: t.table)
     declared = {t.name for t in project.tables}
@@ -71,6 +90,31 @@ def make_plan(
     plan = Plan(catalog=catalog, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged,
                 blocked=_blocked(project, tables))
     return PlanResult(plan, diagnostics)
+
+
+def _plan_tables(
+    project: Project,
+    present: list[LoadedTable],
+    source: StateSource,
+    catalog: str,
+    day: date,
+    diagnostics: Diagnostics,
+    cache: PlanCache | None,
+    locations: dict[tuple[str, ...], str] | None,
+    settle: Callable[[], None],
+) -> list[TablePlan]:
+    tables = []
+    for table in present:
+        key = PlanCache.key([*(ns.digest for ns in namespace_chain(project, table)), table.digest], catalog)
+        location = locations.get(table.name) if locations is not None else None
+        cached = cache.get(table.name, key, location) if cache is not None and location else None
+        if cached is None:  # only now build the desired state: a cache hit never needs it
+            cached = _plan_table(desired_table(project, table), source, day, diagnostics)
+            if cache is not None and not diagnostics.has_errors:
+                cache.put(cached, key)
+            settle()  # metadata read for this table stays referenced until the plan is done
+        tables.append(cached)
+    return tables
 
 
 def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnostics: Diagnostics) -> TablePlan:

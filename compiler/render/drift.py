@@ -7,6 +7,7 @@ from typing import Protocol
 from compiler.catalog.reader import CurrentTable
 from compiler.diff.properties import owned_keys
 from compiler.model.names import format_name
+from compiler.model.table import TableState
 from compiler.plan.model import Plan
 
 
@@ -17,7 +18,7 @@ class TableSource(Protocol):
 ENGINE_KEYS = frozenset({"owner", "write.parquet.compression-codec", "comment"})
 
 
-def render_drift(plan: Plan, source: TableSource) -> tuple[str, bool]:
+def render_drift(plan: Plan, source: TableSource, desired: dict[tuple[str, ...], TableState]) -> tuple[str, bool]:
     """(text, whether any declared table drifted). Unowned properties are listed, not counted as drift."""
     lines: list[str] = []
     drifted = False
@@ -31,7 +32,9 @@ def render_drift(plan: Plan, source: TableSource) -> tuple[str, bool]:
             continue
         block = [f"  catalog differs: apply would {c.summary}" for c in table.changes]
         drifted = drifted or bool(block)
-        unowned = sorted(set(current.state.properties) - owned_keys(current.state, current.state) - ENGINE_KEYS)
+        want = desired.get(table.table)
+        owned = owned_keys(current.state, want) if want is not None else set(current.state.properties)
+        unowned = sorted(set(current.state.properties) - owned - ENGINE_KEYS)
         block += [f"  not in git: property {k} = {current.state.properties[k]} (set by another tool?)"
                   for k in unowned if not k.startswith("tablepolicy.")]
         if block:

@@ -121,7 +121,7 @@ def create_table_sql(state: TableState, catalog: str) -> list[str]:
         render(
             "create_table",
             table=table,
-            columns=state.schema_.fields,
+            columns=state.columns.fields,
             partition=state.partition[:first_named],
             location=state.location,
             comment=state.comment,

@@ -24,8 +24,12 @@ def _check_primitive(text: str) -> str:
 
 
 def _type_kind(value: Any) -> str | None:
+    """The union member a type expression is: from raw YAML data, or from a model when serializing."""
     if isinstance(value, str):
         return "primitive"
+    model_kinds = {"StructOf": "struct", "ListOf": "list", "MapOf": "map"}
+    if type(value).__name__ in model_kinds:
+        return model_kinds[type(value).__name__]
     if isinstance(value, dict):
         for kind in ("struct", "list", "map"):
             if kind in value:

@@ -101,7 +101,9 @@ class WriteModes(Spec):
 
 
 def _short_or_mapping(value: Any) -> str | None:
-    return "short" if isinstance(value, str) else "mapping" if isinstance(value, dict) else None
+    if isinstance(value, str):
+        return "short"
+    return "mapping" if isinstance(value, dict | PartitionField | SortField) else None
 
 
 _EITHER = Discriminator(

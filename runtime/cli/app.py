@@ -89,9 +89,13 @@ def plan(
     detailed_exitcode: Annotated[
         bool, typer.Option("--detailed-exitcode", help="Exit 0 no changes, 2 changes, 1 error, 3 blocked.")
     ] = False,
+    cache: Annotated[
+        bool, typer.Option("--cache/--no-cache", help="Reuse plans of tables whose policy and metadata are unchanged.")
+    ] = True,
 ) -> None:
     """Compare the policies with the live catalog (no JVM) and show what apply would do."""
-    run(lambda: commands.plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode))
+    run(lambda: commands.plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode,
+                              use_cache=cache))
 
 
 @app.command()

@@ -8,12 +8,14 @@ import typer
 
 from compiler.catalog.config import resolve_catalog
 from compiler.catalog.reader import CatalogReader
-from compiler.desired import create_all
+from compiler.desired import create_all, desired_states
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
 from compiler.importer import policy_yaml
 from compiler.loader import Project, discover, display_path
 from compiler.model.names import parse_name
+from compiler.modelcache import ModelCache
+from compiler.plan.cache import PlanCache
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.drift import render_drift
 from compiler.render.json_plan import plan_from_json, plan_to_json
@@ -27,9 +29,16 @@ from runtime.cli.views import error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
 
 
-def valid_project(path: Path) -> Project:
+def cache_dir(path: Path) -> Path:
+    """``.tablepolicy/`` beside the policies directory (like Terraform's .terraform/)."""
+    root = path if path.is_dir() else path.parent
+    return root.resolve().parent / ".tablepolicy"
+
+
+def valid_project(path: Path, *, use_cache: bool = True) -> Project:
     """The project, or PolicyError carrying every finding; warnings are shown either way."""
-    project, diagnostics = validate_project(path)
+    cache = ModelCache.open(cache_dir(path) / "models.json") if use_cache and path.is_dir() else None
+    project, diagnostics = validate_project(path, cache)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     show_diagnostics(diagnostics)
@@ -37,7 +46,8 @@ def valid_project(path: Path) -> Project:
 
 
 def validate(path: Path) -> int:
-    _, diagnostics = validate_project(path)
+    cache = ModelCache.open(cache_dir(path) / "models.json") if path.is_dir() else None
+    _, diagnostics = validate_project(path, cache)
     show_diagnostics(diagnostics)
     files = len(discover(path)) if path.exists() else 0
     typer.echo(summary_line(diagnostics, files), err=True)
@@ -79,12 +89,15 @@ def fmt(path: Path, *, check: bool) -> int:
     return Exit.ERROR if check and unformatted else Exit.OK
 
 
-def compute_plan(path: Path, catalog: str | None) -> PlanResult:
-    project = valid_project(path)
+def compute_plan(path: Path, catalog: str | None, *, use_cache: bool = True) -> PlanResult:
+    project = valid_project(path, use_cache=use_cache)
     config = resolve_catalog(catalog, path)
-    result = make_plan(project, CatalogReader(config), config.name, git_sha(path))
+    cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
+    result = make_plan(project, CatalogReader(config), config.name, git_sha(path), cache=cache)
     if result.refused:
         raise PolicyError(result.diagnostics)
+    if cache is not None:
+        cache.save()
     return result
 
 
@@ -95,8 +108,10 @@ RENDERERS = {
 }
 
 
-def plan(path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool) -> int:
-    result = compute_plan(path, catalog)
+def plan(
+    path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool, use_cache: bool
+) -> int:
+    result = compute_plan(path, catalog, use_cache=use_cache)
     typer.echo(RENDERERS[output](result), nl=False)
     if out is not None:
         out.write_text(plan_to_json(result.plan), encoding="utf-8")
@@ -170,6 +185,7 @@ def import_tables(tables: list[str], catalog: str | None, policies: Path, out: P
 def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
     result = compute_plan(path, catalog)
     config = resolve_catalog(catalog, path)
-    text, drifted = render_drift(result.plan, CatalogReader(config))
+    desired = {state.name: state for state in desired_states(valid_project(path))}
+    text, drifted = render_drift(result.plan, CatalogReader(config), desired)
     typer.echo(text, nl=False)
     return Exit.CHANGES if detailed_exitcode and drifted else Exit.OK

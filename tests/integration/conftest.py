@@ -50,8 +50,8 @@ def lake(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
 
 def assert_table_matches(current: TableState, desired: TableState) -> None:
     """What the catalog holds equals what the policy declares, field by field."""
-    assert current.schema_.as_struct() == desired.schema_.as_struct()
-    assert current.schema_.identifier_field_ids == desired.schema_.identifier_field_ids
+    assert current.columns == desired.columns
+    assert current.identifier_field_ids == desired.identifier_field_ids
     assert current.identifier_fields == desired.identifier_fields
     assert [(p.source, p.transform) for p in current.partition] == [(p.source, p.transform) for p in desired.partition]
     for have, want in zip(current.partition, desired.partition, strict=True):
