@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -127,6 +128,23 @@ class CatalogReader:
         self.config = config
         self.catalog = open_catalog(config)
         self._loaded: dict[tuple[str, ...], Table | None] = {}
+
+    def close(self) -> None:
+        """Release pooled catalog connections (a SQL catalog keeps them open otherwise)."""
+        engine = getattr(self.catalog, "engine", None)
+        if engine is not None:
+            engine.dispose()
+        self._loaded.clear()
+
+    def __enter__(self) -> CatalogReader:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
     def _load(self, name: tuple[str, ...]) -> Table | None:
         if name not in self._loaded:

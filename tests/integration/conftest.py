@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,9 @@ from compiler.catalog.reader import CatalogReader
 from compiler.model.table import TableState
 from compiler.render.sql import Statement
 from runtime.executor import execute
+from runtime.spark.catalog_conf import spark_catalog
 from runtime.spark.session import SparkOptions, start_session
+from tests.pgserver import postgres_server
 
 
 @dataclass
@@ -28,6 +31,11 @@ class Lake:
     def run(self, statements: list[Statement]) -> None:
         execute(self.spark, statements)
 
+    def register(self, config: CatalogConfig) -> None:
+        """Add another catalog to the running session (Spark loads catalog plugins on first use)."""
+        for key, value in spark_catalog(config).conf.items():
+            self.spark.conf.set(key, value)
+
     def parse(self, sql: str) -> None:
         """Parse with Spark's own parser (Iceberg extensions included) without executing."""
         self.spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
@@ -38,14 +46,20 @@ def sqlite_catalog(root: Path, name: str) -> CatalogConfig:
                                 "warehouse": (root / "warehouse").as_uri()})
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def lake(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Lake]:
+    """The same suite runs on the embedded SQLite catalog and on a real PostgreSQL server."""
     root = tmp_path_factory.mktemp("lake")
     (root / "warehouse").mkdir()
-    config = sqlite_catalog(root, "lake")
-    spark = start_session(config, SparkOptions())
-    yield Lake(config, spark)
-    spark.stop()
+    with contextlib.ExitStack() as stack:
+        if request.param == "postgresql":
+            url = stack.enter_context(postgres_server())
+            config = CatalogConfig("lake", {"type": "sql", "uri": url, "warehouse": (root / "warehouse").as_uri()})
+        else:
+            config = sqlite_catalog(root, "lake")
+        spark = start_session(config, SparkOptions())
+        stack.callback(spark.stop)
+        yield Lake(config, spark)
 
 
 def assert_table_matches(current: TableState, desired: TableState) -> None:

@@ -5,13 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 
+from compiler.catalog.config import CatalogConfig
+from compiler.catalog.reader import CatalogReader
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
 from compiler.render.sql import statements
 from compiler.validate import validate
-from tests.integration.conftest import Lake, assert_table_matches
+from tests.integration.conftest import Lake, assert_table_matches, sqlite_catalog
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,3 +90,26 @@ def test_identifiers_that_need_quoting_round_trip(lake: Lake) -> None:
     assert current.state.comment == "it's a table with a \\ backslash"
     assert current.state.properties["custom.key with space"] == "value with 'quotes' and \\ backslash"
     assert [f.name for f in current.state.schema_.fields][:5] == ["order id", "a.b", "we`ird", "日本語", "prix €"]
+
+
+@pytest.mark.parametrize("first", ["spark", "pyiceberg"])
+def test_catalog_created_by_either_engine_works_for_the_other(lake: Lake, tmp_path: Path, first: str) -> None:
+    """Spark's JDBC catalog (schema V1) and pyiceberg's SQL catalog share iceberg_tables both ways."""
+    if lake.config.properties["uri"].startswith("postgresql"):
+        config = CatalogConfig(f"both_{first}", {**lake.config.properties})  # same database, a new catalog name
+    else:
+        config = sqlite_catalog(tmp_path, f"both_{first}")
+        (tmp_path / "warehouse").mkdir()
+    lake.register(config)
+    if first == "pyiceberg":
+        reader = CatalogReader(config)  # creates the catalog tables
+        reader.catalog.create_namespace(("made_by_py",))
+        reader.catalog.create_table(("made_by_py", "t"), schema=Schema(NestedField(1, "a", LongType(), required=False)))
+        lake.spark.sql(f"INSERT INTO {config.name}.made_by_py.t VALUES (1), (2)")
+        assert lake.spark.sql(f"SELECT count(*) FROM {config.name}.made_by_py.t").collect()[0][0] == 2
+    else:
+        lake.spark.sql(f"CREATE NAMESPACE {config.name}.made_by_spark")
+        lake.spark.sql(f"CREATE TABLE {config.name}.made_by_spark.t (a bigint) USING iceberg")
+        lake.spark.sql(f"INSERT INTO {config.name}.made_by_spark.t VALUES (1), (2), (3)")
+        table = CatalogReader(config).catalog.load_table(("made_by_spark", "t"))
+        assert table.scan().to_arrow().num_rows == 3
