@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.diff.changes import Change, CreateNamespace, CreateTable
+from compiler.diff.changes import Change, CreateNamespace
+from compiler.diff.create import creation_changes
 from compiler.effective import Effective, effective_settings
 from compiler.loader import LoadedTable, Project
 from compiler.model.table import TableState, desired_state
@@ -42,5 +43,6 @@ def create_all(project: Project) -> list[Change]:
     """The changes that build every declared table in an empty catalog (``tablepolicy ddl``)."""
     states = desired_states(project)
     changes: list[Change] = [CreateNamespace(table=ns) for ns in namespaces_of([s.name for s in states])]
-    changes += [CreateTable(table=s.name, state=s) for s in states]
+    for state in states:
+        changes += creation_changes(state)
     return changes

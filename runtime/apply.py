@@ -1,52 +1,141 @@
-"""apply: a plan -> Spark SQL executed step by step in one session."""
+"""apply: a reviewed plan -> Spark SQL, step by step, refusing stale or unapproved plans, resumable.
+
+Order of work: gate (destructive changes need approval in git) -> requirements (every table as
+planned, unless this plan already started on it) -> locks -> one Spark session -> steps, each journaled
+durably; a killed run is re-run and skips what is done, checking the live table for the step that
+may have run just before the kill.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import signal
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.reader import CatalogReader
+from compiler.diff.changes import Change, CreateTable, DropColumn, DropTable, PropertyChange, SetProperties
+from compiler.diff.safety import Safety
 from compiler.errors import TablePolicyError
+from compiler.model.names import format_name
+from compiler.plan.applied import is_applied
 from compiler.plan.model import Plan
-from compiler.render.sql import Statement, statements
-from runtime.executor import StepResult, execute
+from compiler.render.json_plan import plan_to_json
+from compiler.render.sql import change_sql
+from compiler.validate import validate
+from runtime.executor import run_sql
+from runtime.journal import Journal
+from runtime.lock import table_locks
+from runtime.spark.catalog_names import qualified
 from runtime.spark.session import SparkOptions, start_session
 
-
-@dataclass(frozen=True)
-class ApplyReport:
-    steps: list[StepResult]
-
-
-def plan_statements(plan: Plan) -> list[Statement]:
-    return [s for change in plan.changes for s in statements(change, plan.catalog)]
-
-
-def apply_plan(
-    plan: Plan,
-    catalog: CatalogConfig,
-    options: SparkOptions,
-    on_step: Callable[[StepResult], None] = lambda _r: None,
-) -> ApplyReport:
-    steps = plan_statements(plan)
-    if not steps:
-        return ApplyReport([])
-    spark = start_session(catalog, options)
-    return ApplyReport(execute(spark, steps, on_step))
+TAG_RETAIN_DAYS = 7
+CRASH_AFTER = "TABLEPOLICY_CRASH_AFTER_STEP"  # test seam: SIGKILL this process after step N is journaled
 
 
 class StalePlanError(TablePolicyError):
     """The catalog changed since the plan was made: plan again and review."""
 
 
-def check_requirements(plan: Plan, reader: CatalogReader) -> None:
-    """Refuse the whole apply, before anything runs, if any table moved since planning."""
-    stale = []
+class UnapprovedChangeError(TablePolicyError):
+    """The plan holds a destructive change that git does not approve (e.g. an edited plan file)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    index: int
+    change: Change
+    sql: str
+
+    @property
+    def summary(self) -> str:
+        return self.change.summary
+
+
+@dataclass
+class StepResult:
+    step: Step
+    status: str  # "done" | "skipped (journal)" | "skipped (already applied)"
+    seconds: float = 0.0
+
+
+@dataclass
+class ApplyReport:
+    plan_id: str
+    results: list[StepResult] = field(default_factory=list)
+    safety_tags: list[str] = field(default_factory=list)
+
+    @property
+    def executed(self) -> int:
+        return sum(1 for r in self.results if r.status == "done")
+
+
+def plan_id_of(plan: Plan) -> str:
+    return hashlib.sha256(plan_to_json(plan).encode()).hexdigest()[:16]
+
+
+def stamps(plan: Plan, plan_id: str) -> dict[str, str]:
+    return {"tablepolicy.plan-id": plan_id, **({"tablepolicy.git-sha": plan.git_sha} if plan.git_sha else {})}
+
+
+def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
+    """Every statement in order; each changed table is first stamped with the plan id (created tables
+    carry the stamp in CREATE TABLE), so a re-run recognises its own half-done work."""
+    stamp = stamps(plan, plan_id)
+    changes: list[Change] = list(plan.namespaces)
     for table in plan.tables:
+        if not table.changes:
+            continue
+        if not table.requirement.exists:
+            first = table.changes[0]
+            assert isinstance(first, CreateTable)
+            state = first.state.model_copy(update={"properties": {**first.state.properties, **stamp}})
+            changes += [first.model_copy(update={"state": state}), *table.changes[1:]]
+        elif isinstance(table.changes[0], DropTable):
+            changes += table.changes
+        else:
+            marks = tuple(PropertyChange(key=k, old=None, new=v) for k, v in stamp.items())
+            changes += [SetProperties(table=table.table, changes=marks), *table.changes]
+    return [Step(i, c, sql) for i, (c, sql) in enumerate(((c, s) for c in changes for s in change_sql(c, plan.catalog)),
+                                                         start=1)]
+
+
+def check_approvals(plan: Plan, policies: Path | None) -> None:
+    """Destructive changes must be approved by the policies in git, whatever the plan file says."""
+    destructive = [(t.table, c) for t in plan.tables for c in t.changes if c.safety is Safety.DESTRUCTIVE]
+    if not destructive:
+        return
+    approved: dict[tuple[str, ...], set[str]] = {}
+    if policies is not None and policies.exists():
+        project, _ = validate(policies)
+        approved = {t.name: set(t.policy.allow_destructive) for t in project.tables}
+    missing = [f"{format_name(name)}: {c.summary} (needs allow_destructive: [\"{c.approval}\"])"
+               for name, c in destructive if c.approval not in approved.get(name, set())]
+    if missing:
+        raise UnapprovedChangeError("refusing destructive changes git does not approve, nothing was applied:\n  "
+                                    + "\n  ".join(missing))
+
+
+def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed: set[tuple[str, ...]]) -> set[
+        tuple[str, ...]]:
+    """Refuse the whole apply if any table moved since planning; return the tables this plan already
+    started on (stamped with its id, or journaled), whose requirements are its own earlier steps."""
+    stale = []
+    in_progress = set(resumed)
+    for table in plan.tables:
+        if not table.changes:
+            continue
         current = reader.table(table.table)
         want = table.requirement
-        name = ".".join(table.table)
+        name = format_name(table.table)
+        if current is not None and current.state.properties.get("tablepolicy.plan-id") == plan_id:
+            in_progress.add(table.table)
+        if table.table in in_progress:
+            continue
         if not want.exists and current is not None:
             stale.append(f"{name}: planned as new, but it exists now")
         elif want.exists and current is None:
@@ -58,8 +147,91 @@ def check_requirements(plan: Plan, reader: CatalogReader) -> None:
                                         ("spec id", want.spec_id, current.spec_id),
                                         ("sort order id", want.sort_order_id, current.sort_order_id))
                 if old != new
-            ) or "metadata changed"
+            ) or "new metadata: data or properties changed"
             stale.append(f"{name}: changed since the plan was made ({detail})")
     if stale:
         raise StalePlanError("plan is stale, nothing was applied:\n  " + "\n  ".join(stale)
                              + "\nrun tablepolicy plan again and review the new plan")
+    return in_progress
+
+
+def apply_plan(
+    plan: Plan,
+    catalog: CatalogConfig,
+    options: SparkOptions,
+    *,
+    journal_path: Path,
+    policies: Path | None,
+    on_result: Callable[[StepResult], None] = lambda _r: None,
+    on_notice: Callable[[str], None] = lambda _m: None,
+) -> ApplyReport:
+    plan_id = plan_id_of(plan)
+    report = ApplyReport(plan_id)
+    steps = plan_steps(plan, plan_id)
+    if not steps:
+        return report
+    check_approvals(plan, policies)
+    journal = Journal(journal_path, plan_id)
+    done = journal.completed()
+    journaled_tables = {s.change.table for s in steps if s.index in done}
+    with CatalogReader(catalog) as reader:
+        in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
+        engine = getattr(reader.catalog, "engine", None)
+        with table_locks(engine, journal_path.parent, [".".join(t.table) for t in plan.tables if t.changes]):
+            spark = start_session(catalog, options)
+            tagged: set[tuple[str, ...]] = set()
+            for step in steps:
+                result = _run_step(step, spark, reader, journal, done, in_progress, tagged, report, on_notice)
+                report.results.append(result)
+                on_result(result)
+                if os.environ.get(CRASH_AFTER) == str(step.index):
+                    os.kill(os.getpid(), signal.SIGKILL)
+    return report
+
+
+def _run_step(
+    step: Step,
+    spark: object,
+    reader: CatalogReader,
+    journal: Journal,
+    done: set[int],
+    in_progress: set[tuple[str, ...]],
+    tagged: set[tuple[str, ...]],
+    report: ApplyReport,
+    on_notice: Callable[[str], None],
+) -> StepResult:
+    change = step.change
+    if step.index in done:
+        return StepResult(step, "skipped (journal)")
+    if change.table in in_progress or change.action == "create_namespace":
+        current = reader.table(change.table, fresh=True) if change.action != "create_namespace" else None
+        exists = change.action == "create_namespace" and reader.namespace_exists(change.table)
+        if is_applied(change, current.state if current else None, exists):
+            journal.record(step.index, step.summary, "done")
+            return StepResult(step, "skipped (already applied)")
+    if isinstance(change, DropColumn | DropTable) and change.table not in tagged:
+        tagged.add(change.table)
+        tag = _safety_tag(spark, reader, step, report.plan_id)
+        if tag:
+            report.safety_tags.append(tag)
+            on_notice(tag)
+    started = time.perf_counter()
+    run_sql(spark, step.sql, f"step {step.index} ({step.summary})")
+    journal.record(step.index, step.summary)
+    return StepResult(step, "done", time.perf_counter() - started)
+
+
+def _safety_tag(spark: object, reader: CatalogReader, step: Step, plan_id: str) -> str | None:
+    """Tag the current snapshot before a destructive step; say how to get back."""
+    current = reader.table(step.change.table, fresh=True)
+    snapshot = current.snapshot_id if current else None
+    if snapshot is None:
+        return None  # an empty table has nothing to lose
+    tag = f"tablepolicy-before-{plan_id[:8]}"
+    table = qualified(reader.config.name, step.change.table)
+    run_sql(spark, f"ALTER TABLE {table} CREATE TAG IF NOT EXISTS `{tag}` RETAIN {TAG_RETAIN_DAYS} DAYS",
+            f"safety tag before step {step.index}")
+    return (f"tagged snapshot {snapshot} of {format_name(step.change.table)} as '{tag}' (kept {TAG_RETAIN_DAYS} "
+            f"days); to read the data as it was: SELECT * FROM {table} VERSION AS OF '{tag}'; to roll the table "
+            f"back: CALL {reader.config.name}.system.rollback_to_snapshot('{'.'.join(step.change.table)}', "
+            f"{snapshot})")

@@ -38,6 +38,7 @@ class CurrentTable:
     spec_id: int
     sort_order_id: int
     history: TableHistory = field(default_factory=TableHistory)
+    snapshot_id: int | None = None
 
 
 def open_catalog(config: CatalogConfig) -> Catalog:
@@ -106,6 +107,7 @@ def current_table(name: tuple[str, ...], table: Table) -> CurrentTable:
         spec_id=spec.spec_id,
         sort_order_id=order.order_id,
         history=_history(table, schema),
+        snapshot_id=table.metadata.current_snapshot_id,
     )
 
 
@@ -155,7 +157,10 @@ class CatalogReader:
                                    f"{_clean(exc, self.config)}") from None
         return self._loaded[name]
 
-    def table(self, name: tuple[str, ...]) -> CurrentTable | None:
+    def table(self, name: tuple[str, ...], *, fresh: bool = False) -> CurrentTable | None:
+        """The table as last read in this run; ``fresh`` reads the catalog again."""
+        if fresh:
+            self._loaded.pop(name, None)
         found = self._load(name)
         return current_table(name, found) if found is not None else None
 

@@ -217,7 +217,7 @@ class SetSortOrder(ChangeBase):
 
 class SetIdentifierFields(ChangeBase):
     action: Literal["set_identifier_fields"] = "set_identifier_fields"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    safety: Safety = Safety.BREAKING  # safe on a table being created
     code: Literal["TC405"] = "TC405"
     fields: tuple[ColumnPath, ...]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from compiler.diff.changes import Change, PropertyChange, SetComment, SetProperties, TightenRetention, UnsetProperties
 from compiler.diff.safety import Safety
-from compiler.model.properties import MANAGED_PROPERTIES
+from compiler.model.properties import MANAGED_PROPERTIES, STAMP_KEYS
 from compiler.model.table import TableState
 from compiler.spec.units import Duration
 
@@ -23,7 +23,7 @@ def owned_keys(current: TableState, desired: TableState) -> set[str]:
     keys.discard("format-version")
     if "write.distribution-mode" not in desired.properties:
         keys.discard("write.distribution-mode")  # WRITE ORDERED BY sets it as a side effect
-    return keys - desired.ignore_properties
+    return keys - desired.ignore_properties - STAMP_KEYS
 
 
 def diff_properties(current: TableState, desired: TableState) -> list[Change]:

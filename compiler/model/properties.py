@@ -68,6 +68,10 @@ MANAGED_PROPERTIES: dict[str, str] = {
     **{key: setting for key, (setting, _) in LIFECYCLE_PROPERTIES.items()},
 }
 
+# Stamped by apply on every table it changes: which reviewed plan and commit last touched the table.
+# Records, not settings: never compared by the planner.
+STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha"})
+
 # Keys Spark's TableCatalog reserves (it refuses them in TBLPROPERTIES) and what to write instead.
 SPARK_RESERVED: dict[str, str] = {
     "owner": "Spark sets 'owner' itself; declare the team with top-level 'owner:'",

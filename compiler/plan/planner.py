@@ -17,12 +17,12 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (
     Change,
     CreateNamespace,
-    CreateTable,
     DropTable,
     RetentionEstimate,
     SetProperties,
     TightenRetention,
 )
+from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
 from compiler.effective import namespace_chain
 from compiler.heap import settled_heap
@@ -122,7 +122,7 @@ def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnosti
     current = source.table(state.name)
     if current is None:
         return TablePlan(table=state.name, policy_file=file, requirement=Requirement(exists=False),
-                         changes=[CreateTable(table=state.name, state=state)])
+                         changes=creation_changes(state))
     result = diff_table(current.state, state, current.history)
     for refusal in result.refusals:
         where = desired.table.source.value(column_yaml_path(desired.table.policy.columns, refusal.path))

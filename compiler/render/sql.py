@@ -29,6 +29,7 @@ from compiler.diff.changes import (
     UpgradeFormat,
     WidenType,
 )
+from compiler.diff.create import first_named_partition
 from compiler.model.table import TableState
 from compiler.render.env import render
 
@@ -110,28 +111,15 @@ def _values(changes: tuple[PropertyChange, ...]) -> dict[str, str]:
 
 
 def create_table_sql(state: TableState, catalog: str) -> list[str]:
-    """CREATE TABLE, then what Spark's CREATE cannot say: named partition fields, sort, identifiers.
-
-    Spark's PARTITIONED BY cannot name a field, so from the first named field on the spec is built
-    with ADD PARTITION FIELD ... AS (on the still empty table, keeping the declared order).
-    """
-    table = (catalog, *state.name)
-    first_named = next((i for i, f in enumerate(state.partition) if f.name), len(state.partition))
-    sql = [
+    """CREATE TABLE with the partition fields Spark can declare; ``creation_changes`` adds the rest."""
+    return [
         render(
             "create_table",
-            table=table,
+            table=(catalog, *state.name),
             columns=state.columns.fields,
-            partition=state.partition[:first_named],
+            partition=state.partition[: first_named_partition(state)],
             location=state.location,
             comment=state.comment,
             properties={"format-version": str(state.format_version), **state.properties},
         )
     ]
-    sql += [render("add_partition_field", table=table, field=f) for f in state.partition[first_named:]]
-    if state.sort:
-        clause = WRITE_CLAUSES[state.properties.get("write.distribution-mode")]
-        sql.append(render("write_order", table=table, clause=clause, sort=state.sort))
-    if state.identifier_fields:
-        sql.append(render("set_identifier_fields", table=table, fields=state.identifier_fields))
-    return sql

@@ -107,10 +107,17 @@ def apply(
     spark_conf: Annotated[
         list[str] | None, typer.Option("--spark-conf", help="Extra Spark setting key=value (repeatable).")
     ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the SQL it would run; change nothing.")] = False,
+    policies: Annotated[
+        Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.")
+    ] = Path("policies"),
+    json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
 ) -> None:
-    """Apply the plan through Spark (Iceberg runtime), one statement at a time."""
+    """Apply a reviewed plan (or plan-and-apply policies) through Spark, step by step, resumably."""
+    if spark_conf and any("=" not in item for item in spark_conf):
+        raise typer.BadParameter("--spark-conf takes key=value")
     run(lambda: commands.apply(path, catalog, auto_approve=auto_approve, master=spark_master,
-                               conf=spark_conf or []))
+                               conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report))
 
 
 @app.command()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -27,6 +29,9 @@ from compiler.validate import validate as validate_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
+
+if TYPE_CHECKING:
+    from runtime.apply import ApplyReport
 
 
 def cache_dir(path: Path) -> Path:
@@ -123,32 +128,61 @@ def plan(
     return Exit.OK
 
 
-def apply(path: Path, catalog: str | None, *, auto_approve: bool, master: str, conf: list[str]) -> int:
-    from runtime.apply import apply_plan, check_requirements
+def apply(
+    path: Path,
+    catalog: str | None,
+    *,
+    auto_approve: bool,
+    master: str,
+    conf: list[str],
+    dry_run: bool,
+    policies: Path,
+    json_report: Path | None,
+) -> int:
+    from runtime.apply import apply_plan, plan_id_of, plan_steps
     from runtime.spark.session import SparkOptions
 
     saved = path.is_file() and path.suffix == ".json"
     if saved:
         planned = plan_from_json(path.read_text(encoding="utf-8"))
-        config = resolve_catalog(catalog or planned.catalog, Path("policies"))
-        check_requirements(planned, CatalogReader(config))
+        config = resolve_catalog(catalog or planned.catalog, policies)
+        journal = path.with_name(path.name + ".journal")
     else:
         planned = compute_plan(path, catalog).plan
         config = resolve_catalog(catalog, path)
+        policies = path
+        journal = cache_dir(path) / f"journal-{plan_id_of(planned)}.jsonl"
     typer.echo(render_text(planned, lambda text, color: paint(text, color)), nl=False)
     if planned.blocked:
         error("the plan holds destructive changes git has not approved; nothing was applied")
         return Exit.BLOCKED
     if not planned.has_changes:
         return Exit.OK
+    if dry_run:
+        for step in plan_steps(planned, plan_id_of(planned)):
+            info(f"-- [{step.index}] {step.summary}\n{step.sql};")
+        return Exit.OK
     if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
         error("apply cancelled")
         return Exit.ERROR
     options = SparkOptions(master=master, conf=dict(item.split("=", 1) for item in conf))
-    report = apply_plan(planned, config, options,
-                        lambda step: info(f"  [{step.index}] {step.statement.change.summary} ({step.seconds:.1f}s)"))
-    info(f"Apply complete: {len(report.steps)} statement(s) executed.")
+    report = apply_plan(planned, config, options, journal_path=journal, policies=policies,
+                        on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
+                                                 + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
+                        on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
+    info(f"Apply complete: {report.executed} statement(s) executed, plan {report.plan_id}.")
+    if json_report is not None:
+        json_report.write_text(report_json(report), encoding="utf-8")
     return Exit.OK
+
+
+def report_json(report: ApplyReport) -> str:
+    return json.dumps({
+        "plan_id": report.plan_id,
+        "safety_tags": report.safety_tags,
+        "steps": [{"step": r.step.index, "action": r.step.change.action, "summary": r.step.summary,
+                   "status": r.status, "seconds": round(r.seconds, 3), "sql": r.step.sql} for r in report.results],
+    }, indent=2) + "\n"
 
 
 def import_tables(tables: list[str], catalog: str | None, policies: Path, out: Path | None, *, force: bool) -> int:

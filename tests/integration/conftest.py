@@ -14,7 +14,7 @@ from compiler.catalog.config import CatalogConfig
 from compiler.catalog.reader import CatalogReader
 from compiler.model.table import TableState
 from compiler.render.sql import Statement
-from runtime.executor import execute
+from runtime.executor import run_sql
 from runtime.spark.catalog_conf import spark_catalog
 from runtime.spark.session import SparkOptions, start_session
 from tests.pgserver import postgres_server
@@ -29,7 +29,8 @@ class Lake:
         return CatalogReader(self.config)
 
     def run(self, statements: list[Statement]) -> None:
-        execute(self.spark, statements)
+        for statement in statements:
+            run_sql(self.spark, statement.sql, statement.change.summary)
 
     def register(self, config: CatalogConfig) -> None:
         """Add another catalog to the running session (Spark loads catalog plugins on first use)."""

@@ -1,0 +1,99 @@
+"""Whether a change is already in effect on a table: lets a re-run apply skip work a killed run did
+between executing a statement and journaling it, so no step runs twice in a way that changes the result."""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from pyiceberg.types import NestedField
+
+from compiler.diff.changes import (
+    AddColumn,
+    AddPartitionField,
+    Change,
+    CreateNamespace,
+    CreateTable,
+    DropColumn,
+    DropIdentifierFields,
+    DropPartitionField,
+    DropTable,
+    MakeOptional,
+    MoveColumn,
+    RenameColumn,
+    SetComment,
+    SetIdentifierFields,
+    SetProperties,
+    SetSortOrder,
+    TightenRetention,
+    UnsetProperties,
+    UpdateDoc,
+    UpgradeFormat,
+    WidenType,
+)
+from compiler.model.table import ColumnPath, TableState, field_paths
+
+
+def is_applied(change: Change, current: TableState | None, namespace_exists: bool = False) -> bool:
+    """``current`` is the table as the catalog holds it now (None: it does not exist)."""
+    if isinstance(change, CreateNamespace):
+        return namespace_exists
+    if isinstance(change, CreateTable | DropTable):
+        return (current is not None) == isinstance(change, CreateTable)
+    if current is None:
+        return False
+    paths = {path: fid for fid, path in field_paths(current.columns).items()}
+    match change:
+        case AddColumn():
+            return change.path in paths
+        case DropColumn():
+            return change.path not in paths
+        case RenameColumn():
+            return (*change.path[:-1], change.new_name) in paths and change.path not in paths
+        case WidenType():
+            found = _field(current, paths, change.path)
+            return found is not None and found.field_type == change.new
+        case MakeOptional():
+            found = _field(current, paths, change.path)
+            return found is not None and not found.required
+        case UpdateDoc():
+            found = _field(current, paths, change.path)
+            return found is not None and found.doc == change.doc
+        case MoveColumn():
+            siblings = [p[-1] for p in paths if p[:-1] == change.path[:-1]]
+            name = change.path[-1]
+            if name not in siblings:
+                return False
+            if change.position == "first":
+                return siblings.index(name) == 0
+            return change.after in siblings and siblings.index(name) == siblings.index(change.after) + 1
+        case AddPartitionField():
+            return (change.field.source, change.field.transform) in _spec(current)
+        case DropPartitionField():
+            return (change.field.source, change.field.transform) not in _spec(current)
+        case SetSortOrder():
+            return current.sort == change.sort
+        case SetIdentifierFields():
+            return set(current.identifier_fields) == set(change.fields)
+        case DropIdentifierFields():
+            return not set(change.fields) & set(current.identifier_fields)
+        case UpgradeFormat():
+            return current.format_version >= change.new
+        case SetComment():
+            return current.comment == change.comment
+        case SetProperties():
+            return all(current.properties.get(c.key) == c.new for c in change.changes)
+        case TightenRetention():
+            return all(current.properties.get(c.key) == c.new for c in change.properties)
+        case UnsetProperties():
+            return all(c.key not in current.properties for c in change.changes)
+        case _:
+            assert_never(change)
+
+
+def _field(current: TableState, paths: dict[ColumnPath, int], path: ColumnPath) -> NestedField | None:
+    field_id = paths.get(path)
+    return current.schema_.find_field(field_id) if field_id is not None else None
+
+
+def _spec(current: TableState) -> set[tuple[ColumnPath, object]]:
+    return {(f.source, f.transform) for f in current.partition if f.transform.kind != "void"}

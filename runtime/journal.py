@@ -1,0 +1,38 @@
+"""A durable record of an apply's progress: one JSON line per finished step, fsynced before the next
+step starts, so a run killed at any point can be re-run and skip what is done."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+
+class Journal:
+    def __init__(self, path: Path, plan_id: str) -> None:
+        self.path = path
+        self.plan_id = plan_id
+
+    def completed(self) -> set[int]:
+        """Indices of the steps this plan finished in earlier runs (lines of other plans are ignored)."""
+        if not self.path.exists():
+            return set()
+        done: set[int] = set()
+        for line in self.path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a line torn by a crash mid-write: that step is checked again
+            if entry.get("plan_id") == self.plan_id and entry.get("status") == "done":
+                done.add(int(entry["step"]))
+        return done
+
+    def record(self, step: int, summary: str, status: str = "done") -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        line = json.dumps({"plan_id": self.plan_id, "step": step, "status": status, "summary": summary,
+                           "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(line + "\n")
+            out.flush()
+            os.fsync(out.fileno())
