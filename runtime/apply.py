@@ -155,6 +155,13 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
     return in_progress
 
 
+def lock_engine(reader: CatalogReader) -> object | None:
+    """The catalog database for lock rows: PostgreSQL. A SQLite catalog gets a lock file instead, so no
+    second writer contends with Spark's JDBC connection for the database file."""
+    engine = getattr(reader.catalog, "engine", None)
+    return engine if engine is not None and engine.url.get_backend_name() != "sqlite" else None
+
+
 def apply_plan(
     plan: Plan,
     catalog: CatalogConfig,
@@ -176,7 +183,7 @@ def apply_plan(
     journaled_tables = {s.change.table for s in steps if s.index in done}
     with CatalogReader(catalog) as reader:
         in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
-        engine = getattr(reader.catalog, "engine", None)
+        engine = lock_engine(reader)
         with table_locks(engine, journal_path.parent, [".".join(t.table) for t in plan.tables if t.changes]):
             spark = start_session(catalog, options)
             tagged: set[tuple[str, ...]] = set()

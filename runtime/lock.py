@@ -58,8 +58,7 @@ def table_locks(engine: Any | None, fallback_dir: Path, names: list[str]) -> Ite
         yield
     finally:
         for name in taken:
-            with contextlib.suppress(Exception):
-                release(name, me)
+            release(name, me)
 
 
 def _sql_lock(engine: Any) -> tuple[Any, Any]:

@@ -6,12 +6,14 @@ import contextlib
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection
+from sqlalchemy import event
 
 from compiler.catalog.config import CatalogConfig, embedded_root
 from compiler.catalog.estimate import estimate_retention
@@ -48,9 +50,33 @@ def open_catalog(config: CatalogConfig) -> Catalog:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return load_catalog(config.name, **config.properties)
+            catalog = load_catalog(config.name, **config.properties)
+        _concurrent_sqlite(catalog)
+        return catalog
     except Exception as exc:  # pyiceberg raises many kinds; the user needs one clear line
         raise CatalogError(f"cannot open {config.describe()}: {type(exc).__name__}: {_clean(exc, config)}") from None
+
+
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def _concurrent_sqlite(catalog: Catalog) -> None:
+    """A file-backed SQLite catalog shared with Spark and other writers: wait for a lock instead of failing.
+
+    Not WAL: Iceberg's JDBC catalog keeps read snapshots open in its pool, which WAL turns into
+    SQLITE_BUSY_SNAPSHOT failures at commit time; with the rollback journal, writers wait their turn.
+    """
+    engine = getattr(catalog, "engine", None)
+    if engine is None or engine.url.get_backend_name() != "sqlite":
+        return
+
+    def pragmas(connection: Any, _record: Any) -> None:
+        cursor = connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.close()
+
+    event.listen(engine, "connect", pragmas)
+    engine.dispose()  # connections opened before the listener existed go away
 
 
 def _clean(exc: Exception, config: CatalogConfig) -> str:
