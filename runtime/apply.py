@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.reader import CatalogReader
@@ -24,16 +26,20 @@ from compiler.errors import TablePolicyError
 from compiler.model.names import format_name
 from compiler.plan.applied import is_applied
 from compiler.plan.model import Plan
+from compiler.plan.planner import properties_digest
 from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.validate import validate
-from runtime.executor import run_sql
+from runtime.executor import ExecutionError, run_sql
 from runtime.journal import Journal
 from runtime.lock import table_locks
 from runtime.spark.catalog_names import qualified
 from runtime.spark.session import SparkOptions, start_session
 
 TAG_RETAIN_DAYS = 7
+COMMIT_ATTEMPTS = 8
+# commit conflicts with concurrent writers that leave the table unchanged and are safe to retry
+TRANSIENT = re.compile(r"SQLITE_BUSY|database is locked|CommitFailedException|could not serialize|deadlock")
 CRASH_AFTER = "TABLEPOLICY_CRASH_AFTER_STEP"  # test seam: SIGKILL this process after step N is journaled
 
 
@@ -141,14 +147,18 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
         elif want.exists and current is None:
             stale.append(f"{name}: it was dropped since the plan was made")
         elif current is not None and current.metadata_location != want.metadata_location:
-            detail = ", ".join(
+            changed = [
                 f"{label} {old} -> {new}"
                 for label, old, new in (("schema id", want.schema_id, current.schema_id),
                                         ("spec id", want.spec_id, current.spec_id),
-                                        ("sort order id", want.sort_order_id, current.sort_order_id))
+                                        ("sort order id", want.sort_order_id, current.sort_order_id),
+                                        ("format version", want.format_version, current.state.format_version))
                 if old != new
-            ) or "new metadata: data or properties changed"
-            stale.append(f"{name}: changed since the plan was made ({detail})")
+            ]
+            if want.properties_digest != properties_digest(current.state.properties):
+                changed.append("table properties changed")
+            if changed:  # data commits alone (running writers) leave all of these as planned
+                stale.append(f"{name}: changed since the plan was made ({', '.join(changed)})")
     if stale:
         raise StalePlanError("plan is stale, nothing was applied:\n  " + "\n  ".join(stale)
                              + "\nrun tablepolicy plan again and review the new plan")
@@ -223,9 +233,27 @@ def _run_step(
             report.safety_tags.append(tag)
             on_notice(tag)
     started = time.perf_counter()
-    run_sql(spark, step.sql, f"step {step.index} ({step.summary})")
+    for attempt in range(1, COMMIT_ATTEMPTS + 1):
+        try:
+            run_sql(spark, step.sql, f"step {step.index} ({step.summary})")
+            break
+        except ExecutionError as exc:
+            # A writer committed at the same moment: the catalog refused our pointer swap, nothing changed.
+            if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
+                raise
+            time.sleep(min(0.1 * 2**attempt, 2.0))
+            reset_catalogs(spark)
+            current = reader.table(change.table, fresh=True)
+            if change.action != "create_namespace" and is_applied(change, current.state if current else None):
+                break
     journal.record(step.index, step.summary)
     return StepResult(step, "done", time.perf_counter() - started)
+
+
+def reset_catalogs(spark: Any) -> None:
+    """Drop Spark's loaded catalog plugins: a JDBC catalog whose pooled SQLite connection failed a commit
+    keeps a stale read snapshot (SQLITE_BUSY_SNAPSHOT on every retry); a fresh plugin gets fresh ones."""
+    spark._jsparkSession.sessionState().catalogManager().reset()
 
 
 def _safety_tag(spark: object, reader: CatalogReader, step: Step, plan_id: str) -> str | None:

@@ -15,5 +15,16 @@ def run_sql(spark: Any, sql: str, what: str) -> None:
     try:
         spark.sql(sql)
     except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise ExecutionError(f"{what} failed: {first}\n  statement: {sql}") from None
+        raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
+
+
+def _reason(exc: Exception) -> str:
+    """The JVM's own message (innermost cause) rather than py4j's 'An error occurred while calling'."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:
+        cause = java
+        while cause.getCause() is not None and cause.getCause() != cause:
+            cause = cause.getCause()
+        return f"{cause.getClass().getSimpleName()}: {cause.getMessage()}"
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -61,11 +61,8 @@ SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
 def _concurrent_sqlite(catalog: Catalog) -> None:
-    """A file-backed SQLite catalog shared with Spark and other writers: wait for a lock instead of failing.
-
-    Not WAL: Iceberg's JDBC catalog keeps read snapshots open in its pool, which WAL turns into
-    SQLITE_BUSY_SNAPSHOT failures at commit time; with the rollback journal, writers wait their turn.
-    """
+    """A file-backed SQLite catalog shared with Spark and other writers: WAL, so readers never block a
+    commit, and a busy timeout, so a commit waits for another instead of failing."""
     engine = getattr(catalog, "engine", None)
     if engine is None or engine.url.get_backend_name() != "sqlite":
         return
@@ -73,6 +70,7 @@ def _concurrent_sqlite(catalog: Catalog) -> None:
     def pragmas(connection: Any, _record: Any) -> None:
         cursor = connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
         cursor.close()
 
     event.listen(engine, "connect", pragmas)

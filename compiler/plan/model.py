@@ -16,13 +16,19 @@ class Frozen(BaseModel):
 
 
 class Requirement(Frozen):
-    """What the catalog held when the plan was made; apply refuses if any of it changed."""
+    """What the catalog held when the plan was made; apply refuses if any of it changed.
+
+    Data commits (appends by running writers) move the metadata location but none of what the plan
+    depends on: schema, partition spec, sort order and properties are compared.
+    """
 
     exists: bool = Field(description="Whether the table existed.")
-    metadata_location: str | None = Field(None, description="Current metadata file (the staleness fingerprint).")
+    metadata_location: str | None = Field(None, description="Metadata file the plan was made against.")
     schema_id: int | None = None
     spec_id: int | None = None
     sort_order_id: int | None = None
+    format_version: int | None = None
+    properties_digest: str | None = Field(None, description="sha256 of the table's properties.")
 
 
 class Blocked(Frozen):

@@ -6,6 +6,8 @@ Illegal changes are refused as findings (nothing is half-planned); destructive c
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -174,4 +176,10 @@ def requirement_of(current: CurrentTable) -> Requirement:
         schema_id=current.schema_id,
         spec_id=current.spec_id,
         sort_order_id=current.sort_order_id,
+        format_version=current.state.format_version,
+        properties_digest=properties_digest(current.state.properties),
     )
+
+
+def properties_digest(properties: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(sorted(properties.items())).encode()).hexdigest()[:16]

@@ -58,8 +58,8 @@ def _jdbc(uri: str) -> tuple[str, dict[str, str], str]:
     if backend == "sqlite":
         if not url.database or url.database == ":memory:":
             raise CatalogError("an in-memory SQLite catalog cannot be shared with Spark; use a file path")
-        # wait for locks like pyiceberg's side does (compiler.catalog.reader) instead of failing at once
-        return f"jdbc:sqlite:{url.database}?busy_timeout=30000", {}, "sqlite"
+        # the settings pyiceberg's side uses too (compiler.catalog.reader): WAL and a busy timeout
+        return f"jdbc:sqlite:{url.database}?journal_mode=WAL&busy_timeout=30000", {}, "sqlite"
     if backend == "postgresql":
         port = f":{url.port}" if url.port else ""
         extra = {}
