@@ -13,6 +13,7 @@ import os
 import re
 import signal
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -188,6 +189,10 @@ def apply_plan(
     if not steps:
         return report
     check_approvals(plan, policies)
+    # The JVM takes seconds to start: let it start while the catalog is checked and the locks are taken.
+    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
+    session = starting.submit(start_session, catalog, options)
+    starting.shutdown(wait=False)
     journal = Journal(journal_path, plan_id)
     done = journal.completed()
     journaled_tables = {s.change.table for s in steps if s.index in done}
@@ -195,7 +200,7 @@ def apply_plan(
         in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
         engine = lock_engine(reader)
         with table_locks(engine, journal_path.parent, [".".join(t.table) for t in plan.tables if t.changes]):
-            spark = start_session(catalog, options)
+            spark = session.result()
             tagged: set[tuple[str, ...]] = set()
             for step in steps:
                 result = _run_step(step, spark, reader, journal, done, in_progress, tagged, report, on_notice)
