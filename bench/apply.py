@@ -67,7 +67,7 @@ def main() -> None:
     for _ in range(rounds):
         with tempfile.TemporaryDirectory() as tmp:
             base = Path(tmp)
-            policies, plan_file, sql_file = prepare(base / "a")
+            policies, plan_file, _ = prepare(base / "a")
             shutil.copytree(base / "a", base / "b")  # the same starting catalog for the raw side
             raw_times.append(timed([sys.executable, "-c", RAW, str(base / "b" / "policies"),
                                     str(base / "b" / "steps.sql")]))

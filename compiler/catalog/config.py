@@ -66,7 +66,7 @@ def resolve_catalog(name: str | None, policies: Path) -> CatalogConfig:
     found: Any = Config().get_catalog_config(name)
     if found:
         return CatalogConfig(name, {k: str(v) for k, v in found.items()})
-    root = (policies if policies.is_dir() else policies.parent).resolve().parent / ".lake"
+    root = policies_dir(policies).resolve().parent / ".lake"
     return CatalogConfig(
         name,
         {
@@ -76,6 +76,11 @@ def resolve_catalog(name: str | None, policies: Path) -> CatalogConfig:
         },
         embedded=True,
     )
+
+
+def policies_dir(path: Path) -> Path:
+    """The policies directory of a path naming it or one file in it (which need not exist yet)."""
+    return path.parent if path.is_file() or path.suffix in (".yaml", ".yml", ".json") else path
 
 
 def embedded_root(config: CatalogConfig) -> Path | None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import resolve_catalog
+from compiler.catalog.config import policies_dir, resolve_catalog
 from compiler.catalog.reader import CatalogReader
 from compiler.desired import create_all, desired_states
 from compiler.errors import PolicyError
@@ -36,8 +36,7 @@ if TYPE_CHECKING:
 
 def cache_dir(path: Path) -> Path:
     """``.tablepolicy/`` beside the policies directory (like Terraform's .terraform/)."""
-    root = path if path.is_dir() else path.parent
-    return root.resolve().parent / ".tablepolicy"
+    return policies_dir(path).resolve().parent / ".tablepolicy"
 
 
 def valid_project(path: Path, *, use_cache: bool = True) -> Project:

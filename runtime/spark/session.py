@@ -86,11 +86,17 @@ def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("SPARK_CONF_DIR", str(CONF_DIR))
     builder = SparkSession.builder.master(options.master).appName(options.app_name)
-    for key, value in session_conf(catalog, options).items():
+    conf = session_conf(catalog, options)
+    for key, value in conf.items():
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
     except Exception as exc:
-        raise SparkSetupError(f"Spark did not start: {str(exc).splitlines()[0]}") from None
+        hint = ""
+        if "spark.jars.packages" in conf:
+            hint = (f"; it had to download {conf['spark.jars.packages']} from Maven: without internet access, "
+                    "install tablepolicy[spark] (the Iceberg runtime wheel) and Debian's libxerial-sqlite-jdbc-java "
+                    "and libpostgresql-jdbc-java, or pass --spark-conf spark.jars=...")
+        raise SparkSetupError(f"Spark did not start: {str(exc).splitlines()[0] if str(exc) else exc!r}{hint}") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
