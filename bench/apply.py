@@ -75,8 +75,11 @@ def main() -> None:
                                      str(plan_file), "--policies", str(policies)]))
     raw, tool = min(raw_times), min(tool_times)
     print("steps: 50 (49 ADD COLUMN + the plan-id stamp)")
-    print(f"raw Spark SQL, one session:   {raw:6.2f}s  (best of {rounds}: {', '.join(f'{t:.2f}' for t in raw_times)})")
-    print(f"tablepolicy apply plan.json:  {tool:6.2f}s  (best of {rounds}: {', '.join(f'{t:.2f}' for t in tool_times)})")
+    def runs(times: list[float]) -> str:
+        return ", ".join(f"{t:.2f}" for t in times)
+
+    print(f"raw Spark SQL, one session:   {raw:6.2f}s  (best of {rounds}: {runs(raw_times)})")
+    print(f"tablepolicy apply plan.json:  {tool:6.2f}s  (best of {rounds}: {runs(tool_times)})")
     print(f"ratio: {tool / raw:.3f}x  (target <= 1.10x)")
 
 
