@@ -32,7 +32,12 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         line = json.dumps({"plan_id": self.plan_id, "step": step, "status": status, "summary": summary,
                            "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+        torn = False
+        if self.path.exists() and self.path.stat().st_size > 0:
+            with self.path.open("rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                torn = existing.read(1) != b"\n"
         with self.path.open("a", encoding="utf-8") as out:
-            out.write(line + "\n")
+            out.write(("\n" if torn else "") + line + "\n")  # never append to a line a crash cut short
             out.flush()
             os.fsync(out.fileno())

@@ -103,7 +103,9 @@ def apply(
     path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.")] = Path("policies"),
     catalog: CatalogName = None,
     auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Apply without asking.")] = False,
-    spark_master: Annotated[str, typer.Option("--spark-master", help="Spark master URL.")] = "local[2]",
+    spark_master: Annotated[
+        str, typer.Option("--spark-master", envvar="TABLEPOLICY_SPARK_MASTER", help="Spark master URL.")
+    ] = "local[2]",
     spark_conf: Annotated[
         list[str] | None, typer.Option("--spark-conf", help="Extra Spark setting key=value (repeatable).")
     ] = None,

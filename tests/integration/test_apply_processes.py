@@ -3,6 +3,7 @@ twice at once, and on a Spark standalone cluster on 127.0.0.1."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -88,8 +89,12 @@ def test_killed_apply_converges_when_run_again(tmp_path: Path, k: int) -> None:
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     journal = plan_file.with_name("plan.json.journal").read_text().splitlines()
     assert len(journal) == k
-    rerun = cli("apply", str(plan_file), "--policies", str(policies))
+    report = tmp_path / "report.json"
+    rerun = cli("apply", str(plan_file), "--policies", str(policies), "--json-report", str(report))
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    statuses = [step["status"] for step in json.loads(report.read_text())["steps"]]
+    assert statuses[:k] == ["skipped (journal)"] * k and len(statuses) == 10
+    assert set(statuses[k:]) <= {"done", "skipped (already applied)"}
     assert rerun.stdout.count("skipped (journal)") == k
     assert "Apply complete: " in rerun.stdout
     final = cli("plan", str(policies), "--detailed-exitcode")
