@@ -15,3 +15,9 @@ set -e
 echo "(plan exit code $code: 2 means there are changes)"
 tp apply policies/ --auto-approve
 tp plan policies/ --detailed-exitcode
+echo
+echo "\$ load sample rows (pyiceberg appends, the way a writer would)"
+.venv/bin/python scripts/sample_rows.py policies/
+tp plan policies/ --detailed-exitcode
+echo
+echo "Done: the catalog (.lake/) holds the declared tables; rows written by a writer did not change the plan."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 from pyiceberg.conversions import from_bytes
 from pyiceberg.expressions import LessThan
@@ -29,7 +30,9 @@ def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> Re
     assert isinstance(field_type, PrimitiveType)
     limit, literal = _cutoff(field_type, cutoff)
     whole = partial = rows = rows_upper = size = 0
-    predicate = LessThan(".".join(column), literal)  # type: ignore[call-arg,misc]  # pydantic plugin misreads __init__
+    # keyword form: the pydantic mypy plugin reads LessThan's fields, not its __init__(term, literal)
+    arguments: dict[str, Any] = {"term": ".".join(column), "literal": literal}
+    predicate = LessThan(**arguments)
     for task in table.scan(row_filter=predicate).plan_files():
         data = task.file
         rows_upper += data.record_count
