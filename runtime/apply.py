@@ -27,7 +27,7 @@ from compiler.errors import TablePolicyError
 from compiler.model.names import format_name
 from compiler.plan.applied import is_applied
 from compiler.plan.model import Plan
-from compiler.plan.planner import properties_digest
+from compiler.plan.planner import requirement_of
 from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.validate import validate
@@ -38,6 +38,9 @@ from runtime.spark.catalog_names import qualified
 from runtime.spark.session import SparkOptions, start_session
 
 TAG_RETAIN_DAYS = 7
+# what a plan depends on, by Requirement field; a data commit changes none of them
+STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
+                    "format_version": "format version", "properties_digest": "table properties changed"}
 COMMIT_ATTEMPTS = 8
 # commit conflicts with concurrent writers that leave the table unchanged and are safe to retry
 TRANSIENT = re.compile(r"SQLITE_BUSY|database is locked|CommitFailedException|could not serialize|deadlock")
@@ -148,16 +151,12 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
         elif want.exists and current is None:
             stale.append(f"{name}: it was dropped since the plan was made")
         elif current is not None and current.metadata_location != want.metadata_location:
+            now = requirement_of(current)
             changed = [
-                f"{label} {old} -> {new}"
-                for label, old, new in (("schema id", want.schema_id, current.schema_id),
-                                        ("spec id", want.spec_id, current.spec_id),
-                                        ("sort order id", want.sort_order_id, current.sort_order_id),
-                                        ("format version", want.format_version, current.state.format_version))
-                if old != new
+                f"{label} {getattr(want, key)} -> {getattr(now, key)}" if key != "properties_digest" else label
+                for key, label in STALE_IF_CHANGED.items()
+                if getattr(want, key) != getattr(now, key)
             ]
-            if want.properties_digest != properties_digest(current.state.properties):
-                changed.append("table properties changed")
             if changed:  # data commits alone (running writers) leave all of these as planned
                 stale.append(f"{name}: changed since the plan was made ({', '.join(changed)})")
     if stale:
