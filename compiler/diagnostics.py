@@ -59,9 +59,6 @@ class Diagnostics:
     def error(self, code: str, location: Location, message: str, hint: str | None = None) -> None:
         self.add(Diagnostic(code, Severity.ERROR, location, message, hint))
 
-    def warning(self, code: str, location: Location, message: str, hint: str | None = None) -> None:
-        self.add(Diagnostic(code, Severity.WARNING, location, message, hint))
-
     @property
     def has_errors(self) -> bool:
         return any(d.severity is Severity.ERROR for d in self.items)

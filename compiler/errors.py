@@ -20,6 +20,3 @@ class PolicyError(TablePolicyError):
 class CatalogError(TablePolicyError):
     """The catalog cannot be reached or read; the user fixes configuration or connectivity."""
 
-
-class UnsupportedError(TablePolicyError):
-    """The request is valid but cannot be expressed for the target engine."""

@@ -28,13 +28,13 @@ from compiler.model.names import format_name
 from compiler.plan.applied import is_applied
 from compiler.plan.model import Plan
 from compiler.plan.planner import requirement_of
+from compiler.render.filters import qualified
 from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.validate import validate
 from runtime.executor import ExecutionError, run_sql
 from runtime.journal import Journal
 from runtime.lock import table_locks
-from runtime.spark.catalog_names import qualified
 from runtime.spark.session import SparkOptions, start_session
 
 TAG_RETAIN_DAYS = 7
@@ -267,7 +267,7 @@ def _safety_tag(spark: object, reader: CatalogReader, step: Step, plan_id: str) 
     if snapshot is None:
         return None  # an empty table has nothing to lose
     tag = f"tablepolicy-before-{plan_id[:8]}"
-    table = qualified(reader.config.name, step.change.table)
+    table = qualified((reader.config.name, *step.change.table))
     run_sql(spark, f"ALTER TABLE {table} CREATE TAG IF NOT EXISTS `{tag}` RETAIN {TAG_RETAIN_DAYS} DAYS",
             f"safety tag before step {step.index}")
     return (f"tagged snapshot {snapshot} of {format_name(step.change.table)} as '{tag}' (kept {TAG_RETAIN_DAYS} "

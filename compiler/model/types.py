@@ -25,12 +25,9 @@ from pyiceberg.types import (
     FloatType,
     IcebergType,
     IntegerType,
-    ListType,
     LongType,
-    MapType,
     PrimitiveType,
     StringType,
-    StructType,
     TimestampNanoType,
     TimestampType,
     TimestamptzNanoType,
@@ -200,6 +197,3 @@ TEMPORAL = (DateType, TimestampType, TimestamptzType, TimestampNanoType, Timesta
 def is_temporal(t: IcebergType) -> bool:
     return isinstance(t, TEMPORAL)
 
-
-def is_nested(t: IcebergType) -> bool:
-    return isinstance(t, StructType | ListType | MapType)

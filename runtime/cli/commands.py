@@ -96,8 +96,13 @@ def fmt(path: Path, *, check: bool) -> int:
 def compute_plan(path: Path, catalog: str | None, *, use_cache: bool = True) -> PlanResult:
     project = valid_project(path, use_cache=use_cache)
     config = resolve_catalog(catalog, path)
+    with CatalogReader(config) as reader:
+        return plan_project(project, path, reader, use_cache=use_cache)
+
+
+def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
-    result = make_plan(project, CatalogReader(config), config.name, git_sha(path), cache=cache)
+    result = make_plan(project, reader, reader.config.name, git_sha(path), cache=cache)
     if result.refused:
         raise PolicyError(result.diagnostics)
     if cache is not None:
@@ -186,18 +191,19 @@ def report_json(report: ApplyReport) -> str:
 
 def import_tables(tables: list[str], catalog: str | None, policies: Path, out: Path | None, *, force: bool) -> int:
     config = resolve_catalog(catalog, policies)
-    reader = CatalogReader(config)
-    missing = []
-    for text in tables:
-        try:
-            name = parse_name(text)
-        except ValueError as exc:
-            error(str(exc))
-            return Exit.ERROR
-        current = reader.table(name)
-        if current is None:
-            missing.append(text)
-            continue
+    try:
+        names = [parse_name(text) for text in tables]
+    except ValueError as exc:
+        error(str(exc))
+        return Exit.ERROR
+    with CatalogReader(config) as reader:
+        found = {name: reader.table(name) for name in names}
+    missing = [".".join(name) for name, current in found.items() if current is None]
+    if missing:
+        error(f"not in {config.describe()}: {', '.join(missing)}")
+        return Exit.ERROR
+    for name, current in found.items():
+        assert current is not None
         yaml_text = policy_yaml(current.state)
         if out is None:
             typer.echo(yaml_text, nl=False)
@@ -209,16 +215,14 @@ def import_tables(tables: list[str], catalog: str | None, policies: Path, out: P
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(yaml_text, encoding="utf-8")
         info(f"wrote {display_path(target)}")
-    if missing:
-        error(f"not in {config.describe()}: {', '.join(missing)}")
-        return Exit.ERROR
     return Exit.OK
 
 
 def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
-    result = compute_plan(path, catalog)
-    config = resolve_catalog(catalog, path)
-    desired = {state.name: state for state in desired_states(valid_project(path))}
-    text, drifted = render_drift(result.plan, CatalogReader(config), desired)
+    project = valid_project(path)
+    with CatalogReader(resolve_catalog(catalog, path)) as reader:
+        result = plan_project(project, path, reader)
+        desired = {state.name: state for state in desired_states(project)}
+        text, drifted = render_drift(result.plan, reader, desired)
     typer.echo(text, nl=False)
     return Exit.CHANGES if detailed_exitcode and drifted else Exit.OK
