@@ -11,6 +11,8 @@ from typing import Any
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.schema import Schema
+from pyiceberg.io import load_file_io
+from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection
 from sqlalchemy import event
@@ -87,6 +89,15 @@ def _clean(exc: Exception, config: CatalogConfig) -> str:
     return text
 
 
+def read_metadata(catalog: Catalog, name: tuple[str, ...], location: str | None) -> Table | None:
+    """A table from its metadata file, as a catalog's load_table does after looking the file up."""
+    if location is None:
+        return None
+    io = load_file_io(properties=catalog.properties, location=location)
+    metadata = FromInputFile.table_metadata(io.new_input(location))
+    return Table(identifier=name, metadata=metadata, metadata_location=location, io=io, catalog=catalog)
+
+
 def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:
     try:
         return catalog.load_table(name)
@@ -154,6 +165,7 @@ class CatalogReader:
         self.config = config
         self.catalog = open_catalog(config)
         self._loaded: dict[tuple[str, ...], Table | None] = {}
+        self._listing: dict[tuple[str, ...], str] | None | bool = False  # False: not listed yet
 
     def close(self) -> None:
         """Release pooled catalog connections (a SQL catalog keeps them open otherwise)."""
@@ -172,10 +184,19 @@ class CatalogReader:
         with contextlib.suppress(Exception):
             self.close()
 
-    def _load(self, name: tuple[str, ...]) -> Table | None:
+    def _listed(self) -> dict[tuple[str, ...], str] | None:
+        """The one-query listing of a SQL catalog, taken once per reader (None for other catalogs)."""
+        if self._listing is False:
+            self._listing = self.metadata_locations()
+        return self._listing if isinstance(self._listing, dict) else None
+
+    def _load(self, name: tuple[str, ...], *, fresh: bool = False) -> Table | None:
+        listing = None if fresh or any("." in part for part in name[:-1]) else self._listed()
         if name not in self._loaded:
             try:
-                self._loaded[name] = load(self.catalog, name)
+                # From the listing: read the metadata file straight away, no query per table.
+                self._loaded[name] = (load(self.catalog, name) if listing is None
+                                      else read_metadata(self.catalog, name, listing.get(name)))
             except Exception as exc:
                 raise CatalogError(f"cannot read table {'.'.join(name)} from {self.config.describe()}: "
                                    f"{_clean(exc, self.config)}") from None
@@ -185,7 +206,7 @@ class CatalogReader:
         """The table as last read in this run; ``fresh`` reads the catalog again."""
         if fresh:
             self._loaded.pop(name, None)
-        found = self._load(name)
+        found = self._load(name, fresh=fresh)
         return current_table(name, found) if found is not None else None
 
     def estimate_retention(
@@ -218,6 +239,9 @@ class CatalogReader:
             raise CatalogError(message) from None
 
     def tables_in(self, namespace: tuple[str, ...]) -> list[tuple[str, ...]]:
+        listing = self._listed() if not any("." in part for part in namespace) else None
+        if listing is not None:
+            return sorted(name for name in listing if name[:-1] == namespace)
         try:
             return [tuple(t) for t in self.catalog.list_tables(namespace)]
         except NoSuchNamespaceError:
