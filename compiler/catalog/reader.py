@@ -10,8 +10,8 @@ from typing import Any
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-from pyiceberg.schema import Schema
 from pyiceberg.io import load_file_io
+from pyiceberg.schema import Schema
 from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection
@@ -165,7 +165,7 @@ class CatalogReader:
         self.config = config
         self.catalog = open_catalog(config)
         self._loaded: dict[tuple[str, ...], Table | None] = {}
-        self._listing: dict[tuple[str, ...], str] | None | bool = False  # False: not listed yet
+        self._listing: dict[tuple[str, ...], str] | bool | None = False  # False: not listed yet
 
     def close(self) -> None:
         """Release pooled catalog connections (a SQL catalog keeps them open otherwise)."""
