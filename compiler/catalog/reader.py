@@ -167,6 +167,18 @@ class CatalogReader:
         self._loaded: dict[tuple[str, ...], Table | None] = {}
         self._listing: dict[tuple[str, ...], str] | bool | None = False  # False: not listed yet
 
+    def reopen_after_fork(self) -> None:
+        """In a forked worker: leave the parent's connections alone and open new ones.
+
+        A SQL catalog's pool is dropped without closing the parent's sockets; any other catalog (an
+        HTTP session for REST, say) is opened afresh, since two processes must not share a socket.
+        """
+        engine = getattr(self.catalog, "engine", None)
+        if engine is not None:
+            engine.dispose(close=False)
+        else:
+            self.catalog = open_catalog(self.config)
+
     def close(self) -> None:
         """Release pooled catalog connections (a SQL catalog keeps them open otherwise)."""
         engine = getattr(self.catalog, "engine", None)

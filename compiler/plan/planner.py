@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -105,18 +108,70 @@ def _plan_tables(
     locations: dict[tuple[str, ...], str] | None,
     settle: Callable[[], None],
 ) -> list[TablePlan]:
-    tables = []
+    tables: list[TablePlan | None] = []
+    todo: list[tuple[int, LoadedTable, str]] = []
     for table in present:
         key = PlanCache.key([*(ns.digest for ns in namespace_chain(project, table)), table.digest], catalog)
         location = locations.get(table.name) if locations is not None else None
-        cached = cache.get(table.name, key, location) if cache is not None and location else None
-        if cached is None:  # only now build the desired state: a cache hit never needs it
-            cached = _plan_table(desired_table(project, table), source, day, diagnostics)
-            if cache is not None and not diagnostics.has_errors:
-                cache.put(cached, key)
-            settle()  # metadata read for this table stays referenced until the plan is done
-        tables.append(cached)
-    return tables
+        tables.append(cache.get(table.name, key, location) if cache is not None and location else None)
+        if tables[-1] is None:  # only a miss builds the desired state and reads the table
+            todo.append((len(tables) - 1, table, key))
+    keys = {position: key for position, _, key in todo}
+    for position, planned, findings in plan_misses(project, todo, source, day, settle):
+        tables[position] = planned
+        diagnostics.extend(findings)
+        if cache is not None and not any(f.severity is Severity.ERROR for f in findings):
+            cache.put(planned, keys[position])
+    return [t for t in tables if t is not None]
+
+
+Planned = tuple[int, TablePlan, list[Diagnostic]]
+PARALLEL_FROM = 200  # below this many tables, starting workers costs more than it saves
+_FORKED: tuple[Project, list[tuple[int, LoadedTable, str]], StateSource, date, int] | None = None
+
+
+def plan_misses(
+    project: Project, todo: list[tuple[int, LoadedTable, str]], source: StateSource, day: date,
+    settle: Callable[[], None],
+) -> list[Planned]:
+    """Plan the tables the cache could not answer; on several cores, in forked workers.
+
+    Reading and diffing a table is CPU work in Python; workers share the validated project by fork
+    (nothing is pickled on the way in) and send back only the small TablePlans. Forking is done only
+    from a single-threaded process (a CLI run), never beside a JVM or other threads.
+    """
+    workers = min(os.cpu_count() or 1, 4)
+    reopen = getattr(source, "reopen_after_fork", None)
+    if len(todo) < PARALLEL_FROM or workers < 2 or reopen is None or threading.active_count() > 1 \
+            or "fork" not in multiprocessing.get_all_start_methods():
+        return [_plan_one(project, item, source, day, settle) for item in todo]
+    global _FORKED
+    _FORKED = (project, todo, source, day, workers)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_plan_share, range(workers))
+    finally:
+        _FORKED = None
+    return [planned for part in parts for planned in part]
+
+
+def _plan_share(worker: int) -> list[Planned]:
+    assert _FORKED is not None
+    project, todo, source, day, workers = _FORKED
+    source.reopen_after_fork()  # type: ignore[attr-defined]
+    with settled_heap() as settle:
+        return [_plan_one(project, item, source, day, settle) for item in todo[worker::workers]]
+
+
+def _plan_one(
+    project: Project, item: tuple[int, LoadedTable, str], source: StateSource, day: date,
+    settle: Callable[[], None],
+) -> Planned:
+    position, table, _ = item
+    findings = Diagnostics()
+    planned = _plan_table(desired_table(project, table), source, day, findings)
+    settle()  # metadata read for this table stays referenced until the plan is done
+    return position, planned, findings.items
 
 
 def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnostics: Diagnostics) -> TablePlan:
