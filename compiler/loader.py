@@ -95,9 +95,10 @@ def load_text(
     if cached is not None:
         source = SourceMap(file, text=text)
         if cached["kind"] == "table":
-            project.tables.append(LoadedTable(TablePolicy.model_validate(cached["data"]), source, digest))
+            project.tables.append(LoadedTable(TablePolicy.model_validate_json(cached["data"]), source, digest))
         else:
-            project.namespaces.append(LoadedNamespace(NamespaceDefaults.model_validate(cached["data"]), source, digest))
+            project.namespaces.append(
+                LoadedNamespace(NamespaceDefaults.model_validate_json(cached["data"]), source, digest))
         return
     parsed = parse_yaml(text, file)
     if isinstance(parsed, Diagnostic):
@@ -118,7 +119,7 @@ def load_text(
     model = _validate(kind, parsed, diagnostics)
     if model is not None and cache is not None:
         cache.put_model(digest, "table" if kind is TablePolicy else "namespace",
-                        model.model_dump(mode="json", by_alias=True, exclude_unset=True))
+                        model.model_dump_json(by_alias=True, exclude_unset=True))
     if isinstance(model, TablePolicy):
         project.tables.append(LoadedTable(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):

@@ -15,7 +15,7 @@ from typing import Any
 from compiler import __version__
 from compiler.diagnostics import Diagnostic, Location, Severity
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 
 @dataclass
@@ -37,7 +37,8 @@ class ModelCache:
     def model(self, digest: str) -> dict[str, Any] | None:
         return self.models.get(digest)
 
-    def put_model(self, digest: str, kind: str, data: dict[str, Any]) -> None:
+    def put_model(self, digest: str, kind: str, data: str) -> None:
+        """``data`` is the model's JSON text: restored with model_validate_json, in one pass in Rust."""
         self.models[digest] = {"kind": kind, "data": data}
 
     def findings(self, key: str) -> list[Diagnostic] | None:
