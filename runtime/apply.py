@@ -28,7 +28,7 @@ from compiler.model.names import format_name
 from compiler.plan.applied import is_applied
 from compiler.plan.model import Plan
 from compiler.plan.planner import requirement_of
-from compiler.render.filters import qualified
+from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.validate import validate
@@ -197,12 +197,11 @@ def apply_plan(
     journaled_tables = {s.change.table for s in steps if s.index in done}
     with CatalogReader(catalog) as reader:
         in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
-        engine = lock_engine(reader)
-        with table_locks(engine, journal_path.parent, [".".join(t.table) for t in plan.tables if t.changes]):
-            spark = session.result()
-            tagged: set[tuple[str, ...]] = set()
+        with table_locks(lock_engine(reader), journal_path.parent,
+                         [".".join(t.table) for t in plan.tables if t.changes]):
+            run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
             for step in steps:
-                result = _run_step(step, spark, reader, journal, done, in_progress, tagged, report, on_notice)
+                result = run.step(step)
                 report.results.append(result)
                 on_result(result)
                 if os.environ.get(CRASH_AFTER) == str(step.index):
@@ -210,67 +209,75 @@ def apply_plan(
     return report
 
 
-def _run_step(
-    step: Step,
-    spark: object,
-    reader: CatalogReader,
-    journal: Journal,
-    done: set[int],
-    in_progress: set[tuple[str, ...]],
-    tagged: set[tuple[str, ...]],
-    report: ApplyReport,
-    on_notice: Callable[[str], None],
-) -> StepResult:
-    change = step.change
-    if step.index in done:
-        return StepResult(step, "skipped (journal)")
-    if change.table in in_progress or change.action == "create_namespace":
-        current = reader.table(change.table, fresh=True) if change.action != "create_namespace" else None
-        exists = change.action == "create_namespace" and reader.namespace_exists(change.table)
-        if is_applied(change, current.state if current else None, exists):
-            journal.record(step.index, step.summary, "done")
+@dataclass
+class _Run:
+    """The state of one apply run while it walks the steps."""
+
+    spark: Any
+    reader: CatalogReader
+    journal: Journal
+    done: set[int]  # step indices journaled by earlier runs of this plan
+    in_progress: set[tuple[str, ...]]  # tables an earlier run of this plan already changed
+    report: ApplyReport
+    on_notice: Callable[[str], None]
+    tagged: set[tuple[str, ...]] = field(default_factory=set)
+
+    def step(self, step: Step) -> StepResult:
+        change = step.change
+        if step.index in self.done:
+            return StepResult(step, "skipped (journal)")
+        resumable = change.table in self.in_progress or change.action == "create_namespace"
+        if resumable and self._applied(change):  # a killed run did it just before journaling
+            self.journal.record(step.index, step.summary)
             return StepResult(step, "skipped (already applied)")
-    if isinstance(change, DropColumn | DropTable) and change.table not in tagged:
-        tagged.add(change.table)
-        tag = _safety_tag(spark, reader, step, report.plan_id)
-        if tag:
-            report.safety_tags.append(tag)
-            on_notice(tag)
-    started = time.perf_counter()
-    for attempt in range(1, COMMIT_ATTEMPTS + 1):
-        try:
-            run_sql(spark, step.sql, f"step {step.index} ({step.summary})")
-            break
-        except ExecutionError as exc:
-            # A writer committed at the same moment: the catalog refused our pointer swap, nothing changed.
-            if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
-                raise
-            time.sleep(min(0.1 * 2**attempt, 2.0))
-            reset_catalogs(spark)
-            current = reader.table(change.table, fresh=True)
-            if change.action != "create_namespace" and is_applied(change, current.state if current else None):
-                break
-    journal.record(step.index, step.summary)
-    return StepResult(step, "done", time.perf_counter() - started)
+        if isinstance(change, DropColumn | DropTable) and change.table not in self.tagged:
+            self.tagged.add(change.table)
+            self._safety_tag(step)
+        started = time.perf_counter()
+        self._execute(step)
+        self.journal.record(step.index, step.summary)
+        return StepResult(step, "done", time.perf_counter() - started)
+
+    def _applied(self, change: Change) -> bool:
+        if change.action == "create_namespace":
+            return is_applied(change, None, self.reader.namespace_exists(change.table))
+        current = self.reader.table(change.table, fresh=True)
+        return is_applied(change, current.state if current else None)
+
+    def _execute(self, step: Step) -> None:
+        for attempt in range(1, COMMIT_ATTEMPTS + 1):
+            try:
+                run_sql(self.spark, step.sql, f"step {step.index} ({step.summary})")
+                return
+            except ExecutionError as exc:
+                # A writer committed at the same moment: the catalog refused our pointer swap, nothing changed.
+                if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
+                    raise
+                time.sleep(min(0.1 * 2**attempt, 2.0))
+                reset_catalogs(self.spark)
+                if self._applied(step.change):
+                    return
+
+    def _safety_tag(self, step: Step) -> None:
+        """Tag the current snapshot before a destructive step and say how to get back."""
+        current = self.reader.table(step.change.table, fresh=True)
+        snapshot = current.snapshot_id if current else None
+        if snapshot is None:
+            return  # an empty table has nothing to lose
+        tag = f"tablepolicy-before-{self.report.plan_id[:8]}"
+        catalog = self.reader.config.name
+        table = qualified((catalog, *step.change.table))
+        run_sql(self.spark, f"ALTER TABLE {table} CREATE TAG IF NOT EXISTS {ident(tag)} RETAIN {TAG_RETAIN_DAYS} DAYS",
+                f"safety tag before step {step.index}")
+        note = (f"tagged snapshot {snapshot} of {format_name(step.change.table)} as '{tag}' (kept {TAG_RETAIN_DAYS} "
+                f"days); to read the data as it was: SELECT * FROM {table} VERSION AS OF {literal(tag)}; to roll "
+                f"the table back: CALL {ident(catalog)}.system.rollback_to_snapshot("
+                f"{literal('.'.join(step.change.table))}, {snapshot})")
+        self.report.safety_tags.append(note)
+        self.on_notice(note)
 
 
 def reset_catalogs(spark: Any) -> None:
     """Drop Spark's loaded catalog plugins: a JDBC catalog whose pooled SQLite connection failed a commit
     keeps a stale read snapshot (SQLITE_BUSY_SNAPSHOT on every retry); a fresh plugin gets fresh ones."""
     spark._jsparkSession.sessionState().catalogManager().reset()
-
-
-def _safety_tag(spark: object, reader: CatalogReader, step: Step, plan_id: str) -> str | None:
-    """Tag the current snapshot before a destructive step; say how to get back."""
-    current = reader.table(step.change.table, fresh=True)
-    snapshot = current.snapshot_id if current else None
-    if snapshot is None:
-        return None  # an empty table has nothing to lose
-    tag = f"tablepolicy-before-{plan_id[:8]}"
-    table = qualified((reader.config.name, *step.change.table))
-    run_sql(spark, f"ALTER TABLE {table} CREATE TAG IF NOT EXISTS `{tag}` RETAIN {TAG_RETAIN_DAYS} DAYS",
-            f"safety tag before step {step.index}")
-    return (f"tagged snapshot {snapshot} of {format_name(step.change.table)} as '{tag}' (kept {TAG_RETAIN_DAYS} "
-            f"days); to read the data as it was: SELECT * FROM {table} VERSION AS OF '{tag}'; to roll the table "
-            f"back: CALL {reader.config.name}.system.rollback_to_snapshot('{'.'.join(step.change.table)}', "
-            f"{snapshot})")
