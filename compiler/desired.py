@@ -23,14 +23,10 @@ def desired_table(project: Project, table: LoadedTable) -> DesiredTable:
     return DesiredTable(table, effective, desired_state(table.policy, effective))
 
 
-def desired_tables(project: Project) -> list[DesiredTable]:
-    """Tables declared present, with their effective settings, sorted by name."""
-    present = [desired_table(project, t) for t in project.tables if t.policy.state == "present"]
-    return sorted(present, key=lambda d: d.state.name)
-
-
 def desired_states(project: Project) -> list[TableState]:
-    return [d.state for d in desired_tables(project)]
+    """Tables declared present, as the catalog should hold them, sorted by name."""
+    present = [desired_table(project, t).state for t in project.tables if t.policy.state == "present"]
+    return sorted(present, key=lambda s: s.name)
 
 
 def namespaces_of(tables: list[tuple[str, ...]]) -> list[tuple[str, ...]]:

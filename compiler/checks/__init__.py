@@ -38,7 +38,7 @@ def check_project(project: Project, cache: ModelCache | None = None) -> Diagnost
         key = "\n".join([table.source.file, *(ns.digest for ns in namespace_chain(project, table)), table.digest])
         cached = cache.findings(key) if cache is not None else None
         if cached is None:
-            ctx = TableContext.of(table, effective_settings(project, table))
+            ctx = TableContext(table, effective_settings(project, table))
             cached = [finding for check in TABLE_CHECKS for finding in check(ctx)]
             if cache is not None:
                 cache.put_findings(key, cached)

@@ -43,10 +43,6 @@ class TableContext:
     table: LoadedTable
     effective: Effective
 
-    @classmethod
-    def of(cls, table: LoadedTable, effective: Effective) -> TableContext:
-        return cls(table, effective)
-
     @property
     def file(self) -> str:
         return self.table.source.file

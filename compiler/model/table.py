@@ -173,7 +173,8 @@ def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
     struct = build_struct(policy.columns)
     identifier_paths = tuple(parse_name(f) for f in policy.identifier_fields)
     renames, pins = column_declarations(policy.columns)
-    identifier_ids = [_field_id(struct, path) for path in identifier_paths]
+    ids = {path: field_id for field_id, path in field_paths(struct).items()}
+    identifier_ids = [ids.get(path) for path in identifier_paths]
     return TableState(
         name=parse_name(policy.table),
         columns=struct,
@@ -196,27 +197,6 @@ class TableHistory(State):
 
     partition_source_ids: frozenset[int] = frozenset()
     dropped_paths: frozenset[ColumnPath] = frozenset()
-
-
-def find_field(struct: StructType, path: ColumnPath) -> NestedField | None:
-    """Follow a path of struct field names (exact case)."""
-    current: IcebergType = struct
-    found: NestedField | None = None
-    for part in path:
-        if not isinstance(current, StructType):
-            return None
-        found = next((f for f in current.fields if f.name == part), None)
-        if found is None:
-            return None
-        current = found.field_type
-    return found
-
-
-def _field_id(struct: StructType, path: ColumnPath) -> int | None:
-    found = find_field(struct, path)
-    return found.field_id if found else None
-
-
 
 
 def field_paths(t: IcebergType, prefix: ColumnPath = ()) -> dict[int, ColumnPath]:
