@@ -1,48 +1,28 @@
-"""Current state of tables, read with pyiceberg (no JVM), as the same TableState the policies give."""
+"""Current state of tables, read with pyiceberg's catalogs and FileIO (no JVM), as the TableState policies give."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.io import load_file_io
-from pyiceberg.schema import Schema
-from pyiceberg.serializers import FromInputFile
+from pyiceberg.serializers import Compressor
 from pyiceberg.table import Table
-from pyiceberg.table.sorting import NullOrder, SortDirection
+from pyiceberg.table.metadata import TableMetadataUtil
 from sqlalchemy import event
 
 from compiler.catalog.config import CatalogConfig, embedded_root
+from compiler.catalog.current import CurrentTable, current_table
 from compiler.catalog.estimate import estimate_retention
 from compiler.diff.changes import RetentionEstimate
 from compiler.errors import CatalogError
-from compiler.model.table import (
-    ColumnPath,
-    PartitionFieldState,
-    SortFieldState,
-    TableHistory,
-    TableState,
-    field_paths,
-)
-from compiler.model.transforms import parse_iceberg_transform
-
-
-@dataclass(frozen=True)
-class CurrentTable:
-    """A table as the catalog holds it, with the metadata file it was read from."""
-
-    state: TableState
-    metadata_location: str
-    schema_id: int
-    spec_id: int
-    sort_order_id: int
-    history: TableHistory = field(default_factory=TableHistory)
-    snapshot_id: int | None = None
+from compiler.model.table import ColumnPath
 
 
 def open_catalog(config: CatalogConfig) -> Catalog:
@@ -89,13 +69,13 @@ def _clean(exc: Exception, config: CatalogConfig) -> str:
     return text
 
 
-def read_metadata(catalog: Catalog, name: tuple[str, ...], location: str | None) -> Table | None:
-    """A table from its metadata file, as a catalog's load_table does after looking the file up."""
-    if location is None:
-        return None
+def read_metadata(catalog: Catalog, location: str) -> dict[str, Any]:
+    """A table's metadata document, read from its file as a catalog's load_table does after the lookup."""
     io = load_file_io(properties=catalog.properties, location=location)
-    metadata = FromInputFile.table_metadata(io.new_input(location))
-    return Table(identifier=name, metadata=metadata, metadata_location=location, io=io, catalog=catalog)
+    with io.new_input(location).open() as stream, Compressor.get_compressor(location).stream_decompressor(
+            stream) as decompressed:
+        document: dict[str, Any] = json.load(decompressed)
+    return document
 
 
 def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:
@@ -105,57 +85,13 @@ def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:
         return None
 
 
-def current_table(name: tuple[str, ...], table: Table) -> CurrentTable:
-    metadata = table.metadata
-    schema = table.schema()
-    paths = field_paths(schema.as_struct())
-    spec = table.spec()
-    order = table.sort_order()
-    state = TableState(
-        name=name,
-        columns=schema.as_struct(),
-        identifier_field_ids=tuple(schema.identifier_field_ids),
-        partition=tuple(
-            PartitionFieldState(source=paths[f.source_id], transform=parse_iceberg_transform(str(f.transform)),
-                                name=f.name)
-            for f in spec.fields
-        ),
-        sort=tuple(
-            SortFieldState(
-                source=paths[f.source_id],
-                transform=parse_iceberg_transform(str(f.transform)),
-                direction="asc" if f.direction == SortDirection.ASC else "desc",
-                nulls="first" if f.null_order == NullOrder.NULLS_FIRST else "last",
-            )
-            for f in order.fields
-        ),
-        identifier_fields=tuple(paths[i] for i in schema.identifier_field_ids),
-        properties=dict(sorted(table.properties.items())),
-        comment=table.properties.get("comment"),
-        location=table.location(),
-        format_version=metadata.format_version,
-    )
-    return CurrentTable(
-        state=state,
-        metadata_location=table.metadata_location,
-        schema_id=schema.schema_id,
-        spec_id=spec.spec_id,
-        sort_order_id=order.order_id,
-        history=_history(table, schema),
-        snapshot_id=table.metadata.current_snapshot_id,
-    )
+@dataclass(frozen=True)
+class Loaded:
+    """One table as read in this run: its metadata document, and pyiceberg's Table once something needs it."""
 
-
-def _history(table: Table, schema: Schema) -> TableHistory:
-    """Partition source ids of every spec ever used, and paths of fields older schemas had."""
-    sources = frozenset(f.source_id for spec in table.metadata.partition_specs for f in spec.fields)
-    live = set(field_paths(schema.as_struct()))
-    dropped: set[ColumnPath] = set()
-    for old in table.metadata.schemas:
-        for field_id, path in field_paths(old.as_struct()).items():
-            if field_id not in live:
-                dropped.add(path)
-    return TableHistory(partition_source_ids=sources, dropped_paths=frozenset(dropped))
+    location: str
+    metadata: dict[str, Any]
+    table: Table | None = None
 
 
 class CatalogReader:
@@ -164,7 +100,7 @@ class CatalogReader:
     def __init__(self, config: CatalogConfig) -> None:
         self.config = config
         self.catalog = open_catalog(config)
-        self._loaded: dict[tuple[str, ...], Table | None] = {}
+        self._loaded: dict[tuple[str, ...], Loaded | None] = {}
         self._listing: dict[tuple[str, ...], str] | bool | None = False  # False: not listed yet
 
     def reopen_after_fork(self) -> None:
@@ -202,30 +138,43 @@ class CatalogReader:
             self._listing = self.metadata_locations()
         return self._listing if isinstance(self._listing, dict) else None
 
-    def _load(self, name: tuple[str, ...], *, fresh: bool = False) -> Table | None:
+    def _load(self, name: tuple[str, ...], *, fresh: bool = False) -> Loaded | None:
         listing = None if fresh or any("." in part for part in name[:-1]) else self._listed()
         if name not in self._loaded:
             try:
-                # From the listing: read the metadata file straight away, no query per table.
-                self._loaded[name] = (load(self.catalog, name) if listing is None
-                                      else read_metadata(self.catalog, name, listing.get(name)))
+                self._loaded[name] = self._read(name, listing)
             except Exception as exc:
                 raise CatalogError(f"cannot read table {'.'.join(name)} from {self.config.describe()}: "
                                    f"{_clean(exc, self.config)}") from None
         return self._loaded[name]
+
+    def _read(self, name: tuple[str, ...], listing: dict[tuple[str, ...], str] | None) -> Loaded | None:
+        if listing is not None:  # from the listing: read the metadata file straight away, no query per table
+            location = listing.get(name)
+            return Loaded(location, read_metadata(self.catalog, location)) if location is not None else None
+        table = load(self.catalog, name)
+        if table is None:
+            return None
+        return Loaded(table.metadata_location, json.loads(table.metadata.model_dump_json()), table)
 
     def table(self, name: tuple[str, ...], *, fresh: bool = False) -> CurrentTable | None:
         """The table as last read in this run; ``fresh`` reads the catalog again."""
         if fresh:
             self._loaded.pop(name, None)
         found = self._load(name, fresh=fresh)
-        return current_table(name, found) if found is not None else None
+        return current_table(name, found.location, found.metadata) if found is not None else None
 
     def estimate_retention(
         self, name: tuple[str, ...], column: ColumnPath, cutoff: datetime
     ) -> RetentionEstimate | None:
-        table = self._load(name)
-        return estimate_retention(table, column, cutoff) if table is not None else None
+        """Read from the manifests of the metadata this run planned against (pyiceberg reads them)."""
+        found = self._load(name)
+        if found is None:
+            return None
+        table = found.table or Table(identifier=name, metadata=TableMetadataUtil.parse_raw(json.dumps(found.metadata)),
+                                     metadata_location=found.location, catalog=self.catalog,
+                                     io=load_file_io(properties=self.catalog.properties, location=found.location))
+        return estimate_retention(table, column, cutoff)
 
     def metadata_locations(self) -> dict[tuple[str, ...], str] | None:
         """Every table's current metadata file in one query (SQL catalogs); None where there is no such query."""

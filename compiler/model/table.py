@@ -11,9 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.schema import Schema
-from pyiceberg.types import IcebergType, ListType, MapType, NestedField, StructType
+from pyiceberg.types import IcebergType, ListType, MapType, PrimitiveType, StructType
 
 from compiler.effective import Effective
+from compiler.model.iceberg_types import list_type, map_type, nested_field, struct_type
 from compiler.model.names import parse_name
 from compiler.model.properties import desired_properties
 from compiler.model.transforms import Transform, parse_expression
@@ -79,12 +80,7 @@ def build_struct(columns: list[Column]) -> StructType:
 
 def _struct(columns: list[Column], ids: count[int]) -> StructType:
     numbered = [(next(ids), column) for column in columns]
-    return StructType(
-        *(
-            NestedField(field_id=fid, name=c.name, field_type=_type(c.type, ids), required=c.required, doc=c.doc)
-            for fid, c in numbered
-        )
-    )
+    return struct_type(tuple(nested_field(fid, c.name, _type(c.type, ids), c.required, c.doc) for fid, c in numbered))
 
 
 def _type(spec: str | StructOf | ListOf | MapOf, ids: count[int]) -> IcebergType:
@@ -95,12 +91,12 @@ def _type(spec: str | StructOf | ListOf | MapOf, ids: count[int]) -> IcebergType
             return _struct(spec.struct, ids)
         case ListOf():
             element_id = next(ids)
-            return ListType(element_id, _type(spec.element, ids), element_required=spec.element_required)
+            return list_type(element_id, _type(spec.element, ids), spec.element_required)
         case MapOf():
             key_id, value_id = next(ids), next(ids)
             key = _type(spec.entries.key, ids)
             value = _type(spec.entries.value, ids)
-            return MapType(key_id, key, value_id, value, value_required=spec.entries.value_required)
+            return map_type(key_id, key, value_id, value, spec.entries.value_required)
 
 
 def column_declarations(
@@ -202,16 +198,22 @@ class TableHistory(State):
 def field_paths(t: IcebergType, prefix: ColumnPath = ()) -> dict[int, ColumnPath]:
     """Every field id (list elements and map keys/values as ``element``/``key``/``value``) -> its path."""
     out: dict[int, ColumnPath] = {}
+    _collect_paths(t, prefix, out)
+    return out
+
+
+def _collect_paths(t: IcebergType, prefix: ColumnPath, out: dict[int, ColumnPath]) -> None:
     if isinstance(t, StructType):
         for f in t.fields:
-            out[f.field_id] = (*prefix, f.name)
-            out.update(field_paths(f.field_type, (*prefix, f.name)))
+            path = (*prefix, f.name)
+            out[f.field_id] = path
+            if not isinstance(f.field_type, PrimitiveType):
+                _collect_paths(f.field_type, path, out)
     elif isinstance(t, ListType):
-        out[t.element_id] = (*prefix, "element")
-        out.update(field_paths(t.element_type, (*prefix, "element")))
+        out[t.element_id] = path = (*prefix, "element")
+        _collect_paths(t.element_type, path, out)
     elif isinstance(t, MapType):
         out[t.key_id] = (*prefix, "key")
         out[t.value_id] = (*prefix, "value")
-        out.update(field_paths(t.key_type, (*prefix, "key")))
-        out.update(field_paths(t.value_type, (*prefix, "value")))
-    return out
+        _collect_paths(t.key_type, (*prefix, "key"), out)
+        _collect_paths(t.value_type, (*prefix, "value"), out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from compiler.catalog.reader import CurrentTable
+from compiler.catalog.current import CurrentTable
 from compiler.diff.properties import owned_keys
 from compiler.model.names import format_name
 from compiler.model.table import TableState

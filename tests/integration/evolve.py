@@ -5,13 +5,14 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from compiler.catalog.reader import CatalogReader
+from compiler.catalog.reader import CatalogReader, open_catalog
 from compiler.checks import check_project
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.sql import change_sql, statements
 from tests.integration.conftest import Lake
+from tests.metadata_oracle import pyiceberg_reading
 
 
 def project_of(text: str) -> Project:
@@ -32,10 +33,19 @@ def apply(lake: Lake, result: PlanResult) -> None:
 
 
 def converge(lake: Lake, text: str) -> None:
-    """Plan and apply ``text``; planning again must then find nothing to do."""
-    apply(lake, plan(lake, text))
+    """Plan and apply ``text``; planning again must then find nothing to do.
+
+    Each table Spark just changed is also read both ways: the planner's reading of the metadata JSON
+    must equal pyiceberg's full parse of it.
+    """
+    result = plan(lake, text)
+    apply(lake, result)
     again = plan(lake, text)
     assert again.plan.changes == [], [c.summary for c in again.plan.changes]
+    catalog = open_catalog(lake.config)
+    with CatalogReader(lake.config) as reader:
+        for table in result.plan.tables:
+            assert reader.table(table.table) == pyiceberg_reading(table.table, catalog.load_table(table.table))
 
 
 def sql_of(result: PlanResult) -> list[str]:

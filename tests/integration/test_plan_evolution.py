@@ -86,6 +86,8 @@ CASES = [
      [("set_properties", "safe")],
      ["ALTER TABLE {t} SET TBLPROPERTIES (\n  'commit.retry.num-retries' = '7',\n"
       "  'write.metadata.delete-after-commit.enabled' = 'true'\n)"]),
+    ("format_v3", {"partition_by": "format_version: 3\npartition_by"},
+     [("upgrade_format", "breaking")], ["ALTER TABLE {t} SET TBLPROPERTIES (\n  'format-version' = '3'\n)"]),
     ("drop_approved", {"  - {name: ratio, type: float}\n": "", "partition_by":
                        "allow_destructive: [drop_column ratio]\npartition_by"},
      [("drop_column", "destructive")], ["ALTER TABLE {t} DROP COLUMN `ratio`"]),
