@@ -25,7 +25,7 @@ def desired_table(project: Project, table: LoadedTable) -> DesiredTable:
 
 def desired_states(project: Project) -> list[TableState]:
     """Tables declared present, as the catalog should hold them, sorted by name."""
-    present = [desired_table(project, t).state for t in project.tables if t.policy.state == "present"]
+    present = [desired_table(project, t).state for t in project.tables if t.state == "present"]
     return sorted(present, key=lambda s: s.name)
 
 

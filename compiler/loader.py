@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,13 +24,30 @@ POLICY_SUFFIXES = (".yaml", ".yml")
 
 @dataclass(frozen=True)
 class LoadedTable:
-    policy: TablePolicy
+    """A valid table policy. Restored from the model cache, its model is validated again only when read:
+    a warm plan reads just the name and state of the tables whose plans are cached."""
+
+    declared: str  # the table's name as written
+    state: Literal["present", "absent"]
     source: SourceMap
     digest: str = ""  # sha256 of the file text: the plan cache's key
+    model: TablePolicy | None = None
+    model_json: str | None = None  # the model as the cache holds it, when ``model`` is not built yet
 
-    @property
+    @classmethod
+    def of(cls, policy: TablePolicy, source: SourceMap, digest: str) -> LoadedTable:
+        return cls(policy.table, policy.state, source, digest, model=policy)
+
+    @cached_property
+    def policy(self) -> TablePolicy:
+        if self.model is not None:
+            return self.model
+        assert self.model_json is not None
+        return TablePolicy.model_validate_json(self.model_json)
+
+    @cached_property
     def name(self) -> tuple[str, ...]:
-        return parse_name(self.policy.table)
+        return parse_name(self.declared)
 
 
 @dataclass(frozen=True)
@@ -66,24 +85,51 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def load_project(path: Path, cache: ModelCache | None = None) -> tuple[Project, Diagnostics]:
-    """Parse and validate every policy file; never raises on bad input."""
+@dataclass(frozen=True)
+class PolicyText:
+    file: str  # as displayed in findings
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()
+
+
+def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
+    """The text of every policy file under ``path``; unreadable files become findings."""
     diagnostics = Diagnostics()
-    root = path if path.is_dir() else path.parent
-    project = Project(root=root)
     if not path.exists():
         diagnostics.error("TP000", Location(display_path(path)), "no such file or directory")
-        return project, diagnostics
-    with settled_heap() as settle:
-        for file in discover(path):
-            try:
-                text = file.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
-                diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc}")
-                continue
-            load_text(text, display_path(file), project, diagnostics, cache)
-            settle()  # the node trees kept for positions live as long as the project
+        return [], diagnostics
+    sources = []
+    for file in discover(path):
+        try:
+            sources.append(PolicyText(display_path(file), file.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError) as exc:
+            diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc}")
+    return sources, diagnostics
+
+
+def project_root(path: Path) -> Path:
+    return path if path.is_dir() else path.parent
+
+
+def load_project(path: Path, cache: ModelCache | None = None) -> tuple[Project, Diagnostics]:
+    """Parse and validate every policy file; never raises on bad input."""
+    sources, diagnostics = read_sources(path)
+    project = load_sources(sources, project_root(path), diagnostics, cache)
     return project, diagnostics
+
+
+def load_sources(
+    sources: list[PolicyText], root: Path, diagnostics: Diagnostics, cache: ModelCache | None = None
+) -> Project:
+    project = Project(root=root)
+    with settled_heap() as settle:
+        for source in sources:
+            load_text(source.text, source.file, project, diagnostics, cache)
+            settle()  # the node trees kept for positions live as long as the project
+    return project
 
 
 def load_text(
@@ -95,7 +141,8 @@ def load_text(
     if cached is not None:
         source = SourceMap(file, text=text)
         if cached["kind"] == "table":
-            project.tables.append(LoadedTable(TablePolicy.model_validate_json(cached["data"]), source, digest))
+            project.tables.append(LoadedTable(cached["table"], cached["state"], source, digest,
+                                              model_json=cached["data"]))
         else:
             project.namespaces.append(
                 LoadedNamespace(NamespaceDefaults.model_validate_json(cached["data"]), source, digest))
@@ -117,11 +164,10 @@ def load_text(
         )
         return
     model = _validate(kind, parsed, diagnostics)
-    if model is not None and cache is not None:
-        cache.put_model(digest, "table" if kind is TablePolicy else "namespace",
-                        model.model_dump_json(by_alias=True, exclude_unset=True))
+    if isinstance(model, TablePolicy | NamespaceDefaults) and cache is not None:
+        cache.put_model(digest, model)
     if isinstance(model, TablePolicy):
-        project.tables.append(LoadedTable(model, parsed.source, digest))
+        project.tables.append(LoadedTable.of(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):
         project.namespaces.append(LoadedNamespace(model, parsed.source, digest))
 

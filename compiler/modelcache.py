@@ -14,13 +14,14 @@ from typing import Any
 
 from compiler import __version__
 from compiler.diagnostics import Diagnostic, Location, Severity
+from compiler.spec.table import NamespaceDefaults, TablePolicy
 
-CACHE_VERSION = 2
+CACHE_VERSION = 3
 
 
 @dataclass
 class ModelCache:
-    path: Path
+    path: Path | None  # None: this run only, never saved
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
@@ -34,12 +35,21 @@ class ModelCache:
             pass
         return cls(path)
 
+    @classmethod
+    def in_memory(cls) -> ModelCache:
+        return cls(None)
+
     def model(self, digest: str) -> dict[str, Any] | None:
         return self.models.get(digest)
 
-    def put_model(self, digest: str, kind: str, data: str) -> None:
-        """``data`` is the model's JSON text: restored with model_validate_json, in one pass in Rust."""
-        self.models[digest] = {"kind": kind, "data": data}
+    def put_model(self, digest: str, model: TablePolicy | NamespaceDefaults) -> None:
+        """The model's JSON text, restored with model_validate_json (one pass in Rust) when it is read; a
+        table's name and state beside it, which every run reads."""
+        data = model.model_dump_json(by_alias=True, exclude_unset=True)
+        if isinstance(model, TablePolicy):
+            self.models[digest] = {"kind": "table", "data": data, "table": model.table, "state": model.state}
+        else:
+            self.models[digest] = {"kind": "namespace", "data": data}
 
     def findings(self, key: str) -> list[Diagnostic] | None:
         cached = self.checks.get(key)
@@ -59,6 +69,8 @@ class ModelCache:
         ]
 
     def save(self) -> None:
+        if self.path is None:
+            return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         document = {"version": CACHE_VERSION, "tool": __version__, "models": self.models, "checks": self.checks}
         self.path.write_text(json.dumps(document), encoding="utf-8")

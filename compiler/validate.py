@@ -1,18 +1,67 @@
-"""validate: load, check, and return the project with every finding of every file."""
+"""validate: load, check, and return the project with every finding of every file.
+
+With many files the parsing and checking, which is most of the cost, runs in forked workers first:
+each worker fills entries of a model cache (the model's JSON, the table's findings) and the project is
+then loaded from that cache in this process, exactly as a warm run loads it. Namespace defaults files
+are loaded here first, since every table's checks read them.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from compiler.checks import check_project
+from compiler.checks import check_project, findings_key, table_findings
 from compiler.diagnostics import Diagnostics
-from compiler.loader import Project, load_project
+from compiler.forked import forked_map, workers_for
+from compiler.loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
 from compiler.modelcache import ModelCache
+
+PARALLEL_FROM = 200  # files the cache cannot answer; below this, forking costs more than it saves
 
 
 def validate(path: Path, cache: ModelCache | None = None) -> tuple[Project, Diagnostics]:
-    project, diagnostics = load_project(path, cache)
-    diagnostics.extend(check_project(project, cache))
+    sources, diagnostics = read_sources(path)
+    models = cache if cache is not None else ModelCache.in_memory()
+    root = project_root(path)
+    _prepare(sources, root, models)
+    project = load_sources(sources, root, diagnostics, models)
+    diagnostics.extend(check_project(project, models))
     if cache is not None and not diagnostics.has_errors:
         cache.save()
     return project, diagnostics
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    models: dict[str, dict[str, Any]]
+    checks: dict[str, list[dict[str, Any]]]
+
+
+def _prepare(sources: list[PolicyText], root: Path, models: ModelCache) -> None:
+    """Parse, validate and check in forked workers the files the cache cannot answer."""
+    misses = [s for s in sources if models.model(s.digest) is None]
+    workers = workers_for(len(misses), PARALLEL_FROM)
+    if not workers:
+        return
+    defaults = Project(root=root)
+    for source in misses:
+        if "namespace" in source.text:  # a defaults file must say so; a table file that mentions it is harmless
+            load_text(source.text, source.file, defaults, Diagnostics(), models)
+    namespaces = defaults.namespaces
+    rest = [s for s in misses if models.model(s.digest) is None]
+    for prepared in forked_map(lambda source: _parse_and_check(source, root, namespaces), rest, workers):
+        models.models.update(prepared.models)
+        models.checks.update(prepared.checks)
+
+
+def _parse_and_check(source: PolicyText, root: Path, namespaces: list[LoadedNamespace]) -> _Prepared:
+    # A defaults file the filter above missed only means its tables' findings are keyed without it: the
+    # parent then finds no entry for them and checks those tables itself.
+    scratch, entries = Project(root=root, namespaces=list(namespaces)), ModelCache.in_memory()
+    load_text(source.text, source.file, scratch, Diagnostics(), entries)
+    for table in scratch.tables:
+        if table.state == "present":
+            entries.put_findings(findings_key(scratch, table), table_findings(scratch, table))
+    return _Prepared(entries.models, entries.checks)

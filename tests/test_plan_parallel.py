@@ -1,4 +1,4 @@
-"""Planning many tables in forked workers gives exactly the plan a single process gives."""
+"""Validating and planning many files in forked workers gives exactly what a single process gives."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from bench.validate import generate
 from compiler.catalog.config import resolve_catalog
 from compiler.catalog.reader import CatalogReader
 from compiler.desired import desired_states
+from compiler import forked
 from compiler.plan import planner
 from compiler.render.json_plan import plan_to_json
 from compiler.validate import validate
@@ -32,8 +33,8 @@ for file in files[:30]:                       # 30 tables changed in git
 project, _ = validate(root / "policies")
 config = resolve_catalog(None, root / "policies")
 forks = []
-get_context = planner.multiprocessing.get_context
-planner.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
+get_context = forked.multiprocessing.get_context
+forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
 with CatalogReader(config) as reader:
     parallel = plan_to_json(planner.make_plan(project, reader, "lake").plan)
 assert forks == ["fork"], forks
@@ -53,3 +54,51 @@ def test_forked_plan_equals_single_process_plan() -> None:
                             check=False)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.split() == ["40", "True"]
+
+
+VALIDATE_SCRIPT = """
+import shutil, tempfile
+from pathlib import Path
+from bench.validate import generate
+from compiler import forked, validate as validation
+from compiler.modelcache import ModelCache
+
+root = Path(tempfile.mkdtemp())
+policies = root / "policies"
+policies.mkdir()
+generate(policies, 300)
+defaults = Path("policies/logs/_namespace.yaml").read_text()
+for n in (1, 2):  # defaults that tables inherit; one sets an expiry shorter than a table's time travel
+    text = defaults.replace("namespace: logs", f"namespace: logs_{n}").replace("max_age: 1d", f"max_age: {n}h")
+    (policies / f"ns_{n}" / "_namespace.yaml").write_text(text)
+shutil.copytree("tests/corpus", policies / "corpus")  # every kind of bad file, namespace files included
+
+forks = []
+get_context = forked.multiprocessing.get_context
+forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
+
+def outcome(cache=None):
+    project, diagnostics = validation.validate(policies, cache)
+    return ([d.render() for d in diagnostics], [t.policy.model_dump_json() for t in project.tables],
+            [n.defaults.model_dump_json() for n in project.namespaces], [t.source.file for t in project.tables])
+
+parallel = outcome()
+assert forks == ["fork"], forks
+cached = ModelCache(root / "models.json")
+first, warm = outcome(cached), outcome(cached)
+validation.PARALLEL_FROM = 10**9
+serial = outcome()
+assert forks == ["fork", "fork"], forks
+assert parallel == serial, "forked validation differs"
+assert first == serial and warm == serial, "cached validation differs"
+findings = serial[0]
+print(len(serial[1]), len(serial[2]), len(findings), sum(": error " in f for f in findings))
+"""
+
+
+def test_forked_validation_equals_single_process_validation() -> None:
+    result = subprocess.run([sys.executable, "-c", VALIDATE_SCRIPT], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    tables, namespaces, findings, errors = map(int, result.stdout.split())
+    assert tables >= 300 and namespaces >= 2 and errors >= 90 and findings > errors, result.stdout

@@ -102,6 +102,7 @@ class CatalogReader:
         self.catalog = open_catalog(config)
         self._loaded: dict[tuple[str, ...], Loaded | None] = {}
         self._listing: dict[tuple[str, ...], str] | bool | None = False  # False: not listed yet
+        self._namespaces: set[tuple[str, ...]] | None = None  # every namespace holding a listed table
 
     def reopen_after_fork(self) -> None:
         """In a forked worker: leave the parent's connections alone and open new ones.
@@ -137,6 +138,12 @@ class CatalogReader:
         if self._listing is False:
             self._listing = self.metadata_locations()
         return self._listing if isinstance(self._listing, dict) else None
+
+    def _listed_namespaces(self) -> set[tuple[str, ...]]:
+        if self._namespaces is None:
+            listing = self._listed() or {}
+            self._namespaces = {name[:k] for name in listing for k in range(1, len(name))}
+        return self._namespaces
 
     def _load(self, name: tuple[str, ...], *, fresh: bool = False) -> Loaded | None:
         listing = None if fresh or any("." in part for part in name[:-1]) else self._listed()
@@ -193,6 +200,9 @@ class CatalogReader:
         return {(*str(ns).split("."), str(name)): str(location) for ns, name, location in rows if location}
 
     def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
+        """A namespace holding a listed table exists (a SQL catalog's own rule); others are asked for."""
+        if not any("." in part for part in namespace) and namespace in self._listed_namespaces():
+            return True
         try:
             return bool(self.catalog.namespace_exists(namespace))
         except Exception as exc:

@@ -22,6 +22,16 @@ TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
 )
 
 
+def findings_key(project: Project, table: LoadedTable) -> str:
+    """A table's findings depend on its file and every namespace defaults file it inherits."""
+    return "\n".join([table.source.file, *(ns.digest for ns in namespace_chain(project, table)), table.digest])
+
+
+def table_findings(project: Project, table: LoadedTable) -> list[Diagnostic]:
+    ctx = TableContext(table, effective_settings(project, table))
+    return [finding for check in TABLE_CHECKS for finding in check(ctx)]
+
+
 def check_project(project: Project, cache: ModelCache | None = None) -> Diagnostics:
     """Every semantic finding; with a cache, a table whose files are unchanged replays its findings."""
     diagnostics = Diagnostics()
@@ -30,16 +40,15 @@ def check_project(project: Project, cache: ModelCache | None = None) -> Diagnost
         if table.name in first_table:
             first = first_table[table.name].source.value(("table",))
             diagnostics.add(Diagnostic("TP401", Severity.ERROR, table.source.value(("table",)),
-                                       f"table '{table.policy.table}' is declared twice", f"first declared at {first}"))
+                                       f"table '{table.declared}' is declared twice", f"first declared at {first}"))
             continue
         first_table[table.name] = table
-        if table.policy.state == "absent":
+        if table.state == "absent":
             continue
-        key = "\n".join([table.source.file, *(ns.digest for ns in namespace_chain(project, table)), table.digest])
+        key = findings_key(project, table)
         cached = cache.findings(key) if cache is not None else None
         if cached is None:
-            ctx = TableContext(table, effective_settings(project, table))
-            cached = [finding for check in TABLE_CHECKS for finding in check(ctx)]
+            cached = table_findings(project, table)
             if cache is not None:
                 cache.put_findings(key, cached)
         diagnostics.extend(cached)

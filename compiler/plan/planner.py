@@ -8,9 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
-import os
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -30,6 +27,7 @@ from compiler.diff.changes import (
 from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
 from compiler.effective import namespace_chain
+from compiler.forked import forked_map, workers_for
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import parse_name
@@ -76,7 +74,7 @@ def make_plan(
     With a cache and a catalog that lists metadata locations in one query, unchanged tables are not read.
     """
     day = today or datetime.now(UTC).date()
-    present = sorted((t for t in project.tables if t.policy.state == "present"), key=lambda t: t.name)
+    present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name)
     diagnostics = Diagnostics()
     locations = source.metadata_locations() if cache is not None else None
     namespaces: list[Change] = [
@@ -87,7 +85,7 @@ def make_plan(
     tables = []
     with settled_heap() as settle:
         tables = _plan_tables(project, present, source, catalog, day, diagnostics, cache, locations, settle)
-    tables += [t for t in (_tombstone(t, source) for t in project.tables if t.policy.state == "absent") if t]
+    tables += [t for t in (_tombstone(t, source) for t in project.tables if t.state == "absent") if t]
     tables.sort(key=lambda t: t.table)
     declared = {t.name for t in project.tables}
     managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
@@ -127,7 +125,6 @@ def _plan_tables(
 
 Planned = tuple[int, TablePlan, list[Diagnostic]]
 PARALLEL_FROM = 200  # below this many tables, starting workers costs more than it saves
-_FORKED: tuple[Project, list[tuple[int, LoadedTable, str]], StateSource, date, int] | None = None
 
 
 def plan_misses(
@@ -136,42 +133,24 @@ def plan_misses(
 ) -> list[Planned]:
     """Plan the tables the cache could not answer; on several cores, in forked workers.
 
-    Reading and diffing a table is CPU work in Python; workers share the validated project by fork
-    (nothing is pickled on the way in) and send back only the small TablePlans. Forking is done only
-    from a single-threaded process (a CLI run), never beside a JVM or other threads.
+    Reading and diffing a table is CPU work in Python; workers share the validated project by fork and
+    send back only the small TablePlans.
     """
-    workers = min(os.cpu_count() or 1, 4)
+    def plan_one(item: tuple[int, LoadedTable, str]) -> Planned:
+        position, table, _ = item
+        findings = Diagnostics()
+        planned = _plan_table(desired_table(project, table), source, day, findings)
+        return position, planned, findings.items
+
     reopen = getattr(source, "reopen_after_fork", None)
-    if len(todo) < PARALLEL_FROM or workers < 2 or reopen is None or threading.active_count() > 1 \
-            or "fork" not in multiprocessing.get_all_start_methods():
-        return [_plan_one(project, item, source, day, settle) for item in todo]
-    global _FORKED
-    _FORKED = (project, todo, source, day, workers)
-    try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_plan_share, range(workers))
-    finally:
-        _FORKED = None
-    return [planned for part in parts for planned in part]
-
-
-def _plan_share(worker: int) -> list[Planned]:
-    assert _FORKED is not None
-    project, todo, source, day, workers = _FORKED
-    source.reopen_after_fork()  # type: ignore[attr-defined]
-    with settled_heap() as settle:
-        return [_plan_one(project, item, source, day, settle) for item in todo[worker::workers]]
-
-
-def _plan_one(
-    project: Project, item: tuple[int, LoadedTable, str], source: StateSource, day: date,
-    settle: Callable[[], None],
-) -> Planned:
-    position, table, _ = item
-    findings = Diagnostics()
-    planned = _plan_table(desired_table(project, table), source, day, findings)
-    settle()  # metadata read for this table stays referenced until the plan is done
-    return position, planned, findings.items
+    workers = workers_for(len(todo), PARALLEL_FROM) if reopen is not None else 0
+    if workers:
+        return forked_map(plan_one, todo, workers, after_fork=reopen)
+    planned = []
+    for item in todo:
+        planned.append(plan_one(item))
+        settle()  # metadata read for this table stays referenced until the plan is done
+    return planned
 
 
 def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnostics: Diagnostics) -> TablePlan:
@@ -215,12 +194,16 @@ def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
 
 
 def _blocked(project: Project, tables: list[TablePlan]) -> list[Blocked]:
-    approvals = {t.name: set(t.policy.allow_destructive) for t in project.tables}
+    declared = {t.name: t for t in project.tables}
+
+    def approved(table: tuple[str, ...], approval: str) -> bool:  # policies are read only for such changes
+        return table in declared and approval in declared[table].policy.allow_destructive
+
     return [
         Blocked(table=t.table, code=c.code, summary=c.summary, approval=c.approval, policy_file=t.policy_file or "")
         for t in tables
         for c in t.changes
-        if c.approval is not None and c.approval not in approvals.get(t.table, set())
+        if c.approval is not None and not approved(t.table, c.approval)
     ]
 
 
