@@ -7,6 +7,8 @@ Measured in this process, side by side:
             table; session start not counted), on SPARK_SAMPLE tables, scaled to 1,000;
   replan -- after one change to 1 file, a plan with the cache warm (keys: file hashes + metadata
             locations listed in one catalog query).
+  cli    -- end to end, each in a fresh process: `tablepolicy plan --no-cache` against a script that
+            only loads the 1,000 tables with pyiceberg (both pay interpreter start and imports).
 Targets: plan <= 1.5x floor; plan >= 10x faster than spark; replan <= 0.2x plan.
 Run: .venv/bin/python bench/plan.py [TABLES] [SPARK_SAMPLE]
 """
@@ -14,6 +16,7 @@ Run: .venv/bin/python bench/plan.py [TABLES] [SPARK_SAMPLE]
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -92,6 +95,7 @@ def main() -> None:
         assert warm.hits == count - 1, warm.hits
 
     t_replan = timed(replan)
+    t_floor_cli, t_plan_cli = cli_times(policies)
 
     t_spark = spark_read(config, names[:sample]) * (count / sample)
     print(f"tables: {count}, changed in git: 100")
@@ -101,7 +105,34 @@ def main() -> None:
           "(target >= 10x)")
     print(f"re-plan after 1 file changed (cache):   {t_replan:6.2f}s  = {t_replan / t_plan:.2f}x full plan "
           "(target <= 0.2x)")
+    print(f"end to end, fresh processes: floor {t_floor_cli:.2f}s, `tablepolicy plan --no-cache` {t_plan_cli:.2f}s "
+          f"= {t_plan_cli / t_floor_cli:.2f}x floor")
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+FLOOR_SCRIPT = """
+import sys
+from pathlib import Path
+from tests.catalog_fixtures import embedded_catalog
+catalog = embedded_catalog(Path(sys.argv[1]))
+for namespace in catalog.list_namespaces():
+    for name in catalog.list_tables(namespace):
+        catalog.load_table(name)
+"""
+
+
+def cli_times(policies: Path) -> tuple[float, float]:
+    """Best of three fresh-process runs of each side."""
+    tool = Path(sys.executable).parent / "tablepolicy"
+
+    def run(*command: str) -> float:
+        start = time.perf_counter()
+        subprocess.run(command, cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        return time.perf_counter() - start
+
+    floor = min(run(sys.executable, "-c", FLOOR_SCRIPT, str(policies)) for _ in range(3))
+    plan = min(run(str(tool), "plan", str(policies), "--no-cache") for _ in range(3))
+    return floor, plan
 
 
 def spark_read(config: CatalogConfig, names: list[tuple[str, ...]]) -> float:

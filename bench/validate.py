@@ -2,12 +2,14 @@
 
 The floor is ``yaml.load(text, CSafeLoader)`` on the same texts: libyaml, the fastest parser at hand,
 with no positions, no models and no checks. ruamel.yaml's round-trip parse (what ``fmt`` uses) is shown
-for scale. Both sides run in this process on the same files. Target: validate <= 3x the floor.
+for scale. Both sides run in this process on the same files; validate also once with its forked workers
+turned off. Target: validate <= 3x the floor.
 Run: .venv/bin/python bench/validate.py [N]
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
 import time
@@ -16,6 +18,7 @@ from pathlib import Path
 import yaml
 from ruamel.yaml import YAML
 
+from compiler import validate as validation
 from compiler.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,10 +69,16 @@ def main() -> None:
         floor()
         t_floor = min(timed(floor) for _ in range(3))
         t_full = min(timed(full) for _ in range(3))
+        forked_from, validation.PARALLEL_FROM = validation.PARALLEL_FROM, 10**9
+        t_serial = min(timed(full) for _ in range(3))
+        validation.PARALLEL_FROM = forked_from
         t_ruamel = timed(ruamel)
     print(f"files:                          {count}")
     print(f"floor (PyYAML CSafeLoader):     {t_floor:.2f}s  {count / t_floor:,.0f} files/s")
-    print(f"tablepolicy validate:           {t_full:.2f}s  {count / t_full:,.0f} files/s")
+    print(f"tablepolicy validate:           {t_full:.2f}s  {count / t_full:,.0f} files/s  "
+          f"(forked workers on {os.cpu_count()} cores)")
+    print(f"  in one process:               {t_serial:.2f}s  {count / t_serial:,.0f} files/s  "
+          f"= {t_serial / t_floor:.2f}x floor")
     print(f"for scale, ruamel round-trip:   {t_ruamel:.2f}s  {count / t_ruamel:,.0f} files/s")
     print(f"ratio validate / floor:         {t_full / t_floor:.2f}x  (target <= 3x)")
 
