@@ -34,7 +34,7 @@ from compiler.render.sql import change_sql
 from compiler.validate import validate
 from runtime.executor import ExecutionError, run_sql
 from runtime.journal import Journal
-from runtime.lock import table_locks
+from runtime.lock import lock_engine, table_locks
 from runtime.spark.session import SparkOptions, start_session
 
 TAG_RETAIN_DAYS = 7
@@ -163,13 +163,6 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
         raise StalePlanError("plan is stale, nothing was applied:\n  " + "\n  ".join(stale)
                              + "\nrun tablepolicy plan again and review the new plan")
     return in_progress
-
-
-def lock_engine(reader: CatalogReader) -> object | None:
-    """The catalog database for lock rows: PostgreSQL. A SQLite catalog gets a lock file instead, so no
-    second writer contends with Spark's JDBC connection for the database file."""
-    engine = getattr(reader.catalog, "engine", None)
-    return engine if engine is not None and engine.url.get_backend_name() != "sqlite" else None
 
 
 def apply_plan(

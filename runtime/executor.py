@@ -18,6 +18,14 @@ def run_sql(spark: Any, sql: str, what: str) -> None:
         raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
 
 
+def query_sql(spark: Any, sql: str, what: str) -> list[dict[str, Any]]:
+    """Run a statement that returns rows (a stored procedure's result) and return them as dicts."""
+    try:
+        return [row.asDict(recursive=True) for row in spark.sql(sql).collect()]
+    except Exception as exc:
+        raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
+
+
 def _reason(exc: Exception) -> str:
     """The JVM's own message (innermost cause) rather than py4j's 'An error occurred while calling'."""
     java = getattr(exc, "java_exception", None)

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from compiler.catalog.reader import CatalogReader
 from compiler.errors import TablePolicyError
 
 TTL_SECONDS = 3600
@@ -43,6 +44,13 @@ def _alive(owner: dict[str, Any]) -> bool:
 def describe(owner: dict[str, Any]) -> str:
     since = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(owner.get("since", 0))))
     return f"pid {owner.get('pid')} on {owner.get('host')} since {since}"
+
+
+def lock_engine(reader: CatalogReader) -> object | None:
+    """The catalog database for lock rows: PostgreSQL. A SQLite catalog gets a lock file instead, so no
+    second writer contends with Spark's JDBC connection for the database file."""
+    engine = getattr(reader.catalog, "engine", None)
+    return engine if engine is not None and engine.url.get_backend_name() != "sqlite" else None
 
 
 @contextlib.contextmanager

@@ -171,17 +171,24 @@ class CatalogReader:
         found = self._load(name, fresh=fresh)
         return current_table(name, found.location, found.metadata) if found is not None else None
 
-    def estimate_retention(
-        self, name: tuple[str, ...], column: ColumnPath, cutoff: datetime
-    ) -> RetentionEstimate | None:
-        """Read from the manifests of the metadata this run planned against (pyiceberg reads them)."""
+    def pyiceberg_table(self, name: tuple[str, ...]) -> Table | None:
+        """pyiceberg's Table for the metadata this run read (built on first use: manifests are read through it)."""
         found = self._load(name)
         if found is None:
             return None
-        table = found.table or Table(identifier=name, metadata=TableMetadataUtil.parse_raw(json.dumps(found.metadata)),
-                                     metadata_location=found.location, catalog=self.catalog,
-                                     io=load_file_io(properties=self.catalog.properties, location=found.location))
-        return estimate_retention(table, column, cutoff)
+        if found.table is None:
+            table = Table(identifier=name, metadata=TableMetadataUtil.parse_raw(json.dumps(found.metadata)),
+                          metadata_location=found.location, catalog=self.catalog,
+                          io=load_file_io(properties=self.catalog.properties, location=found.location))
+            found = self._loaded[name] = Loaded(found.location, found.metadata, table)
+        return found.table
+
+    def estimate_retention(
+        self, name: tuple[str, ...], column: ColumnPath, cutoff: datetime
+    ) -> RetentionEstimate | None:
+        """Read from the manifests of the metadata this run planned against."""
+        table = self.pyiceberg_table(name)
+        return estimate_retention(table, column, cutoff) if table is not None else None
 
     def metadata_locations(self) -> dict[tuple[str, ...], str] | None:
         """Every table's current metadata file in one query (SQL catalogs); None where there is no such query."""

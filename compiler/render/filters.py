@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
@@ -110,7 +111,29 @@ def position_clause(position: str, after: str | None) -> str:
     return ""
 
 
+def time_literal(kind: str, when: datetime) -> str:
+    """A date or timestamp literal for a column of that kind; instants are written in UTC with the offset,
+    so they mean the same in any session time zone."""
+    utc = when.astimezone(UTC)
+    if kind == "date":
+        return f"DATE {literal(utc.date().isoformat())}"
+    if kind == "timestamp":  # without zone: Iceberg's timestamp, Spark's TIMESTAMP_NTZ
+        return f"TIMESTAMP_NTZ {literal(utc.replace(tzinfo=None).isoformat(' '))}"
+    return f"TIMESTAMP {literal(utc.isoformat(' '))}"
+
+
+def named_arguments(arguments: Iterable[tuple[str, str]]) -> str:
+    """Procedure arguments ``name => value``, one per line; values are already quoted SQL."""
+    return ",\n".join(f"  {name} => {value}" for name, value in arguments)
+
+
+def string_map(options: Mapping[str, str]) -> str:
+    return "map(" + ", ".join(f"{literal(k)}, {literal(v)}" for k, v in options.items()) + ")"
+
+
 FILTERS = {
+    "time_literal": time_literal,
+    "named_arguments": named_arguments,
     "position_clause": position_clause,
     "ident": ident,
     "qualified": qualified,

@@ -13,8 +13,8 @@ from compiler.desired import desired_states
 from compiler.plan.planner import make_plan
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.validate import validate
-from runtime.apply import StalePlanError, UnapprovedChangeError, apply_plan, lock_engine
-from runtime.lock import LockHeldError, table_locks
+from runtime.apply import StalePlanError, UnapprovedChangeError, apply_plan
+from runtime.lock import LockHeldError, lock_engine, table_locks
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches
 

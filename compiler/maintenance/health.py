@@ -1,0 +1,82 @@
+"""Table health read from metadata with pyiceberg (no JVM): snapshots, data and delete files, manifests.
+
+Reading the current snapshot's manifests is the whole cost; data files are never opened.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+from pyiceberg.manifest import DataFileContent
+from pyiceberg.table import Table
+
+from compiler.catalog.estimate import estimate_retention
+from compiler.diff.changes import RetentionEstimate
+from compiler.model.table import ColumnPath
+
+ICEBERG_TARGET_FILE_SIZE = 512 * 1024 * 1024  # write.target-file-size-bytes when a table does not set it
+SMALL_FRACTION = 0.75  # rewrite_data_files' default min-file-size-bytes: 75% of the target
+
+
+class TableHealth(BaseModel):
+    """What maintenance decides on; every figure is for the current snapshot unless it says otherwise."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    table: tuple[str, ...]
+    snapshot_times: tuple[int, ...] = Field(description="Commit time (ms) of every snapshot kept, oldest first.")
+    current_snapshot_id: int | None
+    data_files: int
+    data_bytes: int
+    rows: int
+    small_files: int = Field(description="Data files under 75% of the target file size.")
+    target_file_size: int
+    position_delete_files: int
+    equality_delete_files: int
+    manifests: int
+    metadata_files: int = Field(description="Metadata JSON files the table still lists (log + current).")
+    expired: RetentionEstimate | None = Field(None, description="Files holding rows older than the retention.")
+
+    @property
+    def snapshots(self) -> int:
+        return len(self.snapshot_times)
+
+
+def read_health(
+    name: tuple[str, ...], table: Table, retention: tuple[ColumnPath, datetime] | None = None
+) -> TableHealth:
+    """``retention``: the column and cutoff whose older rows are estimated from column bounds."""
+    metadata = table.metadata
+    target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
+    data_files = data_bytes = rows = small = position = equality = manifests = 0
+    snapshot = table.current_snapshot()
+    if snapshot is not None:
+        for manifest in snapshot.manifests(table.io):
+            manifests += 1
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+                file = entry.data_file
+                if file.content == DataFileContent.DATA:
+                    data_files += 1
+                    data_bytes += file.file_size_in_bytes
+                    rows += file.record_count
+                    small += file.file_size_in_bytes < SMALL_FRACTION * target
+                elif file.content == DataFileContent.POSITION_DELETES:
+                    position += 1
+                else:
+                    equality += 1
+    return TableHealth(
+        table=name,
+        snapshot_times=tuple(sorted(s.timestamp_ms for s in metadata.snapshots)),
+        current_snapshot_id=metadata.current_snapshot_id,
+        data_files=data_files,
+        data_bytes=data_bytes,
+        rows=rows,
+        small_files=small,
+        target_file_size=target,
+        position_delete_files=position,
+        equality_delete_files=equality,
+        manifests=manifests,
+        metadata_files=len(metadata.metadata_log) + 1,
+        expired=estimate_retention(table, *retention) if retention is not None else None,
+    )

@@ -1,0 +1,65 @@
+"""Maintenance actions -> Spark SQL: Iceberg's stored procedures, and DELETE for expired rows.
+
+A procedure's ``table`` argument is a string Spark parses as a multi-part identifier, so each part is
+backquoted inside the literal; timestamps carry their UTC offset.
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from compiler.maintenance.actions import (
+    Action,
+    DeleteExpiredRows,
+    ExpireSnapshots,
+    RemoveOrphanFiles,
+    RewriteDataFiles,
+    RewriteManifests,
+    RewritePositionDeletes,
+    TimeCutoff,
+)
+from compiler.render.env import render
+from compiler.render.filters import literal, qualified, string_map, time_literal
+
+
+def action_sql(action: Action, catalog: str) -> str:
+    table = literal(qualified(action.table))
+    match action:
+        case DeleteExpiredRows():
+            cutoff = action.cutoff
+            return render("delete_expired_rows", table=(catalog, *action.table), column=cutoff.column,
+                          kind=cutoff.kind, before=cutoff.before)
+        case RewriteDataFiles():
+            arguments = [("table", table), ("strategy", literal("sort" if action.strategy == "zorder"
+                                                                else action.strategy))]
+            if action.zorder_by:
+                columns = ", ".join(qualified(c) for c in action.zorder_by)
+                arguments.append(("sort_order", literal(f"zorder({columns})")))
+            if action.only_before is not None:
+                arguments.append(("where", literal(_before(action.only_before))))
+            options = {"min-input-files": str(action.min_input_files),
+                       "target-file-size-bytes": str(action.target_file_size)}
+            arguments.append(("options", string_map(options)))
+            return _call(catalog, "rewrite_data_files", arguments)
+        case RewritePositionDeletes():
+            options = {"min-input-files": str(action.min_input_files)}
+            return _call(catalog, "rewrite_position_delete_files", [("table", table), ("options", string_map(options))])
+        case RewriteManifests():
+            return _call(catalog, "rewrite_manifests", [("table", table)])
+        case ExpireSnapshots():
+            older_than = time_literal("timestamptz", action.older_than)
+            return _call(catalog, "expire_snapshots",
+                         [("table", table), ("older_than", older_than), ("retain_last", str(action.retain_last))])
+        case RemoveOrphanFiles():
+            older_than = time_literal("timestamptz", action.older_than)
+            return _call(catalog, "remove_orphan_files", [("table", table), ("older_than", older_than)])
+        case _:
+            assert_never(action)
+
+
+def _before(cutoff: TimeCutoff) -> str:
+    return f"{qualified(cutoff.column)} < {time_literal(cutoff.kind, cutoff.before)}"
+
+
+def _call(catalog: str, procedure: str, arguments: list[tuple[str, str]]) -> str:
+    return render("call_procedure", catalog=catalog, procedure=procedure, arguments=arguments)
