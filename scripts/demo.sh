@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The main job on the embedded catalog: validate, plan, apply through Spark, plan again.
+# The main job on the embedded catalog: validate, plan, apply through Spark, load rows, plan again,
+# read table health, run the maintenance it calls for, plan again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tp() { echo; echo "\$ tablepolicy $*"; .venv/bin/tablepolicy "$@"; }
@@ -19,5 +20,10 @@ echo
 echo "\$ load sample rows (pyiceberg appends, the way a writer would)"
 .venv/bin/python scripts/sample_rows.py policies/
 tp plan policies/ --detailed-exitcode
+tp health policies/
+tp maintain policies/
+tp health policies/
+tp plan policies/ --detailed-exitcode
 echo
-echo "Done: the catalog (.lake/) holds the declared tables; rows written by a writer did not change the plan."
+echo "Done: the catalog (.lake/) holds the declared tables; rows written by a writer did not change the plan;"
+echo "maintenance compacted the small files the writer left and removed nothing git did not ask for."

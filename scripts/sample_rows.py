@@ -1,4 +1,4 @@
-"""Demo data: a thousand ad clicks and log events, appended with pyiceberg to the embedded catalog."""
+"""Demo data: a thousand ad clicks (one commit) and log events (five commits), appended with pyiceberg."""
 
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from compiler.catalog.config import resolve_catalog
 from compiler.catalog.reader import open_catalog
 
 
+BATCHES = 5
+
+
 def main(policies: Path) -> None:
     catalog = open_catalog(resolve_catalog(None, policies))
     rng = random.Random(7)
@@ -27,11 +30,11 @@ def main(policies: Path) -> None:
          for i, t in enumerate(times)],
         schema=clicks.schema().as_arrow()))
     events = catalog.load_table(("logs", "app_events"))
-    events.append(pa.Table.from_pylist(
-        [{"event_time": now - timedelta(seconds=rng.randrange(86_400)), "service": rng.choice(["api", "web", "batch"]),
-          "host": f"h{rng.randrange(8)}", "level": rng.choice(["INFO", "WARN", "ERROR"]), "message": "demo",
-          "attributes": None, "trace": None, "tags": None} for _ in range(1000)],
-        schema=events.schema().as_arrow()))
+    rows = [{"event_time": now - timedelta(seconds=rng.randrange(86_400)), "service": rng.choice(["api", "web", "batch"]),
+             "host": f"h{rng.randrange(8)}", "level": rng.choice(["INFO", "WARN", "ERROR"]), "message": "demo",
+             "attributes": None, "trace": None, "tags": None} for _ in range(1000)]
+    for batch in range(BATCHES):  # a streaming writer: many small commits, small files in every hour
+        events.append(pa.Table.from_pylist(rows[batch::BATCHES], schema=events.schema().as_arrow()))
     for name in (("ads", "click_log"), ("logs", "app_events")):
         table = catalog.load_table(name)
         files = len(table.inspect.files())

@@ -22,13 +22,11 @@ def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> Re
     Manifest partition summaries prune the scan and file-level bounds classify what is left, so the
     cost is reading manifests, as the planner already does.
     """
-    paths = {path: fid for fid, path in field_paths(table.schema().as_struct()).items()}
-    field_id = paths.get(column)
-    if field_id is None or table.current_snapshot() is None:
+    found = column_field(table, column)
+    if found is None or table.current_snapshot() is None:
         return RetentionEstimate(files=0, partial_files=0, rows=0, rows_upper=0, bytes=0)
-    field_type = table.schema().find_field(field_id).field_type
-    assert isinstance(field_type, PrimitiveType)
-    limit, literal = _cutoff(field_type, cutoff)
+    field_id, field_type = found
+    limit, literal = physical_cutoff(field_type, cutoff)
     whole = partial = rows = rows_upper = size = 0
     # keyword form: the pydantic mypy plugin reads LessThan's fields, not its __init__(term, literal)
     arguments: dict[str, Any] = {"term": ".".join(column), "literal": literal}
@@ -46,7 +44,17 @@ def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> Re
     return RetentionEstimate(files=whole, partial_files=partial, rows=rows, rows_upper=rows_upper, bytes=size)
 
 
-def _cutoff(field_type: PrimitiveType, cutoff: datetime) -> tuple[int, str]:
+def column_field(table: Table, column: ColumnPath) -> tuple[int, PrimitiveType] | None:
+    """The field id and primitive type of a column path in the table's current schema."""
+    paths = {path: fid for fid, path in field_paths(table.schema().as_struct()).items()}
+    field_id = paths.get(column)
+    if field_id is None:
+        return None
+    field_type = table.schema().find_field(field_id).field_type
+    return (field_id, field_type) if isinstance(field_type, PrimitiveType) else None
+
+
+def physical_cutoff(field_type: PrimitiveType, cutoff: datetime) -> tuple[int, str]:
     """The cutoff in the column's physical unit (days or microseconds) and as a filter literal."""
     if isinstance(field_type, DateType):
         return (cutoff.date() - EPOCH.date()).days, cutoff.date().isoformat()

@@ -61,15 +61,16 @@ def maintenance_for(effective: Effective, state: TableState, health: TableHealth
     compaction = lifecycle.compaction
     if compaction is not None and compaction.enabled is not False:
         minimum = compaction.min_input_files or DEFAULT_MIN_INPUT_FILES
-        if health.small_files >= minimum:
-            skip = compaction.skip_recent
-            window = _window(state, now - timedelta(milliseconds=skip.millis)) if skip is not None else None
+        groups = [n for n in health.small_file_groups if n >= minimum]
+        if groups:
+            window = compaction_window(effective, state, now)
             actions.append(RewriteDataFiles(
                 table=name, strategy=compaction.strategy or "binpack",
                 zorder_by=tuple(parse_name(c) for c in compaction.zorder_by or ()),
                 target_file_size=health.target_file_size, min_input_files=minimum, only_before=window,
-                reason=f"{health.small_files} of {health.data_files} data files are under 75% of the "
-                       f"{health.target_file_size:,}-byte target (min_input_files {minimum})"))
+                reason=f"{sum(groups)} small data files in {len(groups)} partition(s) with at least "
+                       f"{minimum} each (min_input_files); {health.small_files} of {health.data_files} files are "
+                       f"under 75% of the {health.target_file_size:,}-byte target"))
     deletes = lifecycle.delete_files
     if deletes is not None and deletes.enabled is not False:
         minimum = deletes.min_input_files or DEFAULT_MIN_DELETE_FILES
@@ -115,8 +116,12 @@ def _temporal_kind(state: TableState, column: ColumnPath) -> ColumnKind | None:
     return None
 
 
-def _window(state: TableState, before: datetime) -> TimeCutoff | None:
-    """Partitions older than ``before``, on the first temporal partition source (None: no such source)."""
+def compaction_window(effective: Effective, state: TableState, now: datetime) -> TimeCutoff | None:
+    """With ``skip_recent``: data before now - skip_recent on the first temporal partition source."""
+    compaction = effective.lifecycle.compaction
+    if compaction is None or compaction.skip_recent is None:
+        return None
+    before = now - timedelta(milliseconds=compaction.skip_recent.millis)
     for field in state.partition:
         kind = _temporal_kind(state, field.source)
         if kind is not None:

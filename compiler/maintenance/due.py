@@ -12,7 +12,7 @@ from compiler.catalog.reader import CatalogReader
 from compiler.effective import effective_settings
 from compiler.loader import Project
 from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import maintenance_for, retention_cutoff
+from compiler.maintenance.decide import compaction_window, maintenance_for, retention_cutoff
 from compiler.maintenance.health import TableHealth, read_health
 from compiler.model.names import parse_name
 
@@ -45,6 +45,8 @@ def maintenance_plan(project: Project, reader: CatalogReader, now: datetime) -> 
         cutoff = retention_cutoff(effective, now)
         retention = effective.lifecycle.retention
         column = retention.column if retention is not None else None
-        health = read_health(loaded.name, table, (parse_name(column), cutoff) if column and cutoff else None)
+        window = compaction_window(effective, current.state, now)
+        health = read_health(loaded.name, table, (parse_name(column), cutoff) if column and cutoff else None,
+                             (window.column, window.before) if window is not None else None)
         tables.append(TableMaintenance(loaded.name, health, maintenance_for(effective, current.state, health, now)))
     return MaintenancePlan(tables, missing)

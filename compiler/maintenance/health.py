@@ -5,13 +5,17 @@ Reading the current snapshot's manifests is the whole cost; data files are never
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from pyiceberg.manifest import DataFileContent
+from pyiceberg.conversions import from_bytes
+from pyiceberg.manifest import DataFile, DataFileContent
 from pyiceberg.table import Table
 
-from compiler.catalog.estimate import estimate_retention
+from compiler.catalog.estimate import column_field, estimate_retention, physical_cutoff
 from compiler.diff.changes import RetentionEstimate
 from compiler.model.table import ColumnPath
 
@@ -31,6 +35,9 @@ class TableHealth(BaseModel):
     data_bytes: int
     rows: int
     small_files: int = Field(description="Data files under 75% of the target file size.")
+    small_file_groups: tuple[int, ...] = Field(
+        (), description="Small files per partition (only partitions with any, largest first): compaction merges "
+                        "files within a partition, and leaves out files of the recent window it is told to skip.")
     target_file_size: int
     position_delete_files: int
     equality_delete_files: int
@@ -44,12 +51,18 @@ class TableHealth(BaseModel):
 
 
 def read_health(
-    name: tuple[str, ...], table: Table, retention: tuple[ColumnPath, datetime] | None = None
+    name: tuple[str, ...],
+    table: Table,
+    retention: tuple[ColumnPath, datetime] | None = None,
+    recent: tuple[ColumnPath, datetime] | None = None,
 ) -> TableHealth:
-    """``retention``: the column and cutoff whose older rows are estimated from column bounds."""
+    """``retention``: the column and cutoff whose older rows are estimated from column bounds; ``recent``:
+    files whose column is wholly at or after the cutoff are not counted for compaction."""
     metadata = table.metadata
     target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
     data_files = data_bytes = rows = small = position = equality = manifests = 0
+    groups: Counter[tuple[int, Any]] = Counter()
+    is_recent = _recent_test(table, recent)
     snapshot = table.current_snapshot()
     if snapshot is not None:
         for manifest in snapshot.manifests(table.io):
@@ -60,7 +73,10 @@ def read_health(
                     data_files += 1
                     data_bytes += file.file_size_in_bytes
                     rows += file.record_count
-                    small += file.file_size_in_bytes < SMALL_FRACTION * target
+                    if file.file_size_in_bytes < SMALL_FRACTION * target:
+                        small += 1
+                        if not is_recent(file):
+                            groups[(file.spec_id, file.partition)] += 1
                 elif file.content == DataFileContent.POSITION_DELETES:
                     position += 1
                 else:
@@ -73,6 +89,7 @@ def read_health(
         data_bytes=data_bytes,
         rows=rows,
         small_files=small,
+        small_file_groups=tuple(sorted(groups.values(), reverse=True)),
         target_file_size=target,
         position_delete_files=position,
         equality_delete_files=equality,
@@ -80,3 +97,17 @@ def read_health(
         metadata_files=len(metadata.metadata_log) + 1,
         expired=estimate_retention(table, *retention) if retention is not None else None,
     )
+
+
+def _recent_test(table: Table, recent: tuple[ColumnPath, datetime] | None) -> Callable[[DataFile], bool]:
+    found = column_field(table, recent[0]) if recent is not None else None
+    if recent is None or found is None:
+        return lambda _file: False
+    field_id, field_type = found
+    limit, _ = physical_cutoff(field_type, recent[1])
+
+    def is_recent(file: DataFile) -> bool:
+        lower = (file.lower_bounds or {}).get(field_id)
+        return lower is not None and int(from_bytes(field_type, lower)) >= limit
+
+    return is_recent

@@ -15,7 +15,7 @@ Painter = Callable[[str, str], str]
 MARKERS = {Safety.SAFE: ("~", "yellow"), Safety.BREAKING: ("!", "magenta"), Safety.DESTRUCTIVE: ("-", "red")}
 
 
-def _plain(text: str, _color: str) -> str:
+def no_color(text: str, _color: str) -> str:
     return text
 
 
@@ -40,7 +40,7 @@ def summary_counts(plan: Plan) -> str:
             f"{counts[Safety.DESTRUCTIVE]} destructive")
 
 
-def render_text(plan: Plan, paint: Painter = _plain) -> str:
+def render_text(plan: Plan, paint: Painter = no_color) -> str:
     lines: list[str] = []
     for change in plan.namespaces:
         lines += change_lines(change, paint, indent="")

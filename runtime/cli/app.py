@@ -13,7 +13,7 @@ import typer
 
 from compiler import __version__
 from compiler.errors import PolicyError, TablePolicyError
-from runtime.cli import commands
+from runtime.cli import commands, lifecycle
 from runtime.cli.exits import Exit
 from runtime.cli.views import error
 
@@ -32,6 +32,18 @@ CatalogName = Annotated[
     typer.Option("--catalog", "-c", help="Catalog name in .pyiceberg.yaml / PYICEBERG_CATALOG__* (default: embedded)."),
 ]
 
+
+SparkMaster = Annotated[
+    str, typer.Option("--spark-master", envvar="TABLEPOLICY_SPARK_MASTER", help="Spark master URL.")
+]
+SparkConf = Annotated[
+    list[str] | None, typer.Option("--spark-conf", help="Extra Spark setting key=value (repeatable).")
+]
+
+
+def check_spark_conf(conf: list[str] | None) -> None:
+    if conf and any("=" not in item for item in conf):
+        raise typer.BadParameter("--spark-conf takes key=value")
 
 
 class Format(StrEnum):
@@ -103,12 +115,8 @@ def apply(
     path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.")] = Path("policies"),
     catalog: CatalogName = None,
     auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Apply without asking.")] = False,
-    spark_master: Annotated[
-        str, typer.Option("--spark-master", envvar="TABLEPOLICY_SPARK_MASTER", help="Spark master URL.")
-    ] = "local[2]",
-    spark_conf: Annotated[
-        list[str] | None, typer.Option("--spark-conf", help="Extra Spark setting key=value (repeatable).")
-    ] = None,
+    spark_master: SparkMaster = "local[2]",
+    spark_conf: SparkConf = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the SQL it would run; change nothing.")] = False,
     policies: Annotated[
         Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.")
@@ -116,10 +124,39 @@ def apply(
     json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
 ) -> None:
     """Apply a reviewed plan (or plan-and-apply policies) through Spark, step by step, resumably."""
-    if spark_conf and any("=" not in item for item in spark_conf):
-        raise typer.BadParameter("--spark-conf takes key=value")
+    check_spark_conf(spark_conf)
     run(lambda: commands.apply(path, catalog, auto_approve=auto_approve, master=spark_master,
                                conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report))
+
+
+@app.command()
+def maintain(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due and its SQL; change nothing.")] = False,
+    spark_master: SparkMaster = "local[2]",
+    spark_conf: SparkConf = None,
+    json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
+) -> None:
+    """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
+    check_spark_conf(spark_conf)
+    run(lambda: lifecycle.maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
+                                   json_report=json_report))
+
+
+class HealthFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command()
+def health(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
+) -> None:
+    """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
+    run(lambda: lifecycle.health(path, catalog, output=output.value))
 
 
 @app.command()

@@ -1,0 +1,83 @@
+"""Table health and due maintenance -> terminal text and JSON (views only: nothing is decided here)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from compiler.maintenance.actions import Action
+from compiler.maintenance.due import MaintenancePlan, TableMaintenance
+from compiler.maintenance.health import TableHealth
+from compiler.model.names import format_name
+from compiler.render.maintenance import action_sql
+from compiler.render.text import MARKERS, Painter, no_color
+
+
+def _time(ms: int) -> str:
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def health_lines(h: TableHealth) -> list[str]:
+    snapshots = f"{h.snapshots}" + (f" (oldest {_time(h.snapshot_times[0])}, newest {_time(h.snapshot_times[-1])})"
+                                    if h.snapshot_times else "")
+    rows = f"{h.rows:,}"
+    if h.expired is not None:
+        rows += f" ({h.expired.rows:,} in files wholly before the retention cutoff, {h.expired.partial_files} " \
+                f"file(s) partly)"
+    return [
+        f"  snapshots     {snapshots}",
+        f"  data files    {h.data_files:,} ({h.data_bytes:,} bytes), {h.small_files:,} under 75% of the "
+        f"{h.target_file_size:,}-byte target",
+        f"  delete files  {h.position_delete_files:,} position, {h.equality_delete_files:,} equality",
+        f"  manifests     {h.manifests:,}",
+        f"  metadata      {h.metadata_files:,} file(s)",
+        f"  rows          {rows}",
+    ]
+
+
+def action_lines(action: Action, paint: Painter, catalog: str | None = None) -> list[str]:
+    sign, color = MARKERS[action.safety]
+    lines = [paint(f"  {sign} {action.summary}  [{action.safety} {action.code}]", color), f"      why: {action.reason}"]
+    if catalog is not None:
+        lines += [f"      {line}" for line in (action_sql(action, catalog) + ";").splitlines()]
+    return lines
+
+
+def _table_block(table: TableMaintenance, paint: Painter, *, health: bool, catalog: str | None) -> list[str]:
+    lines = ["", paint(f"table {format_name(table.table)}", "cyan")]
+    if health:
+        lines += health_lines(table.health)
+        due = ", ".join(a.action for a in table.actions) or "nothing"
+        return [*lines, f"  due now       {due}"]
+    return lines + [line for a in table.actions for line in action_lines(a, paint, catalog)]
+
+
+def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
+    lines = [line for t in plan.tables for line in _table_block(t, paint, health=True, catalog=None)]
+    return "\n".join([*lines, *_missing(plan), ""]).lstrip("\n")
+
+
+def render_maintenance(plan: MaintenancePlan, paint: Painter = no_color, catalog: str | None = None) -> str:
+    """The due actions table by table; with ``catalog``, the SQL each runs (``--dry-run``)."""
+    due = [t for t in plan.tables if t.actions]
+    lines = [line for t in due for line in _table_block(t, paint, health=False, catalog=catalog)]
+    count = len(plan.actions)
+    lines += ["", f"{count} action(s) due on {len(due)} of {len(plan.tables)} table(s)." if count
+              else f"No maintenance due on {len(plan.tables)} table(s).", *_missing(plan)]
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _missing(plan: MaintenancePlan) -> list[str]:
+    if not plan.missing:
+        return []
+    return [f"Not in the catalog yet (run tablepolicy apply first): {', '.join(format_name(n) for n in plan.missing)}"]
+
+
+def maintenance_json(plan: MaintenancePlan, catalog: str) -> str:
+    return json.dumps({
+        "tables": [{"table": list(t.table), "health": t.health.model_dump(mode="json"),
+                    "actions": [{**a.model_dump(mode="json"), "summary": a.summary, "sql": action_sql(a, catalog)}
+                                for a in t.actions]}
+                   for t in plan.tables],
+        "missing": [list(n) for n in plan.missing],
+    }, indent=2) + "\n"
