@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job on the embedded catalog: validate, plan, apply through Spark, load rows, plan again,
-# read table health, run the maintenance it calls for, plan again.
+# read table health, run the maintenance it calls for, erase two data subjects, plan again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tp() { echo; echo "\$ tablepolicy $*"; .venv/bin/tablepolicy "$@"; }
@@ -23,7 +23,10 @@ tp plan policies/ --detailed-exitcode
 tp health policies/
 tp maintain policies/
 tp health policies/
+tp erase policies/ --requests scripts/demo-erasure-requests.yaml --proof .lake/erasure-proof.json
+echo "(proof written to .lake/erasure-proof.json)"
 tp plan policies/ --detailed-exitcode
 echo
 echo "Done: the catalog (.lake/) holds the declared tables; rows written by a writer did not change the plan;"
-echo "maintenance compacted the small files the writer left and removed nothing git did not ask for."
+echo "maintenance compacted the small files the writer left and removed nothing git did not ask for;"
+echo "two data subjects' rows are gone from every file the table keeps, with a proof."

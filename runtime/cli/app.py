@@ -144,6 +144,24 @@ def maintain(
                                    json_report=json_report))
 
 
+@app.command()
+def erase(
+    path: PolicyPath = Path("policies"),
+    requests: Annotated[Path, typer.Option("--requests", "-r", help="The erasure requests file (YAML).")] = Path(
+        "erasure-requests.yaml"),
+    catalog: CatalogName = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
+    = False,
+    proof: Annotated[Path | None, typer.Option("--proof", help="Write the proof of erasure (JSON) here.")] = None,
+    spark_master: SparkMaster = "local[2]",
+    spark_conf: SparkConf = None,
+) -> None:
+    """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it."""
+    check_spark_conf(spark_conf)
+    run(lambda: lifecycle.erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
+                                conf=spark_conf or []))
+
+
 class HealthFormat(StrEnum):
     text = "text"
     json = "json"

@@ -1,0 +1,1 @@
+"""Record-level erasure (privacy law): requests, which rows of which tables they reach, and the proof."""

@@ -1,0 +1,126 @@
+"""Requests x policies -> per table, the subjects whose rows must go and the predicate that finds them.
+
+A request reaches every table whose ``lifecycle.erasure.key`` names exactly the request's key columns
+(tables without an erasure section are never touched). Values are checked against the column types
+before anything runs, and each subject's deadline is its received date plus the table's ``within``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from typing import Any, Literal
+
+from pyiceberg.expressions import And, BooleanExpression, EqualTo, Or
+from pyiceberg.types import IntegerType, LongType, StringType
+
+from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from compiler.effective import effective_settings
+from compiler.erasure.requests import KeyValue, LoadedRequests
+from compiler.loader import Project
+from compiler.model.names import format_name, parse_name
+from compiler.model.table import ColumnPath, TableState, field_paths
+from compiler.render.filters import literal, qualified
+
+KeyKind = Literal["string", "integer"]
+KEY_KINDS: dict[type, KeyKind] = {StringType: "string", IntegerType: "integer", LongType: "integer"}
+
+
+@dataclass(frozen=True)
+class Subject:
+    request: str
+    values: tuple[KeyValue, ...]  # in the order of the table's key columns
+    deadline: date
+
+
+@dataclass(frozen=True)
+class TableErasure:
+    table: tuple[str, ...]
+    columns: tuple[ColumnPath, ...]
+    subjects: tuple[Subject, ...]
+
+    def sql_predicate(self) -> str:
+        """``(k1 = v1 AND k2 = v2) OR ...``: every value quoted for its column type."""
+        return " OR ".join(
+            "(" + " AND ".join(f"{qualified(c)} = {_sql_value(v)}" for c, v in zip(self.columns, s.values,
+                                                                                    strict=True)) + ")"
+            for s in self.subjects
+        )
+
+    def row_filter(self) -> BooleanExpression:
+        """The same predicate for pyiceberg scans (the proof)."""
+        terms = [_all(_equal(c, v) for c, v in zip(self.columns, s.values, strict=True)) for s in self.subjects]
+        result = terms[0]
+        for term in terms[1:]:
+            result = Or(result, term)
+        return result
+
+    @property
+    def summary(self) -> str:
+        return (f"erase {len(self.subjects)} subject(s) from {format_name(self.table)} by "
+                f"{', '.join(format_name(c) for c in self.columns)}")
+
+
+def _equal(column: ColumnPath, value: KeyValue) -> BooleanExpression:
+    # keyword form: the pydantic mypy plugin reads EqualTo's fields, not its __init__(term, literal)
+    arguments: dict[str, Any] = {"term": ".".join(column), "literal": value}
+    return EqualTo(**arguments)
+
+
+def _all(terms: Any) -> BooleanExpression:
+    terms = list(terms)
+    result: BooleanExpression = terms[0]
+    for term in terms[1:]:
+        result = And(result, term)
+    return result
+
+
+def _sql_value(value: KeyValue) -> str:
+    return str(value) if isinstance(value, int) else literal(value)
+
+
+def erasure_plan(
+    project: Project, requests: LoadedRequests, states: dict[tuple[str, ...], TableState]
+) -> tuple[list[TableErasure], Diagnostics]:
+    """``states``: the tables as the catalog holds them (column types decide how values are quoted)."""
+    diagnostics, plans, reached = Diagnostics(), [], set()
+    for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
+        erasure = effective_settings(project, loaded).lifecycle.erasure
+        state = states.get(loaded.name)
+        if erasure is None or not erasure.key or erasure.within is None or state is None:
+            continue
+        columns = tuple(parse_name(c) for c in erasure.key)
+        kinds = _key_kinds(state, columns)
+        subjects = []
+        for index, request in enumerate(requests.model.requests):
+            if set(request.keys) != set(erasure.key):
+                continue
+            reached.add(request.id)
+            values = tuple(request.keys[c] for c in erasure.key)
+            for column, kind, value in zip(erasure.key, kinds, values, strict=True):
+                if kind is None or (kind == "integer") != isinstance(value, int):
+                    diagnostics.add(Diagnostic(
+                        "TP603", Severity.ERROR, requests.at(index, "keys", column),
+                        f"request '{request.id}': {column} = {value!r} does not fit the {kind or 'unsupported'} "
+                        f"key column of {format_name(loaded.name)}",
+                        "erasure keys are string or integer columns; quote strings, write integers bare"))
+            deadline = request.received + timedelta(milliseconds=erasure.within.millis)
+            subjects.append(Subject(request.id, values, deadline))
+        if subjects:
+            plans.append(TableErasure(loaded.name, columns, tuple(subjects)))
+    for index, request in enumerate(requests.model.requests):
+        if request.id not in reached:
+            diagnostics.add(Diagnostic(
+                "TP602", Severity.ERROR, requests.at(index, "keys"),
+                f"request '{request.id}': no table declares erasure keyed on {', '.join(sorted(request.keys))}",
+                "use the key columns of a table's lifecycle.erasure.key"))
+    return plans, diagnostics
+
+
+def _key_kinds(state: TableState, columns: tuple[ColumnPath, ...]) -> list[KeyKind | None]:
+    ids = {path: fid for fid, path in field_paths(state.columns).items()}
+    kinds: list[KeyKind | None] = []
+    for column in columns:
+        field = state.schema_.find_field(ids[column]) if column in ids else None
+        kinds.append(KEY_KINDS.get(type(field.field_type)) if field is not None else None)
+    return kinds
