@@ -46,6 +46,8 @@ import json
 document = json.loads(parallel)
 actions = [c["action"] for t in document["tables"] for c in t["changes"]]
 print(actions.count("create_table"), actions.count("add_column") > 0)
+import shutil
+shutil.rmtree(root)
 """
 
 
@@ -93,6 +95,7 @@ assert parallel == serial, "forked validation differs"
 assert first == serial and warm == serial, "cached validation differs"
 findings = serial[0]
 print(len(serial[1]), len(serial[2]), len(findings), sum(": error " in f for f in findings))
+shutil.rmtree(root)
 """
 
 
