@@ -34,7 +34,7 @@ from compiler.render.sql import change_sql
 from compiler.validate import validate
 from runtime.executor import ExecutionError, run_sql
 from runtime.journal import Journal
-from runtime.lock import lock_engine, table_locks
+from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
 
 TAG_RETAIN_DAYS = 7
@@ -190,8 +190,7 @@ def apply_plan(
     journaled_tables = {s.change.table for s in steps if s.index in done}
     with CatalogReader(catalog) as reader:
         in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
-        with table_locks(lock_engine(reader), journal_path.parent,
-                         [".".join(t.table) for t in plan.tables if t.changes]):
+        with catalog_locks(reader, [".".join(t.table) for t in plan.tables if t.changes], journal_path.parent):
             run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
             for step in steps:
                 result = run.step(step)

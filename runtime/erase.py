@@ -26,7 +26,7 @@ from compiler.model.names import format_name
 from compiler.render.env import render
 from compiler.render.filters import literal, qualified, string_map, time_literal
 from runtime.executor import query_sql, run_sql
-from runtime.lock import lock_engine, table_locks
+from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
 
 
@@ -61,8 +61,7 @@ def run_erasure(
 ) -> list[TableProof]:
     spark = start_session(catalog, options)
     proofs = []
-    with CatalogReader(catalog) as reader, table_locks(lock_engine(reader), lock_dir,
-                                                       [format_name(t.table) for t in tables]):
+    with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
         for erasure in tables:
             proofs.append(_erase(spark, catalog, erasure))
     return proofs

@@ -53,6 +53,19 @@ def lock_engine(reader: CatalogReader) -> object | None:
     return engine if engine is not None and engine.url.get_backend_name() != "sqlite" else None
 
 
+def catalog_locks(
+    reader: CatalogReader, names: list[str], fallback_dir: Path
+) -> contextlib.AbstractContextManager[None]:
+    """The locks every run against the same catalog shares (apply, maintain, erase): rows in a PostgreSQL
+    catalog, files beside a SQLite catalog's database, else files in ``fallback_dir``."""
+    engine = lock_engine(reader)
+    sqlite = getattr(reader.catalog, "engine", None)
+    directory = fallback_dir
+    if engine is None and sqlite is not None and sqlite.url.database:
+        directory = Path(sqlite.url.database).resolve().parent
+    return table_locks(engine, directory, names)
+
+
 @contextlib.contextmanager
 def table_locks(engine: Any | None, fallback_dir: Path, names: list[str]) -> Iterator[None]:
     """Hold a lock on every table in ``names`` (sorted, all or none) for the duration of the block."""

@@ -21,7 +21,7 @@ from compiler.maintenance.due import MaintenancePlan
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from runtime.executor import ExecutionError, query_sql
-from runtime.lock import lock_engine, table_locks
+from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
 
 
@@ -57,8 +57,7 @@ def run_maintenance(
     if not due:
         return report
     spark = start_session(catalog, options)
-    with CatalogReader(catalog) as reader, table_locks(lock_engine(reader), lock_dir,
-                                                       [format_name(t.table) for t in due]):
+    with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in due], lock_dir):
         for table in due:
             failed = False
             for action in table.actions:

@@ -14,7 +14,7 @@ from compiler.plan.planner import make_plan
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.apply import StalePlanError, UnapprovedChangeError, apply_plan
-from runtime.lock import LockHeldError, lock_engine, table_locks
+from runtime.lock import LockHeldError, catalog_locks
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches
 
@@ -134,7 +134,7 @@ def test_hand_edited_destructive_plan_is_refused(lake: Lake, tmp_path: Path) -> 
 def test_second_apply_fails_fast_naming_the_lock_holder(lake: Lake, tmp_path: Path) -> None:
     policies = write_policy(tmp_path, "locked", BASE.format(name="locked"))
     _, plan = plan_dir(lake, policies)
-    with CatalogReader(lake.config) as reader, table_locks(lock_engine(reader), tmp_path, ["ops.locked"]), \
+    with CatalogReader(lake.config) as reader, catalog_locks(reader, ["ops.locked"], tmp_path), \
                 pytest.raises(LockHeldError, match=r"pid \d+ on "):
         apply_plan(plan, lake.config, SparkOptions(), journal_path=tmp_path / "j3.jsonl", policies=policies)
 

@@ -10,8 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from compiler.catalog.config import CatalogConfig
+from compiler.catalog.reader import CatalogReader
 from runtime.journal import Journal
-from runtime.lock import LockHeldError, table_locks
+from runtime.lock import LockHeldError, catalog_locks, table_locks
 
 
 def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
@@ -57,3 +59,14 @@ def test_journal_skips_torn_lines_and_other_plans(tmp_path: Path) -> None:
         out.write('{"plan_id": "p1", "step": 3, "sta')  # killed mid-write
     journal.record(4, "fourth")
     assert journal.completed() == {1, 4}
+
+
+def test_runs_against_one_sqlite_catalog_share_locks_whatever_directory_they_start_from(tmp_path: Path) -> None:
+    config = CatalogConfig("lake", {"type": "sql", "uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+                                    "warehouse": tmp_path.as_uri()})
+    with CatalogReader(config) as apply_side, CatalogReader(config) as maintain_side, \
+            catalog_locks(apply_side, ["ads.clicks"], tmp_path / "plans"), \
+            pytest.raises(LockHeldError, match=r"ads\.clicks"), \
+            catalog_locks(maintain_side, ["ads.clicks"], tmp_path / "policies" / ".tablepolicy"):
+        pass
+    assert list(tmp_path.glob("lock-*.json")) == []  # beside catalog.db, released
