@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -74,7 +76,16 @@ def test_examples_are_formatted() -> None:
     assert runner.invoke(app, ["fmt", "--check", str(ROOT / "policies")]).exit_code == 0
 
 
-@pytest.mark.parametrize("command", ["validate", "ddl", "plan", "apply", "fmt", "schema"])
+@pytest.mark.parametrize("command", ["validate", "ddl", "plan", "apply", "maintain", "erase", "health", "drift",
+                                     "import", "fmt", "schema", "version"])
 def test_every_command_has_help(command: str) -> None:
     result = runner.invoke(app, [command, "--help"])
     assert result.exit_code == 0 and "Usage" in result.output
+
+
+def test_usage_errors_exit_1_so_they_never_read_as_plan_changes() -> None:
+    tool = Path(sys.executable).parent / "tablepolicy"
+    mistyped = subprocess.run([str(tool), "plan", "--detailed-exit-code"], capture_output=True, text=True, check=False)
+    assert mistyped.returncode == 1 and "No such option" in mistyped.stderr
+    missing = subprocess.run([str(tool), "erase", "policies"], capture_output=True, text=True, check=False, cwd=ROOT)
+    assert missing.returncode == 1 and "Missing option '--requests'" in missing.stderr

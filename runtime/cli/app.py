@@ -52,8 +52,13 @@ class Format(StrEnum):
     json = "json"
 
 
+class Invocation:
+    command_ran = False  # set once argument parsing succeeded and a command started
+
+
 def run(action: Callable[[], int]) -> None:
     """Run a command: clean one-line errors instead of tracebacks, exit codes from the README."""
+    Invocation.command_ran = True
     try:
         code = action()
     except PolicyError as exc:
@@ -146,9 +151,8 @@ def maintain(
 
 @app.command()
 def erase(
+    requests: Annotated[Path, typer.Option("--requests", "-r", help="The erasure requests file (YAML).")],
     path: PolicyPath = Path("policies"),
-    requests: Annotated[Path, typer.Option("--requests", "-r", help="The erasure requests file (YAML).")] = Path(
-        "erasure-requests.yaml"),
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
     = False,
@@ -223,7 +227,14 @@ def version() -> None:
 
 
 def main() -> None:
-    app(prog_name="tablepolicy")
+    """Usage errors exit 1, not click's 2: with --detailed-exitcode, 2 means "the plan has changes", and a
+    mistyped flag in CI must not read as that. A 2 from before any command ran is click's usage error."""
+    try:
+        app(prog_name="tablepolicy")
+    except SystemExit as exc:
+        if exc.code == Exit.CHANGES and not Invocation.command_ran:
+            sys.exit(Exit.ERROR)
+        raise
 
 
 if __name__ == "__main__":
