@@ -25,6 +25,7 @@ from compiler.diff.changes import Change, CreateTable, DropColumn, DropTable, Pr
 from compiler.diff.safety import Safety
 from compiler.errors import TablePolicyError
 from compiler.model.names import format_name
+from compiler.model.properties import DECLARED_KEYS, declared_stamp
 from compiler.plan.applied import is_applied
 from compiler.plan.model import Plan
 from compiler.plan.planner import requirement_of
@@ -95,11 +96,12 @@ def stamps(plan: Plan, plan_id: str) -> dict[str, str]:
 def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
     """Every statement in order; each changed table is first stamped with the plan id (created tables
     carry the stamp in CREATE TABLE), so a re-run recognises its own half-done work."""
-    stamp = stamps(plan, plan_id)
     changes: list[Change] = list(plan.namespaces)
+    run_stamps = stamps(plan, plan_id)
     for table in plan.tables:
         if not table.changes:
             continue
+        stamp = {**run_stamps, DECLARED_KEYS: declared_stamp(table.declared_properties)}
         if not table.requirement.exists:
             first = table.changes[0]
             assert isinstance(first, CreateTable)

@@ -1,15 +1,16 @@
 """Property and lifecycle differences: only keys the policy owns are compared.
 
 A key is owned when the policy declares it, when a policy setting manages it (lifecycle, write
-modes, ...) or when it is a ``tablepolicy.*`` key; anything engines or other tools set is left
-alone, and ``ignore_properties`` removes keys from the comparison entirely.
+modes, ...), when the table's stamp says the policy declared it at the last apply (so removing it
+from git unsets it), or when it is a ``tablepolicy.*`` key; anything engines or other tools set is
+left alone, and ``ignore_properties`` removes keys from the comparison entirely.
 """
 
 from __future__ import annotations
 
 from compiler.diff.changes import Change, PropertyChange, SetComment, SetProperties, TightenRetention, UnsetProperties
 from compiler.diff.safety import Safety
-from compiler.model.properties import MANAGED_PROPERTIES, STAMP_KEYS
+from compiler.model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
 from compiler.model.table import TableState
 from compiler.spec.units import Duration
 
@@ -18,7 +19,7 @@ SNAPSHOT_AGE = "history.expire.max-snapshot-age-ms"
 
 
 def owned_keys(current: TableState, desired: TableState) -> set[str]:
-    keys = set(desired.properties) | set(MANAGED_PROPERTIES)
+    keys = set(desired.properties) | set(MANAGED_PROPERTIES) | declared_in(current.properties)
     keys |= {k for k in current.properties if k.startswith("tablepolicy.")}
     keys.discard("format-version")
     if "write.distribution-mode" not in desired.properties:

@@ -6,7 +6,8 @@ One owner per property: a key that a policy setting manages cannot also be set b
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from compiler.effective import Effective
@@ -68,9 +69,25 @@ MANAGED_PROPERTIES: dict[str, str] = {
     **{key: setting for key, (setting, _) in LIFECYCLE_PROPERTIES.items()},
 }
 
-# Stamped by apply on every table it changes: which reviewed plan and commit last touched the table.
-# Records, not settings: never compared by the planner.
-STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha"})
+# Stamped by apply on every table it changes: which reviewed plan and commit last touched the table, and
+# which property keys its policy declared by hand (so a key later removed from git is unset, while keys
+# other tools set are never touched). Records, not settings: never compared by the planner.
+DECLARED_KEYS = "tablepolicy.declared-properties"
+STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", DECLARED_KEYS})
+
+
+def declared_stamp(keys: Iterable[str]) -> str:
+    """The DECLARED_KEYS value: a JSON list, since a property key may hold any character."""
+    return json.dumps(sorted(keys), separators=(",", ":"))
+
+
+def declared_in(properties: Mapping[str, str]) -> set[str]:
+    """The keys a table's stamp says its policy declared at the last apply (none if unstamped or unreadable)."""
+    try:
+        keys = json.loads(properties.get(DECLARED_KEYS, "[]"))
+    except ValueError:
+        return set()
+    return {k for k in keys if isinstance(k, str)} if isinstance(keys, list) else set()
 
 # Keys Spark's TableCatalog reserves (it refuses them in TBLPROPERTIES) and what to write instead.
 SPARK_RESERVED: dict[str, str] = {

@@ -58,6 +58,7 @@ class TableState(State):
     renamed_from: dict[ColumnPath, str] = {}
     pinned_ids: dict[ColumnPath, int] = {}
     ignore_properties: frozenset[str] = frozenset()
+    declared_properties: frozenset[str] = frozenset()  # keys written by hand under properties (table + defaults)
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -185,6 +186,7 @@ def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
         renamed_from=renames,
         pinned_ids=pins,
         ignore_properties=frozenset(policy.ignore_properties),
+        declared_properties=frozenset(effective.properties),
     )
 
 

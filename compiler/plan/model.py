@@ -46,6 +46,9 @@ class TablePlan(Frozen):
     policy_file: str | None = Field(None, description="The policy file that declares the table.")
     requirement: Requirement
     changes: list[Change] = Field(default_factory=list)
+    declared_properties: tuple[str, ...] = Field(
+        (), description="Property keys the policy declares by hand; apply records them on the table, so a key "
+                        "later removed from git is unset and keys other tools set are never touched.")
 
     @property
     def safety(self) -> Safety:

@@ -158,13 +158,14 @@ def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnosti
     current = source.table(state.name)
     if current is None:
         return TablePlan(table=state.name, policy_file=file, requirement=Requirement(exists=False),
-                         changes=creation_changes(state))
+                         changes=creation_changes(state), declared_properties=tuple(sorted(state.declared_properties)))
     result = diff_table(current.state, state, current.history)
     for refusal in result.refusals:
         where = desired.table.source.value(column_yaml_path(desired.table.policy.columns, refusal.path))
         diagnostics.add(Diagnostic(refusal.code, Severity.ERROR, where, refusal.message, refusal.hint))
     changes = [_annotate(c, desired, source, day) for c in result.changes]
-    return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=changes)
+    return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=changes,
+                     declared_properties=tuple(sorted(state.declared_properties)))
 
 
 def _annotate(change: Change, desired: DesiredTable, source: StateSource, day: date) -> Change:

@@ -153,3 +153,22 @@ def test_safety_tag_before_a_drop_keeps_the_old_data_readable(lake: Lake, tmp_pa
     old = lake.spark.sql(f"SELECT note FROM lake.ops.tagged VERSION AS OF '{tag}'").collect()
     assert [r[0] for r in old] == ["keep me"]
     assert lake.spark.sql("SELECT * FROM lake.ops.tagged").columns == ["id"]
+
+
+def test_a_property_removed_from_git_is_unset_and_keys_of_other_tools_stay(lake: Lake, tmp_path: Path) -> None:
+    declared = "properties: {write.parquet.compression-codec: zstd, app.team: ads}\n"
+    policies = write_policy(tmp_path, "props", BASE.format(name="props") + declared)
+    apply_dir(lake, policies, tmp_path)
+    lake.spark.sql("ALTER TABLE lake.ops.props SET TBLPROPERTIES ('other.tool' = 'kept')")
+    (policies / "t.yaml").write_text(BASE.format(name="props") + "properties: {app.team: ads}\n")
+    _, plan = plan_dir(lake, policies)
+    assert [c.summary for c in plan.changes] == ["unset write.parquet.compression-codec (was zstd)"]
+    apply_dir(lake, policies, tmp_path)
+    with CatalogReader(lake.config) as reader:
+        current = reader.table(("ops", "props"))
+    assert current is not None
+    properties = current.state.properties
+    assert "write.parquet.compression-codec" not in properties
+    assert (properties["app.team"], properties["other.tool"]) == ("ads", "kept")
+    assert properties["tablepolicy.declared-properties"] == '["app.team"]'
+    assert plan_dir(lake, policies)[1].changes == []
