@@ -8,6 +8,8 @@ and orphan files are removed last.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from pyiceberg.types import DateType, TimestampType, TimestamptzType
@@ -45,62 +47,104 @@ def retention_cutoff(effective: Effective, today: datetime) -> datetime | None:
     return midnight - timedelta(milliseconds=retention.keep.millis)
 
 
+@dataclass(frozen=True)
+class Due:
+    """What every rule reads: the effective policy, the table as the catalog holds it, its health, now."""
+
+    effective: Effective
+    state: TableState
+    health: TableHealth
+    now: datetime
+
+
 def maintenance_for(effective: Effective, state: TableState, health: TableHealth, now: datetime) -> list[Action]:
-    lifecycle, name = effective.lifecycle, state.name
-    actions: list[Action] = []
-    retention, cutoff = lifecycle.retention, retention_cutoff(effective, now)
-    if retention is not None and retention.column is not None and retention.keep is not None and cutoff is not None:
-        column = parse_name(retention.column)
-        kind = _temporal_kind(state, column)
-        if kind is not None and health.expired is not None and health.expired.rows_upper > 0:
-            e = health.expired
-            actions.append(DeleteExpiredRows(
-                table=name, cutoff=TimeCutoff(column=column, kind=kind, before=cutoff), keep=str(retention.keep),
-                reason=f"{e.files + e.partial_files} data file(s) may hold rows before the cutoff "
-                       f"({e.files} wholly, {e.rows:,} row(s))"))
-    compaction = lifecycle.compaction
-    if compaction is not None and compaction.enabled is not False:
-        minimum = compaction.min_input_files or DEFAULT_MIN_INPUT_FILES
-        groups = [n for n in health.small_file_groups if n >= minimum]
-        if groups:
-            window = compaction_window(effective, state, now)
-            actions.append(RewriteDataFiles(
-                table=name, strategy=compaction.strategy or "binpack",
-                zorder_by=tuple(parse_name(c) for c in compaction.zorder_by or ()),
-                target_file_size=health.target_file_size, min_input_files=minimum, only_before=window,
-                reason=f"{sum(groups)} small data files in {len(groups)} partition(s) with at least "
-                       f"{minimum} each (min_input_files); {health.small_files} of {health.data_files} files are "
-                       f"under 75% of the {health.target_file_size:,}-byte target"))
-    deletes = lifecycle.delete_files
-    if deletes is not None and deletes.enabled is not False:
-        minimum = deletes.min_input_files or DEFAULT_MIN_DELETE_FILES
-        if health.position_delete_files >= minimum:
-            actions.append(RewritePositionDeletes(
-                table=name, min_input_files=minimum,
-                reason=f"{health.position_delete_files} position delete file(s) (min_input_files {minimum})"))
-    manifests = lifecycle.manifests
-    if manifests is not None and manifests.enabled is not False:
-        minimum = manifests.min_manifests or DEFAULT_MIN_MANIFESTS
-        if health.manifests >= minimum:
-            actions.append(RewriteManifests(
-                table=name, reason=f"the current snapshot has {health.manifests} manifests (min_manifests {minimum})"))
-    snapshots = lifecycle.snapshots
-    if snapshots is not None and snapshots.max_age is not None:
-        keep = snapshots.min_keep or DEFAULT_MIN_KEEP
-        older_than = now - timedelta(milliseconds=snapshots.max_age.millis)
-        expirable = [t for t in health.snapshot_times[:-keep] if t < older_than.timestamp() * 1000]
-        if expirable:
-            actions.append(ExpireSnapshots(
-                table=name, older_than=older_than, retain_last=keep,
-                reason=f"{len(expirable)} of {health.snapshots} snapshots are older than {snapshots.max_age} "
-                       f"(min_keep {keep})"))
-    orphans = lifecycle.orphan_files
-    if orphans is not None and orphans.enabled is not False:
-        age = orphans.older_than or DEFAULT_ORPHAN_AGE
-        actions.append(RemoveOrphanFiles(
-            table=name, older_than=now - timedelta(milliseconds=age.millis),
-            reason=f"declared; the table location is listed for files older than {age} that no snapshot uses"))
-    return actions
+    due = Due(effective, state, health, now)
+    return [action for rule in RULES if (action := rule(due)) is not None]
+
+
+def _expired_rows(due: Due) -> Action | None:
+    retention, expired = due.effective.lifecycle.retention, due.health.expired
+    cutoff = retention_cutoff(due.effective, due.now)
+    if retention is None or retention.column is None or retention.keep is None or cutoff is None:
+        return None
+    column = parse_name(retention.column)
+    kind = _temporal_kind(due.state, column)
+    if kind is None or expired is None or expired.rows_upper == 0:
+        return None
+    return DeleteExpiredRows(
+        table=due.state.name, cutoff=TimeCutoff(column=column, kind=kind, before=cutoff), keep=str(retention.keep),
+        reason=f"{expired.files + expired.partial_files} data file(s) may hold rows before the cutoff "
+               f"({expired.files} wholly, {expired.rows:,} row(s))")
+
+
+def _compaction(due: Due) -> Action | None:
+    compaction, health = due.effective.lifecycle.compaction, due.health
+    if compaction is None or compaction.enabled is False:
+        return None
+    minimum = compaction.min_input_files or DEFAULT_MIN_INPUT_FILES
+    groups = [n for n in health.small_file_groups if n >= minimum]
+    if not groups:
+        return None
+    return RewriteDataFiles(
+        table=due.state.name, strategy=compaction.strategy or "binpack",
+        zorder_by=tuple(parse_name(c) for c in compaction.zorder_by or ()),
+        target_file_size=health.target_file_size, min_input_files=minimum,
+        only_before=compaction_window(due.effective, due.state, due.now),
+        reason=f"{sum(groups)} small data files in {len(groups)} partition(s) with at least {minimum} each "
+               f"(min_input_files); {health.small_files} of {health.data_files} files are under 75% of the "
+               f"{health.target_file_size:,}-byte target")
+
+
+def _delete_files(due: Due) -> Action | None:
+    deletes, count = due.effective.lifecycle.delete_files, due.health.position_delete_files
+    if deletes is None or deletes.enabled is False:
+        return None
+    minimum = deletes.min_input_files or DEFAULT_MIN_DELETE_FILES
+    if count < minimum:
+        return None
+    return RewritePositionDeletes(table=due.state.name, min_input_files=minimum,
+                                  reason=f"{count} position delete file(s) (min_input_files {minimum})")
+
+
+def _manifests(due: Due) -> Action | None:
+    manifests, count = due.effective.lifecycle.manifests, due.health.manifests
+    if manifests is None or manifests.enabled is False:
+        return None
+    minimum = manifests.min_manifests or DEFAULT_MIN_MANIFESTS
+    if count < minimum:
+        return None
+    return RewriteManifests(table=due.state.name,
+                            reason=f"the current snapshot has {count} manifests (min_manifests {minimum})")
+
+
+def _snapshots(due: Due) -> Action | None:
+    snapshots, times = due.effective.lifecycle.snapshots, due.health.snapshot_times
+    if snapshots is None or snapshots.max_age is None:
+        return None
+    keep = snapshots.min_keep or DEFAULT_MIN_KEEP
+    older_than = due.now - timedelta(milliseconds=snapshots.max_age.millis)
+    expirable = [t for t in times[:-keep] if t < older_than.timestamp() * 1000]
+    if not expirable:
+        return None
+    return ExpireSnapshots(
+        table=due.state.name, older_than=older_than, retain_last=keep,
+        reason=f"{len(expirable)} of {len(times)} snapshots are older than {snapshots.max_age} (min_keep {keep})")
+
+
+def _orphans(due: Due) -> Action | None:
+    orphans = due.effective.lifecycle.orphan_files
+    if orphans is None or orphans.enabled is False:
+        return None
+    age = orphans.older_than or DEFAULT_ORPHAN_AGE
+    return RemoveOrphanFiles(
+        table=due.state.name, older_than=due.now - timedelta(milliseconds=age.millis),
+        reason=f"declared; the table location is listed for files older than {age} that no snapshot uses")
+
+
+# One rule per lifecycle section, in the order of the module docstring.
+RULES: tuple[Callable[[Due], Action | None], ...] = (
+    _expired_rows, _compaction, _delete_files, _manifests, _snapshots, _orphans,
+)
 
 
 def _temporal_kind(state: TableState, column: ColumnPath) -> ColumnKind | None:
