@@ -104,3 +104,14 @@ def test_evolved_table_with_data(catalog: tuple[SqlCatalog, CatalogConfig], vers
     assert ("tags", "element") in reading.history.dropped_paths and 3 in reading.history.partition_source_ids
     assert reading.snapshot_id is not None
     assert_same_reading(sql, config, ("sales", "orders"))
+
+
+def test_catalogs_without_a_listing_read_the_same(catalog: tuple[SqlCatalog, CatalogConfig]) -> None:
+    """REST, Glue and Hive have no one-query listing: the table comes from load_table and reads the same."""
+    sql, config = catalog
+    sql.create_table(("sales", "orders"), SCHEMA, partition_spec=SPEC, sort_order=ORDER)
+    with CatalogReader(config) as reader:
+        reader.metadata_locations = lambda: None  # type: ignore[method-assign]
+        ours = reader.table(("sales", "orders"))
+        assert reader.pyiceberg_table(("sales", "orders")) is not None
+    assert ours == pyiceberg_reading(("sales", "orders"), sql.load_table(("sales", "orders")))
