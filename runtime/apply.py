@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import signal
 import time
 from collections.abc import Callable
@@ -33,7 +32,7 @@ from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.validate import validate
-from runtime.executor import ExecutionError, run_sql
+from runtime.executor import run_sql, with_commit_retries
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
@@ -42,9 +41,6 @@ TAG_RETAIN_DAYS = 7
 # what a plan depends on, by Requirement field; a data commit changes none of them
 STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
                     "format_version": "format version", "properties_digest": "table properties changed"}
-COMMIT_ATTEMPTS = 8
-# commit conflicts with concurrent writers that leave the table unchanged and are safe to retry
-TRANSIENT = re.compile(r"SQLITE_BUSY|database is locked|CommitFailedException|could not serialize|deadlock")
 CRASH_AFTER = "TABLEPOLICY_CRASH_AFTER_STEP"  # test seam: SIGKILL this process after step N is journaled
 
 
@@ -239,18 +235,9 @@ class _Run:
         return is_applied(change, current.state if current else None)
 
     def _execute(self, step: Step) -> None:
-        for attempt in range(1, COMMIT_ATTEMPTS + 1):
-            try:
-                run_sql(self.spark, step.sql, f"step {step.index} ({step.summary})")
-                return
-            except ExecutionError as exc:
-                # A writer committed at the same moment: the catalog refused our pointer swap, nothing changed.
-                if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
-                    raise
-                time.sleep(min(0.1 * 2**attempt, 2.0))
-                reset_catalogs(self.spark)
-                if self._applied(step.change):
-                    return
+        what = f"step {step.index} ({step.summary})"
+        with_commit_retries(self.spark, lambda: run_sql(self.spark, step.sql, what),
+                            landed=lambda: self._applied(step.change))
 
     def _safety_tag(self, step: Step) -> None:
         """Tag the current snapshot before a destructive step and say how to get back."""
@@ -269,9 +256,3 @@ class _Run:
                 f"{literal('.'.join(step.change.table))}, {snapshot})")
         self.report.safety_tags.append(note)
         self.on_notice(note)
-
-
-def reset_catalogs(spark: Any) -> None:
-    """Drop Spark's loaded catalog plugins: a JDBC catalog whose pooled SQLite connection failed a commit
-    keeps a stale read snapshot (SQLITE_BUSY_SNAPSHOT on every retry); a fresh plugin gets fresh ones."""
-    spark._jsparkSession.sessionState().catalogManager().reset()

@@ -20,7 +20,7 @@ from compiler.maintenance.actions import Action
 from compiler.maintenance.due import MaintenancePlan
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
-from runtime.executor import ExecutionError, query_sql
+from runtime.executor import ExecutionError, query_sql, with_commit_retries
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
 
@@ -72,7 +72,8 @@ def _run(spark: Any, action: Action, catalog: str) -> ActionResult:
     sql = action_sql(action, catalog)
     started = time.perf_counter()
     try:
-        rows = query_sql(spark, sql, f"{format_name(action.table)}: {action.summary}")
+        what = f"{format_name(action.table)}: {action.summary}"
+        rows = with_commit_retries(spark, lambda: query_sql(spark, sql, what))
     except ExecutionError as exc:
         return ActionResult(action, sql, "failed", time.perf_counter() - started, error=str(exc))
     return ActionResult(action, sql, "done", time.perf_counter() - started, output=rows[0] if rows else {})
