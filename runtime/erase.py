@@ -25,7 +25,7 @@ from compiler.erasure.plan import TableErasure
 from compiler.model.names import format_name
 from compiler.render.env import render
 from compiler.render.filters import literal, qualified, string_map, time_literal
-from runtime.executor import query_sql, run_sql
+from runtime.executor import ExecutionError, query_sql, run_sql
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
 
@@ -42,10 +42,12 @@ class TableProof:
     files_still_stored: list[str] = field(default_factory=list)
     blocking_refs: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    error: str | None = None  # a statement failed: this table is not done, the others still run
 
     @property
     def complete(self) -> bool:
-        return not (self.rows_after or self.files_still_referenced or self.files_still_stored or self.blocking_refs)
+        return not (self.rows_after or self.files_still_referenced or self.files_still_stored or self.blocking_refs
+                    or self.error)
 
     def as_json(self) -> dict[str, Any]:
         return {"table": format_name(self.table), "requests": self.requests, "complete": self.complete,
@@ -53,7 +55,7 @@ class TableProof:
                 "files_with_keys_before": self.files_with_keys, "snapshots_checked": self.snapshots_checked,
                 "files_still_referenced": self.files_still_referenced,
                 "files_still_stored": self.files_still_stored, "blocking_refs": self.blocking_refs,
-                "seconds": round(self.seconds, 3)}
+                "error": self.error, "seconds": round(self.seconds, 3)}
 
 
 def run_erasure(
@@ -63,7 +65,11 @@ def run_erasure(
     proofs = []
     with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
         for erasure in tables:
-            proofs.append(_erase(spark, catalog, erasure))
+            try:
+                proofs.append(_erase(spark, catalog, erasure))
+            except ExecutionError as exc:  # the proof still says what happened to every table
+                proofs.append(TableProof(erasure.table, sorted({s.request for s in erasure.subjects}), [], 0,
+                                         error=str(exc)))
     return proofs
 
 

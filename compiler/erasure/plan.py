@@ -7,6 +7,7 @@ before anything runs, and each subject's deadline is its received date plus the 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
 from typing import Any, Literal
@@ -97,13 +98,7 @@ def erasure_plan(
                 continue
             reached.add(request.id)
             values = tuple(request.keys[c] for c in erasure.key)
-            for column, kind, value in zip(erasure.key, kinds, values, strict=True):
-                if kind is None or (kind == "integer") != isinstance(value, int):
-                    diagnostics.add(Diagnostic(
-                        "TP603", Severity.ERROR, requests.at(index, "keys", column),
-                        f"request '{request.id}': {column} = {value!r} does not fit the {kind or 'unsupported'} "
-                        f"key column of {format_name(loaded.name)}",
-                        "erasure keys are string or integer columns; quote strings, write integers bare"))
+            diagnostics.extend(_misfits(requests, index, loaded.name, erasure.key, kinds))
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
             subjects.append(Subject(request.id, values, deadline))
         if subjects:
@@ -115,6 +110,22 @@ def erasure_plan(
                 f"request '{request.id}': no table declares erasure keyed on {', '.join(sorted(request.keys))}",
                 "use the key columns of a table's lifecycle.erasure.key"))
     return plans, diagnostics
+
+
+def _misfits(
+    requests: LoadedRequests, index: int, table: tuple[str, ...], columns: list[str], kinds: list[KeyKind | None]
+) -> Iterator[Diagnostic]:
+    """Values that do not fit their key column: strings for string columns, integers for integer ones."""
+    request = requests.model.requests[index]
+    for column, kind in zip(columns, kinds, strict=True):
+        value = request.keys[column]
+        if kind is not None and (kind == "integer") == isinstance(value, int):
+            continue
+        problem = (f"{column} of {format_name(table)} is not a string or integer column" if kind is None
+                   else f"{column} = {value!r} does not fit the {kind} key column of {format_name(table)}")
+        yield Diagnostic("TP603", Severity.ERROR, requests.at(index, "keys", column),
+                         f"request '{request.id}': {problem}",
+                         "erasure keys are string or integer columns; quote strings, write integers bare")
 
 
 def _key_kinds(state: TableState, columns: tuple[ColumnPath, ...]) -> list[KeyKind | None]:

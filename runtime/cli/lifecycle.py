@@ -109,6 +109,8 @@ def erase(
         state = paint("erased and proven", "green") if p.complete else paint("NOT complete", "red", bold=True)
         info(f"  {format_name(p.table)}: {p.rows_before} row(s) in {len(p.files_with_keys)} file(s): {state}; "
              f"{len(p.snapshots_checked)} snapshot(s) checked, {p.rows_after} row(s) found after")
+        if p.error:
+            error(p.error)
         for ref in p.blocking_refs:
             error(f"{format_name(p.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
                   f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")
