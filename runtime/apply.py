@@ -13,7 +13,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from compiler.validate import validate
 from runtime.executor import run_sql, with_commit_retries
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
-from runtime.spark.session import SparkOptions, start_session
+from runtime.spark.session import SparkOptions, start_in_background
 
 TAG_RETAIN_DAYS = 7
 # what a plan depends on, by Requirement field; a data commit changes none of them
@@ -170,19 +170,19 @@ def apply_plan(
     *,
     journal_path: Path,
     policies: Path | None,
+    session: Future[Any] | None = None,
     on_result: Callable[[StepResult], None] = lambda _r: None,
     on_notice: Callable[[str], None] = lambda _m: None,
 ) -> ApplyReport:
+    """``session``: a Spark session already starting (see start_in_background); else one is started here,
+    in the background while the catalog is checked and the locks are taken."""
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
     steps = plan_steps(plan, plan_id)
     if not steps:
         return report
     check_approvals(plan, policies)
-    # The JVM takes seconds to start: let it start while the catalog is checked and the locks are taken.
-    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
-    session = starting.submit(start_session, catalog, options)
-    starting.shutdown(wait=False)
+    session = session or start_in_background(catalog, options)
     journal = Journal(journal_path, plan_id)
     done = journal.completed()
     journaled_tables = {s.change.table for s in steps if s.index in done}

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-from compiler.catalog.reader import CatalogReader
 from compiler.effective import effective_settings
 from compiler.loader import Project
 from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import compaction_window, maintenance_for, retention_cutoff
 from compiler.maintenance.health import TableHealth, read_health
 from compiler.model.names import parse_name
+
+if TYPE_CHECKING:
+    from compiler.catalog.reader import CatalogReader
 
 
 @dataclass(frozen=True)

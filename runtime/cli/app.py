@@ -13,7 +13,7 @@ import typer
 
 from compiler import __version__
 from compiler.errors import PolicyError, TablePolicyError
-from runtime.cli import commands, lifecycle
+from runtime.cli import commands
 from runtime.cli.exits import Exit
 from runtime.cli.views import error
 
@@ -145,6 +145,8 @@ def maintain(
 ) -> None:
     """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
     check_spark_conf(spark_conf)
+    from runtime.cli import lifecycle  # table health reads pull in pyiceberg's table module: load on use
+
     run(lambda: lifecycle.maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
                                    json_report=json_report))
 
@@ -162,6 +164,8 @@ def erase(
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it."""
     check_spark_conf(spark_conf)
+    from runtime.cli import lifecycle  # table health reads pull in pyiceberg's table module: load on use
+
     run(lambda: lifecycle.erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or []))
 
@@ -178,6 +182,8 @@ def health(
     output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
 ) -> None:
     """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
+    from runtime.cli import lifecycle  # table health reads pull in pyiceberg's table module: load on use
+
     run(lambda: lifecycle.health(path, catalog, output=output.value))
 
 

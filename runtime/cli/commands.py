@@ -8,8 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import policies_dir, resolve_catalog
-from compiler.catalog.reader import CatalogReader
+from compiler.catalog.config import CatalogConfig, policies_dir, resolve_catalog
 from compiler.desired import create_all, desired_states
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
@@ -31,12 +30,21 @@ from runtime.cli.views import error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
 
 if TYPE_CHECKING:
+    from compiler.catalog.reader import CatalogReader
     from runtime.apply import ApplyReport
 
 
 def cache_dir(path: Path) -> Path:
     """``.tablepolicy/`` beside the policies directory (like Terraform's .terraform/)."""
     return policies_dir(path).resolve().parent / ".tablepolicy"
+
+
+def open_reader(config: CatalogConfig) -> CatalogReader:
+    """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
+    second to import, and apply starts Spark before it needs them."""
+    from compiler.catalog.reader import CatalogReader
+
+    return CatalogReader(config)
 
 
 def valid_project(path: Path, *, use_cache: bool = True) -> Project:
@@ -96,7 +104,7 @@ def fmt(path: Path, *, check: bool) -> int:
 def compute_plan(path: Path, catalog: str | None, *, use_cache: bool = True) -> PlanResult:
     project = valid_project(path, use_cache=use_cache)
     config = resolve_catalog(catalog, path)
-    with CatalogReader(config) as reader:
+    with open_reader(config) as reader:
         return plan_project(project, path, reader, use_cache=use_cache)
 
 
@@ -143,8 +151,7 @@ def apply(
     policies: Path,
     json_report: Path | None,
 ) -> int:
-    from runtime.apply import apply_plan, plan_id_of, plan_steps
-    from runtime.spark.session import SparkOptions
+    from runtime.spark.session import SparkOptions, start_in_background
 
     saved = path.is_file() and path.suffix == ".json"
     if saved:
@@ -155,6 +162,8 @@ def apply(
         planned = compute_plan(path, catalog).plan
         config = resolve_catalog(catalog, path)
         policies = path
+        from runtime.apply import plan_id_of
+
         journal = cache_dir(path) / f"journal-{plan_id_of(planned)}.jsonl"
     typer.echo(render_text(planned, lambda text, color: paint(text, color)), nl=False)
     if planned.blocked:
@@ -163,6 +172,8 @@ def apply(
     if not planned.has_changes:
         return Exit.OK
     if dry_run:
+        from runtime.apply import plan_id_of, plan_steps
+
         for step in plan_steps(planned, plan_id_of(planned)):
             info(f"-- [{step.index}] {step.summary}\n{step.sql};")
         return Exit.OK
@@ -170,7 +181,10 @@ def apply(
         error("apply cancelled")
         return Exit.ERROR
     options = SparkOptions(master=master, conf=dict(item.split("=", 1) for item in conf))
-    report = apply_plan(planned, config, options, journal_path=journal, policies=policies,
+    session = start_in_background(config, options)  # the JVM boots while apply loads and checks the catalog
+    from runtime.apply import apply_plan
+
+    report = apply_plan(planned, config, options, session=session, journal_path=journal, policies=policies,
                         on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
                                                  + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
                         on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
@@ -196,7 +210,7 @@ def import_tables(tables: list[str], catalog: str | None, policies: Path, out: P
     except ValueError as exc:
         error(str(exc))
         return Exit.ERROR
-    with CatalogReader(config) as reader:
+    with open_reader(config) as reader:
         found = {name: reader.table(name) for name in names}
     missing = [".".join(name) for name, current in found.items() if current is None]
     if missing:
@@ -220,7 +234,7 @@ def import_tables(tables: list[str], catalog: str | None, policies: Path, out: P
 
 def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
     project = valid_project(path)
-    with CatalogReader(resolve_catalog(catalog, path)) as reader:
+    with open_reader(resolve_catalog(catalog, path)) as reader:
         result = plan_project(project, path, reader)
         desired = {state.name: state for state in desired_states(project)}
         text, drifted = render_drift(result.plan, reader, desired)

@@ -9,7 +9,6 @@ from pathlib import Path
 import typer
 
 from compiler.catalog.config import resolve_catalog
-from compiler.catalog.reader import CatalogReader
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from compiler.errors import PolicyError
@@ -17,7 +16,7 @@ from compiler.loader import display_path
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.model.names import format_name
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
-from runtime.cli.commands import cache_dir, valid_project
+from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import error, info, paint
 
@@ -25,7 +24,7 @@ from runtime.cli.views import error, info, paint
 def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, str]:
     project = valid_project(path)
     config = resolve_catalog(catalog, path)
-    with CatalogReader(config) as reader:
+    with open_reader(config) as reader:
         return maintenance_plan(project, reader, datetime.now(UTC).replace(microsecond=0)), config.name
 
 
@@ -84,7 +83,7 @@ def erase(
     if requests is None:
         raise PolicyError(diagnostics)
     config = resolve_catalog(catalog, path)
-    with CatalogReader(config) as reader:
+    with open_reader(config) as reader:
         states = {t.name: current.state for t in project.tables if (current := reader.table(t.name)) is not None}
     tables, findings = erasure_plan(project, requests, states)
     if findings.has_errors:

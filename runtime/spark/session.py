@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -73,6 +74,14 @@ def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str
     if options.master.startswith(("local", "spark://")):
         conf |= {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
     return conf | options.conf
+
+
+def start_in_background(catalog: CatalogConfig, options: SparkOptions) -> Future[SparkSession]:
+    """Start the session on a thread: the JVM takes seconds to boot, time the caller spends on other checks."""
+    starting = ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-start")
+    session = starting.submit(start_session, catalog, options)
+    starting.shutdown(wait=False)
+    return session
 
 
 def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession:
