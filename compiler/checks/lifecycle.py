@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import parse_name
-from compiler.model.types import is_temporal
+from compiler.model.types import ZORDERABLE, is_temporal
 from compiler.spec.units import Duration
 
 ORPHAN_FLOOR = Duration.parse("24h")
@@ -109,9 +109,16 @@ def _compaction(ctx: TableContext) -> Iterator[Diagnostic]:
                          "compaction strategy sort needs the table's sort_by", "declare sort_by or use binpack")
     for i, column in enumerate(compaction.zorder_by or []):
         path = _path(column)
-        if path is None or ctx.resolve(path) is None:
-            yield Diagnostic("TP432", Severity.ERROR, ctx.at(("lifecycle", "compaction", "zorder_by", i)),
-                             f"zorder column '{column}' does not exist", ctx.suggest(path or ()))
+        resolved = ctx.resolve(path) if path is not None else None
+        where = ctx.at(("lifecycle", "compaction", "zorder_by", i))
+        if path is None or resolved is None:
+            yield Diagnostic("TP432", Severity.ERROR, where, f"zorder column '{column}' does not exist",
+                             ctx.suggest(path or ()))
+        elif len(path) > 1 or not isinstance(resolved.field_type, ZORDERABLE):
+            what = "a nested field" if len(path) > 1 else f"of type {resolved.field_type}"
+            yield Diagnostic("TP433", Severity.ERROR, where, f"zorder column '{column}' is {what}: Iceberg z-orders "
+                             "top-level columns of type int, long, float, double, string, uuid, binary, fixed, "
+                             "boolean, date or timestamptz", "z-order by other columns, or use strategy sort")
 
 
 def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:

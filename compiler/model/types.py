@@ -193,6 +193,10 @@ def _rule_for(t: PrimitiveType) -> PrimitiveRule:
 
 TEMPORAL = (DateType, TimestampType, TimestamptzType, TimestampNanoType, TimestamptzNanoType)
 
+# What Iceberg's Spark z-order can interleave (SparkZOrderUDF): not decimal, not timestamp without zone.
+ZORDERABLE = (IntegerType, LongType, FloatType, DoubleType, StringType, UUIDType, BinaryType, FixedType, BooleanType,
+              DateType, TimestamptzType)
+
 
 def is_temporal(t: IcebergType) -> bool:
     return isinstance(t, TEMPORAL)

@@ -119,3 +119,29 @@ def test_nothing_runs_unless_git_declares_it(lake: Lake, tmp_path: Path) -> None
     (table,) = plan.tables
     assert table.health.small_files >= 6 and table.health.snapshots == 6
     assert table.actions == []
+
+
+def test_every_action_parses_in_spark_for_awkward_names(lake: Lake) -> None:
+    from compiler.maintenance.actions import (
+        DeleteExpiredRows,
+        ExpireSnapshots,
+        RemoveOrphanFiles,
+        RewriteDataFiles,
+        RewriteManifests,
+        RewritePositionDeletes,
+        TimeCutoff,
+    )
+
+    table, now = ("we'ird ns", "t`x"), datetime(2026, 11, 22, tzinfo=UTC)
+    column = TimeCutoff(column=("event time",), kind="timestamp", before=now)
+    actions = [
+        DeleteExpiredRows(table=table, reason="r", cutoff=column, keep="30d"),
+        RewriteDataFiles(table=table, reason="r", strategy="zorder", zorder_by=(("a b",), ("d'e",)),
+                         target_file_size=1, min_input_files=2, only_before=column),
+        RewritePositionDeletes(table=table, reason="r", min_input_files=1),
+        RewriteManifests(table=table, reason="r"),
+        ExpireSnapshots(table=table, reason="r", older_than=now, retain_last=1),
+        RemoveOrphanFiles(table=table, reason="r", older_than=now),
+    ]
+    for action in actions:
+        lake.parse(action_sql(action, "lake"))  # Spark's parser with Iceberg's extensions: CALL included
