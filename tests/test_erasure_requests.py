@@ -72,12 +72,13 @@ def test_deadline_is_received_plus_within() -> None:
     assert [s.deadline for s in table.subjects] == [date(2026, 12, 1)]
 
 
-def test_a_key_column_that_is_neither_string_nor_integer_is_named() -> None:
-    project = project_of(POLICY.replace("key: [user_id, account]", "key: [ts]"))
-    state = desired_table(project, project.tables[0]).state
-    requests, _ = load_requests("requests:\n  - {id: A, received: '2026-11-01', keys: {ts: '2026-01-01'}}\n",
+def test_the_live_column_type_decides_how_a_value_must_be_written() -> None:
+    project = project_of(POLICY)
+    live = project_of(POLICY.replace("{name: user_id, type: string}", "{name: user_id, type: long}"))
+    state = desired_table(live, live.tables[0]).state  # the catalog holds user_id as long
+    requests, _ = load_requests("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: u1, account: 1}}\n",
                                 "req.yaml")
     assert requests is not None
     _, found = erasure_plan(project, requests, {state.name: state})
     assert [d.render().splitlines()[0] for d in found] == [
-        "req.yaml:2:48: error TP603: request 'A': ts of ads.clicks is not a string or integer column"]
+        "req.yaml:2:53: error TP603: request 'A': user_id = 'u1' does not fit the integer key column of ads.clicks"]

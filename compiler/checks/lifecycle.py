@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import parse_name
-from compiler.model.types import ZORDERABLE, is_temporal
+from compiler.model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
 from compiler.spec.units import Duration
 
 ORPHAN_FLOOR = Duration.parse("24h")
@@ -136,6 +136,10 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
         if found is None:
             yield Diagnostic("TP441", Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
                              f"erasure key column '{column}' does not exist", ctx.suggest(path or ()))
+        elif not isinstance(found.field_type, ERASURE_KEY_TYPES):
+            yield Diagnostic("TP442", Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
+                             f"erasure key column '{column}' is of type {found.field_type}: requests name subjects "
+                             "by string or integer keys", "key erasure on an id column such as user_id")
 
 
 def _path(text: str) -> tuple[str, ...] | None:

@@ -24,7 +24,7 @@ from compiler.model.table import ColumnPath, TableState, field_paths
 from compiler.render.filters import literal, qualified
 
 KeyKind = Literal["string", "integer"]
-KEY_KINDS: dict[type, KeyKind] = {StringType: "string", IntegerType: "integer", LongType: "integer"}
+KEY_KINDS: dict[type, KeyKind] = {StringType: "string", IntegerType: "integer", LongType: "integer"}  # TP442
 
 
 @dataclass(frozen=True)

@@ -193,6 +193,9 @@ def _rule_for(t: PrimitiveType) -> PrimitiveRule:
 
 TEMPORAL = (DateType, TimestampType, TimestamptzType, TimestampNanoType, TimestamptzNanoType)
 
+# What an erasure request can name a subject by (values in the requests file are strings or integers).
+ERASURE_KEY_TYPES = (StringType, IntegerType, LongType)
+
 # What Iceberg's Spark z-order can interleave (SparkZOrderUDF): not decimal, not timestamp without zone.
 ZORDERABLE = (IntegerType, LongType, FloatType, DoubleType, StringType, UUIDType, BinaryType, FixedType, BooleanType,
               DateType, TimestamptzType)
