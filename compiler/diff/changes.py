@@ -201,6 +201,19 @@ class DropPartitionField(ChangeBase):
                 "(future writes; existing files keep their layout)")
 
 
+class RenamePartitionField(ChangeBase):
+    action: Literal["rename_partition_field"] = "rename_partition_field"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC403"] = "TC403"
+    field: PartitionFieldState = Field(description="The field as declared, with its new name.")
+    old_name: str
+
+    @property
+    def summary(self) -> str:
+        return (f"rename partition field {self.old_name} -> {self.field.name} "
+                f"({self.field.transform.expression(self.field.source)}; readers of the partitions table see it)")
+
+
 class SetSortOrder(ChangeBase):
     action: Literal["set_sort_order"] = "set_sort_order"
     code: Literal["TC404"] = "TC404"
@@ -336,6 +349,7 @@ Change = Annotated[
     | MoveColumn
     | AddPartitionField
     | DropPartitionField
+    | RenamePartitionField
     | SetSortOrder
     | SetIdentifierFields
     | DropIdentifierFields

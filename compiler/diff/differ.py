@@ -21,6 +21,7 @@ from compiler.diff.changes import (
     MakeOptional,
     MoveColumn,
     RenameColumn,
+    RenamePartitionField,
     SetIdentifierFields,
     SetSortOrder,
     UpdateDoc,
@@ -270,7 +271,11 @@ def _partitions(d: _Diff) -> list[Change]:
     adds: list[Change] = [
         AddPartitionField(table=d.table, field=f) for key, f in want.items() if key[0] is None or key not in have
     ]
-    return drops + adds
+    renames: list[Change] = [  # a name is compared only where the policy declares one
+        RenamePartitionField(table=d.table, field=f, old_name=have[key].name or "")
+        for key, f in want.items() if key in have and f.name is not None and f.name != have[key].name
+    ]
+    return drops + renames + adds
 
 
 def _current_id(d: _Diff, path: ColumnPath) -> int | None:

@@ -20,6 +20,7 @@ from compiler.diff.changes import (
     MakeOptional,
     MoveColumn,
     RenameColumn,
+    RenamePartitionField,
     SetComment,
     SetIdentifierFields,
     SetProperties,
@@ -70,6 +71,10 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
             return (change.field.source, change.field.transform) in _spec(current)
         case DropPartitionField():
             return (change.field.source, change.field.transform) not in _spec(current)
+        case RenamePartitionField():
+            wanted = change.field
+            return any((f.source, f.transform, f.name) == (wanted.source, wanted.transform, wanted.name)
+                       for f in current.partition)
         case SetSortOrder():
             return current.sort == change.sort
         case SetIdentifierFields():

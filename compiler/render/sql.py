@@ -19,6 +19,7 @@ from compiler.diff.changes import (
     MoveColumn,
     PropertyChange,
     RenameColumn,
+    RenamePartitionField,
     SetComment,
     SetIdentifierFields,
     SetProperties,
@@ -81,6 +82,8 @@ def change_sql(change: Change, catalog: str) -> list[str]:
             return [render("add_partition_field", table=table, field=change.field)]
         case DropPartitionField():
             return [render("drop_partition_field", table=table, field=change.field)]
+        case RenamePartitionField():
+            return [render("rename_partition_field", table=table, old_name=change.old_name, field=change.field)]
         case SetSortOrder():
             if not change.sort:
                 return [render("write_unordered", table=table)]
