@@ -32,6 +32,7 @@ def check_layout(ctx: TableContext) -> Iterator[Diagnostic]:
     policy = ctx.table.policy
     seen: set[tuple[ColumnPath, str]] = set()
     names: set[str] = set()
+    columns = {c.name for c in policy.columns}
     for i, field in enumerate(partition_fields(policy)):
         where = ctx.at(("partition_by", i))
         yield from _source_problem(ctx, "TP302", "partition", field.source, field.transform, where)
@@ -45,6 +46,10 @@ def check_layout(ctx: TableContext) -> Iterator[Diagnostic]:
             if field.name in names:
                 yield Diagnostic("TP305", Severity.ERROR, where, f"partition field name '{field.name}' is used twice")
             names.add(field.name)
+            if field.name in columns and (field.transform.kind != "identity" or field.source != (field.name,)):
+                yield Diagnostic("TP306", Severity.ERROR, where,
+                                 f"partition field name '{field.name}' is also a column name; Iceberg refuses it",
+                                 f"name it e.g. '{field.source[-1]}_{field.transform.kind}'")
         if field.transform.kind == "void":
             yield Diagnostic("TP307", Severity.ERROR, where,
                              "a void partition field cannot be created through Spark DDL",
