@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compiler.desired import desired_states
+from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.cli.app import app
 from tests.catalog_fixtures import create_like, embedded_catalog
@@ -92,11 +93,13 @@ def test_plan_file_is_deterministic_and_complete(policies: Path) -> None:
     assert plan(str(policies), "--out", str(first))[0] == 0
     assert plan(str(policies), "--out", str(second))[0] == 0
     assert first.read_bytes() == second.read_bytes()
+    assert plan_to_json(plan_from_json(first.read_text())) == first.read_text()  # nothing is lost on the way back
     document = json.loads(first.read_text())
-    assert document["format_version"] == 1
+    assert document["format_version"] == 2
     [entry] = document["tables"]
     assert entry["table"] == "logs.app_events"
     assert entry["requirement"]["metadata_location"].endswith(".metadata.json")
+    assert entry["declared_properties"] == ["commit.retry.num-retries", "write.parquet.compression-codec"]
     [change] = entry["changes"]
     assert change["action"] == "set_properties" and change["safety"] == "safe"
     assert change["sql"] == ["ALTER TABLE `lake`.`logs`.`app_events` SET TBLPROPERTIES (\n"

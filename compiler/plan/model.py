@@ -8,7 +8,7 @@ from compiler import __version__
 from compiler.diff.changes import Change
 from compiler.diff.safety import Safety
 
-PLAN_FORMAT_VERSION = 1
+PLAN_FORMAT_VERSION = 2  # 2: each table carries the property keys its policy declares
 
 
 class Frozen(BaseModel):

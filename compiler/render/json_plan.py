@@ -49,6 +49,7 @@ def plan_to_json(plan: Plan) -> str:
                 "name": list(t.table),
                 "policy_file": t.policy_file,
                 "requirement": t.requirement.model_dump(mode="json"),
+                "declared_properties": list(t.declared_properties),
                 "changes": [_change_view(c, plan.catalog) for c in t.changes],
             }
             for t in plan.tables
@@ -78,7 +79,7 @@ def plan_from_json(text: str) -> Plan:
                 "namespaces": [c["change"] for c in document["namespaces"]],
                 "tables": [
                     {"table": t["name"], "policy_file": t.get("policy_file"), "requirement": t["requirement"],
-                     "changes": [c["change"] for c in t["changes"]]}
+                     "declared_properties": t["declared_properties"], "changes": [c["change"] for c in t["changes"]]}
                     for t in document["tables"]
                 ],
                 "unmanaged": document.get("unmanaged", []),

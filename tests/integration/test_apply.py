@@ -158,7 +158,9 @@ def test_safety_tag_before_a_drop_keeps_the_old_data_readable(lake: Lake, tmp_pa
 def test_a_property_removed_from_git_is_unset_and_keys_of_other_tools_stay(lake: Lake, tmp_path: Path) -> None:
     declared = "properties: {write.parquet.compression-codec: zstd, app.team: ads}\n"
     policies = write_policy(tmp_path, "props", BASE.format(name="props") + declared)
-    apply_dir(lake, policies, tmp_path)
+    _, created = plan_dir(lake, policies)
+    saved = plan_from_json(plan_to_json(created))  # as CD applies it: from the plan file
+    apply_plan(saved, lake.config, SparkOptions(), journal_path=tmp_path / "props.jsonl", policies=policies)
     lake.spark.sql("ALTER TABLE lake.ops.props SET TBLPROPERTIES ('other.tool' = 'kept')")
     (policies / "t.yaml").write_text(BASE.format(name="props") + "properties: {app.team: ads}\n")
     _, plan = plan_dir(lake, policies)
