@@ -7,6 +7,7 @@ import json
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -126,6 +127,11 @@ def written(example_policies: Path, tmp_path: Path) -> Path:  # noqa: F811
     return example_policies
 
 
+def healths(document: dict[str, Any]) -> list[Any]:
+    """The figures only: the due actions carry times computed from "now"."""
+    return [t["health"] for t in document["tables"]]
+
+
 def test_health_and_dry_run_through_the_cli(written: Path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["health", str(written), "--format", "json"])
@@ -142,7 +148,7 @@ def test_health_and_dry_run_through_the_cli(written: Path) -> None:
     assert "CALL `lake`.system.`rewrite_data_files`(\n        table => '`logs`.`app_events`'," in dry.output
     assert "5 small data files in 1 partition(s) with at least 5 each" in dry.output
     again = json.loads(runner.invoke(app, ["health", str(written), "--format", "json"]).output)
-    assert again == json.loads(result.output)  # a dry run changes nothing
+    assert healths(again) == healths(json.loads(result.output))  # a dry run changes nothing
 
 
 def test_tables_not_created_yet_are_named(tmp_path: Path) -> None:
