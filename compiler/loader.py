@@ -90,7 +90,7 @@ class PolicyText:
     file: str  # as displayed in findings
     text: str
 
-    @property
+    @cached_property
     def digest(self) -> str:
         return hashlib.sha256(self.text.encode()).hexdigest()
 
@@ -127,16 +127,18 @@ def load_sources(
     project = Project(root=root)
     with settled_heap() as settle:
         for source in sources:
-            load_text(source.text, source.file, project, diagnostics, cache)
+            load_text(source.text, source.file, project, diagnostics, cache, source.digest)
             settle()  # the node trees kept for positions live as long as the project
     return project
 
 
 def load_text(
-    text: str, file: str, project: Project, diagnostics: Diagnostics, cache: ModelCache | None = None
+    text: str, file: str, project: Project, diagnostics: Diagnostics, cache: ModelCache | None = None,
+    digest: str | None = None,
 ) -> None:
-    """Validate one document and add it to ``project`` (or add findings to ``diagnostics``)."""
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    """Validate one document and add it to ``project`` (or add findings to ``diagnostics``); ``digest``:
+    the text's sha256 when the caller has it."""
+    digest = digest or hashlib.sha256(text.encode()).hexdigest()
     cached = cache.model(digest) if cache is not None else None
     if cached is not None:
         source = SourceMap(file, text=text)

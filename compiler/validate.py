@@ -48,7 +48,7 @@ def _prepare(sources: list[PolicyText], root: Path, models: ModelCache) -> None:
     defaults = Project(root=root)
     for source in misses:
         if "namespace" in source.text:  # a defaults file must say so; a table file that mentions it is harmless
-            load_text(source.text, source.file, defaults, Diagnostics(), models)
+            load_text(source.text, source.file, defaults, Diagnostics(), models, source.digest)
     namespaces = defaults.namespaces
     rest = [s for s in misses if models.model(s.digest) is None]
     for prepared in forked_map(lambda source: _parse_and_check(source, root, namespaces), rest, workers):
@@ -60,7 +60,7 @@ def _parse_and_check(source: PolicyText, root: Path, namespaces: list[LoadedName
     # A defaults file the filter above missed only means its tables' findings are keyed without it: the
     # parent then finds no entry for them and checks those tables itself.
     scratch, entries = Project(root=root, namespaces=list(namespaces)), ModelCache.in_memory()
-    load_text(source.text, source.file, scratch, Diagnostics(), entries)
+    load_text(source.text, source.file, scratch, Diagnostics(), entries, source.digest)
     for table in scratch.tables:
         if table.state == "present":
             entries.put_findings(findings_key(scratch, table), table_findings(scratch, table))

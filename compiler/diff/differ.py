@@ -33,7 +33,7 @@ from compiler.diff.refusals import Refusal
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.model.promotion import can_promote, promotion_advice
-from compiler.model.table import ColumnPath, TableHistory, TableState, field_paths
+from compiler.model.table import ColumnPath, TableHistory, TableState
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class _Diff:
 
 def diff_table(current: TableState, desired: TableState, history: TableHistory | None = None) -> DiffResult:
     d = _Diff(current, desired, history or TableHistory())
-    d.current_ids = {path: fid for fid, path in field_paths(current.columns).items()}
+    d.current_ids = current.ids_by_path
     _struct(d, current.columns, desired.columns, (), ())
     if desired.format_version < current.format_version:
         d.refuse((), "TR105", f"format version {current.format_version} cannot be downgraded to "

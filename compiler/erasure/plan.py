@@ -20,7 +20,7 @@ from compiler.effective import effective_settings
 from compiler.erasure.requests import KeyValue, LoadedRequests
 from compiler.loader import Project
 from compiler.model.names import format_name, parse_name
-from compiler.model.table import ColumnPath, TableState, field_paths
+from compiler.model.table import ColumnPath, TableState
 from compiler.render.filters import literal, qualified
 
 KeyKind = Literal["string", "integer"]
@@ -129,9 +129,5 @@ def _misfits(
 
 
 def _key_kinds(state: TableState, columns: tuple[ColumnPath, ...]) -> list[KeyKind | None]:
-    ids = {path: fid for fid, path in field_paths(state.columns).items()}
-    kinds: list[KeyKind | None] = []
-    for column in columns:
-        field = state.schema_.find_field(ids[column]) if column in ids else None
-        kinds.append(KEY_KINDS.get(type(field.field_type)) if field is not None else None)
-    return kinds
+    fields = [state.field_at(column) for column in columns]
+    return [KEY_KINDS.get(type(f.field_type)) if f is not None else None for f in fields]

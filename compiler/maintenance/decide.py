@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from typing import TypeGuard, TypeVar
 
 from pyiceberg.types import DateType, TimestampType, TimestamptzType
 
+from compiler.catalog.estimate import retention_cutoff
 from compiler.effective import Effective
 from compiler.maintenance.actions import (
     Action,
@@ -28,7 +30,8 @@ from compiler.maintenance.actions import (
 )
 from compiler.maintenance.health import TableHealth
 from compiler.model.names import parse_name
-from compiler.model.table import ColumnPath, TableState, field_paths
+from compiler.model.table import ColumnPath, TableState
+from compiler.spec.lifecycle import Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles
 from compiler.spec.units import Duration
 
 DEFAULT_MIN_INPUT_FILES = 5  # Iceberg's rewrite_data_files default
@@ -38,13 +41,12 @@ DEFAULT_MIN_KEEP = 1
 DEFAULT_ORPHAN_AGE = Duration.parse("3d")
 
 
-def retention_cutoff(effective: Effective, today: datetime) -> datetime | None:
-    """Midnight UTC of ``today`` minus ``keep``: the same cutoff the plan estimated, all day long."""
+def expiry_cutoff(effective: Effective, now: datetime) -> datetime | None:
+    """The retention cutoff for today (see retention_cutoff), or None without a complete retention."""
     retention = effective.lifecycle.retention
     if retention is None or retention.column is None or retention.keep is None:
         return None
-    midnight = datetime(today.year, today.month, today.day, tzinfo=UTC)
-    return midnight - timedelta(milliseconds=retention.keep.millis)
+    return retention_cutoff(now.date(), retention.keep)
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,7 @@ def maintenance_for(effective: Effective, state: TableState, health: TableHealth
 
 def _expired_rows(due: Due) -> Action | None:
     retention, expired = due.effective.lifecycle.retention, due.health.expired
-    cutoff = retention_cutoff(due.effective, due.now)
+    cutoff = expiry_cutoff(due.effective, due.now)
     if retention is None or retention.column is None or retention.keep is None or cutoff is None:
         return None
     column = parse_name(retention.column)
@@ -79,7 +81,7 @@ def _expired_rows(due: Due) -> Action | None:
 
 def _compaction(due: Due) -> Action | None:
     compaction, health = due.effective.lifecycle.compaction, due.health
-    if compaction is None or compaction.enabled is False:
+    if not _switched_on(compaction):
         return None
     minimum = compaction.min_input_files or DEFAULT_MIN_INPUT_FILES
     groups = [n for n in health.small_file_groups if n >= minimum]
@@ -97,7 +99,7 @@ def _compaction(due: Due) -> Action | None:
 
 def _delete_files(due: Due) -> Action | None:
     deletes, count = due.effective.lifecycle.delete_files, due.health.position_delete_files
-    if deletes is None or deletes.enabled is False:
+    if not _switched_on(deletes):
         return None
     minimum = deletes.min_input_files or DEFAULT_MIN_DELETE_FILES
     if count < minimum:
@@ -108,7 +110,7 @@ def _delete_files(due: Due) -> Action | None:
 
 def _manifests(due: Due) -> Action | None:
     manifests, count = due.effective.lifecycle.manifests, due.health.manifests
-    if manifests is None or manifests.enabled is False:
+    if not _switched_on(manifests):
         return None
     minimum = manifests.min_manifests or DEFAULT_MIN_MANIFESTS
     if count < minimum:
@@ -133,12 +135,20 @@ def _snapshots(due: Due) -> Action | None:
 
 def _orphans(due: Due) -> Action | None:
     orphans = due.effective.lifecycle.orphan_files
-    if orphans is None or orphans.enabled is False:
+    if not _switched_on(orphans):
         return None
     age = orphans.older_than or DEFAULT_ORPHAN_AGE
     return RemoveOrphanFiles(
         table=due.state.name, older_than=due.now - timedelta(milliseconds=age.millis),
         reason=f"declared; the table location is listed for files older than {age} that no snapshot uses")
+
+
+Switchable = TypeVar("Switchable", Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles)
+
+
+def _switched_on(section: Switchable | None) -> TypeGuard[Switchable]:
+    """Declared in git and not turned off with ``enabled: false``."""
+    return section is not None and section.enabled is not False
 
 
 # One rule per lifecycle section, in the order of the module docstring.
@@ -148,8 +158,7 @@ RULES: tuple[Callable[[Due], Action | None], ...] = (
 
 
 def _temporal_kind(state: TableState, column: ColumnPath) -> ColumnKind | None:
-    ids = {path: fid for fid, path in field_paths(state.columns).items()}
-    field = state.schema_.find_field(ids[column]) if column in ids else None
+    field = state.field_at(column)
     match field.field_type if field is not None else None:
         case DateType():
             return "date"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from compiler.effective import effective_settings
 from compiler.loader import Project
 from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import compaction_window, maintenance_for, retention_cutoff
+from compiler.maintenance.decide import compaction_window, expiry_cutoff, maintenance_for
 from compiler.maintenance.health import TableHealth, read_health
 from compiler.model.names import parse_name
 
@@ -45,7 +45,7 @@ def maintenance_plan(project: Project, reader: CatalogReader, now: datetime) -> 
             missing.append(loaded.name)
             continue
         effective = effective_settings(project, loaded)
-        cutoff = retention_cutoff(effective, now)
+        cutoff = expiry_cutoff(effective, now)
         retention = effective.lifecycle.retention
         column = retention.column if retention is not None else None
         window = compaction_window(effective, current.state, now)

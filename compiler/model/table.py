@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.schema import Schema
-from pyiceberg.types import IcebergType, ListType, MapType, PrimitiveType, StructType
+from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 from compiler.effective import Effective
 from compiler.model.iceberg_types import list_type, map_type, nested_field, struct_type
@@ -68,6 +68,16 @@ class TableState(State):
     def schema_(self) -> Schema:
         """pyiceberg's Schema, built only when asked (its name index costs more than the diff)."""
         return Schema(*self.columns.fields, schema_id=0, identifier_field_ids=list(self.identifier_field_ids))
+
+    @cached_property
+    def ids_by_path(self) -> dict[ColumnPath, int]:
+        """Every field's id by its column path (see field_paths)."""
+        return {path: field_id for field_id, path in field_paths(self.columns).items()}
+
+    def field_at(self, path: ColumnPath) -> NestedField | None:
+        """The field at a column path, or None when the table has no such column."""
+        field_id = self.ids_by_path.get(path)
+        return self.schema_.find_field(field_id) if field_id is not None else None
 
 
 def build_struct(columns: list[Column]) -> StructType:

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from pyiceberg.types import NestedField
-
 from compiler.diff.changes import (
     AddColumn,
     AddPartitionField,
@@ -31,7 +29,7 @@ from compiler.diff.changes import (
     UpgradeFormat,
     WidenType,
 )
-from compiler.model.table import ColumnPath, TableState, field_paths
+from compiler.model.table import ColumnPath, TableState
 
 
 def is_applied(change: Change, current: TableState | None, namespace_exists: bool = False) -> bool:
@@ -42,7 +40,7 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
         return (current is not None) == isinstance(change, CreateTable)
     if current is None:
         return False
-    paths = {path: fid for fid, path in field_paths(current.columns).items()}
+    paths = current.ids_by_path
     match change:
         case AddColumn():
             return change.path in paths
@@ -51,13 +49,13 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
         case RenameColumn():
             return (*change.path[:-1], change.new_name) in paths and change.path not in paths
         case WidenType():
-            found = _field(current, paths, change.path)
+            found = current.field_at(change.path)
             return found is not None and found.field_type == change.new
         case MakeOptional():
-            found = _field(current, paths, change.path)
+            found = current.field_at(change.path)
             return found is not None and not found.required
         case UpdateDoc():
-            found = _field(current, paths, change.path)
+            found = current.field_at(change.path)
             return found is not None and found.doc == change.doc
         case MoveColumn():
             siblings = [p[-1] for p in paths if p[:-1] == change.path[:-1]]
@@ -93,11 +91,6 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
             return all(c.key not in current.properties for c in change.changes)
         case _:
             assert_never(change)
-
-
-def _field(current: TableState, paths: dict[ColumnPath, int], path: ColumnPath) -> NestedField | None:
-    field_id = paths.get(path)
-    return current.schema_.find_field(field_id) if field_id is not None else None
 
 
 def _spec(current: TableState) -> set[tuple[ColumnPath, object]]:

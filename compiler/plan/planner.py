@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime
 from typing import Protocol
 
 from compiler.catalog.current import CurrentTable
+from compiler.catalog.estimate import retention_cutoff
 from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (
@@ -178,9 +179,7 @@ def _annotate(change: Change, desired: DesiredTable, source: StateSource, day: d
         )
         return change.model_copy(update={"changes": changes})
     if isinstance(change, TightenRetention):
-        cutoff = datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp() * 1000 - Duration.parse(
-            change.new).millis
-        when = datetime.fromtimestamp(cutoff / 1000, tz=UTC)
+        when = retention_cutoff(day, Duration.parse(change.new))
         estimate = source.estimate_retention(desired.state.name, parse_name(change.column), when)
         return change.model_copy(update={"estimate": estimate})
     return change

@@ -43,24 +43,25 @@ def action_lines(action: Action, paint: Painter, catalog: str | None = None) -> 
     return lines
 
 
-def _table_block(table: TableMaintenance, paint: Painter, *, health: bool, catalog: str | None) -> list[str]:
-    lines = ["", paint(f"table {format_name(table.table)}", "cyan")]
-    if health:
-        lines += health_lines(table.health)
-        due = ", ".join(a.action for a in table.actions) or "nothing"
-        return [*lines, f"  due now       {due}"]
-    return lines + [line for a in table.actions for line in action_lines(a, paint, catalog)]
+def _heading(table: TableMaintenance, paint: Painter) -> list[str]:
+    return ["", paint(f"table {format_name(table.table)}", "cyan")]
 
 
 def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
-    lines = [line for t in plan.tables for line in _table_block(t, paint, health=True, catalog=None)]
+    lines = [
+        line
+        for t in plan.tables
+        for line in [*_heading(t, paint), *health_lines(t.health),
+                     f"  due now       {', '.join(a.action for a in t.actions) or 'nothing'}"]
+    ]
     return "\n".join([*lines, *_missing(plan), ""]).lstrip("\n")
 
 
 def render_maintenance(plan: MaintenancePlan, paint: Painter = no_color, catalog: str | None = None) -> str:
     """The due actions table by table; with ``catalog``, the SQL each runs (``--dry-run``)."""
     due = [t for t in plan.tables if t.actions]
-    lines = [line for t in due for line in _table_block(t, paint, health=False, catalog=catalog)]
+    lines = [line for t in due
+             for line in [*_heading(t, paint), *(x for a in t.actions for x in action_lines(a, paint, catalog))]]
     count = len(plan.actions)
     lines += ["", f"{count} action(s) due on {len(due)} of {len(plan.tables)} table(s)." if count
               else f"No maintenance due on {len(plan.tables)} table(s).", *_missing(plan)]
