@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from pyiceberg.manifest import ManifestContent
 from pyiceberg.table import Table
 
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.reader import CatalogReader
 from compiler.erasure.plan import TableErasure
 from compiler.model.names import format_name
-from compiler.render.env import render
-from compiler.render.filters import literal, qualified, string_map, time_literal
+from compiler.render.erasure import delete_sql, expire_sql, files_holding_sql, rewrite_sql
 from runtime.executor import ExecutionError, query_sql, run_sql
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
@@ -66,41 +66,32 @@ def run_erasure(
     with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
         for erasure in tables:
             try:
-                proofs.append(_erase(spark, catalog, erasure))
+                proofs.append(_erase(spark, reader, erasure))
             except ExecutionError as exc:  # the proof still says what happened to every table
                 proofs.append(TableProof(erasure.table, sorted({s.request for s in erasure.subjects}), [], 0,
                                          error=str(exc)))
     return proofs
 
 
-def _fresh(catalog: CatalogConfig, name: tuple[str, ...]) -> Table:
-    with CatalogReader(catalog) as reader:
-        table = reader.pyiceberg_table(name)
+def _fresh(reader: CatalogReader, name: tuple[str, ...]) -> Table:
+    table = reader.pyiceberg_table(name, fresh=True)
     assert table is not None, f"{format_name(name)} disappeared during the erasure"
     return table
 
 
-def _erase(spark: Any, catalog: CatalogConfig, erasure: TableErasure) -> TableProof:
+def _erase(spark: Any, reader: CatalogReader, erasure: TableErasure) -> TableProof:
     started = time.perf_counter()
-    name, predicate = erasure.table, erasure.sql_predicate()
-    table = (catalog.name, *name)
-    what = f"{format_name(name)}: erasure"
-    # Spark's _file metadata column names exactly the files holding a key (statistics only narrow it)
-    held = query_sql(spark, f"SELECT _file AS file, count(*) AS n FROM {qualified(table)} WHERE {predicate} "
-                            "GROUP BY _file", f"{what}: find the files that hold the keys")
-    proof = TableProof(name, sorted({s.request for s in erasure.subjects}), sorted(str(r["file"]) for r in held),
-                       rows_before=sum(int(r["n"]) for r in held))
+    catalog, what = reader.config.name, f"{format_name(erasure.table)}: erasure"
+    held = query_sql(spark, files_holding_sql(erasure, catalog), f"{what}: find the files that hold the keys")
+    proof = TableProof(erasure.table, sorted({s.request for s in erasure.subjects}),
+                       sorted(str(r["file"]) for r in held), rows_before=sum(int(r["n"]) for r in held))
     if proof.files_with_keys:
-        run_sql(spark, render("delete_where", table=table, predicate=predicate), f"{what}: delete")
-        if _has_delete_files(_fresh(catalog, name)):  # merge-on-read: rewrite what the delete files mask
-            run_sql(spark, render("call_procedure", catalog=catalog.name, procedure="rewrite_data_files", arguments=[
-                ("table", literal(qualified(name))), ("where", literal(predicate)),
-                ("options", string_map({"rewrite-all": "true"}))]), f"{what}: rewrite files behind delete files")
-        now = datetime.now(UTC)
-        run_sql(spark, render("call_procedure", catalog=catalog.name, procedure="expire_snapshots", arguments=[
-            ("table", literal(qualified(name))), ("older_than", time_literal("timestamptz", now)),
-            ("retain_last", "1")]), f"{what}: expire the snapshots that still reference the rows")
-    _prove(_fresh(catalog, name), erasure, proof)
+        run_sql(spark, delete_sql(erasure, catalog), f"{what}: delete")
+        if _has_delete_files(_fresh(reader, erasure.table)):  # merge-on-read: rewrite what the delete files mask
+            run_sql(spark, rewrite_sql(erasure, catalog), f"{what}: rewrite files behind delete files")
+        run_sql(spark, expire_sql(erasure, catalog, datetime.now(UTC)),
+                f"{what}: expire the snapshots that still reference the rows")
+    _prove(_fresh(reader, erasure.table), erasure, proof)
     proof.seconds = time.perf_counter() - started
     return proof
 
@@ -113,7 +104,7 @@ def _rows(table: Table, erasure: TableErasure, snapshot_id: int | None = None) -
 
 def _has_delete_files(table: Table) -> bool:
     snapshot = table.current_snapshot()
-    return snapshot is not None and any(m.content != 0 for m in snapshot.manifests(table.io))
+    return snapshot is not None and any(m.content == ManifestContent.DELETES for m in snapshot.manifests(table.io))
 
 
 def _prove(table: Table, erasure: TableErasure, proof: TableProof) -> None:

@@ -171,9 +171,12 @@ class CatalogReader:
         found = self._load(name, fresh=fresh)
         return current_table(name, found.location, found.metadata) if found is not None else None
 
-    def pyiceberg_table(self, name: tuple[str, ...]) -> Table | None:
-        """pyiceberg's Table for the metadata this run read (built on first use: manifests are read through it)."""
-        found = self._load(name)
+    def pyiceberg_table(self, name: tuple[str, ...], *, fresh: bool = False) -> Table | None:
+        """pyiceberg's Table for the metadata this run read (built on first use: manifests are read through it);
+        ``fresh`` reads the catalog again."""
+        if fresh:
+            self._loaded.pop(name, None)
+        found = self._load(name, fresh=fresh)
         if found is None:
             return None
         if found.table is None:

@@ -180,7 +180,7 @@ def apply(
     if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
         error("apply cancelled")
         return Exit.ERROR
-    options = SparkOptions(master=master, conf=dict(item.split("=", 1) for item in conf))
+    options = SparkOptions.from_flags(master, conf)
     session = start_in_background(config, options)  # the JVM boots while apply loads and checks the catalog
     from runtime.apply import apply_plan
 

@@ -15,6 +15,7 @@ from compiler.errors import PolicyError
 from compiler.loader import display_path
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.model.names import format_name
+from compiler.render.erasure import delete_sql
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
@@ -45,7 +46,7 @@ def maintain(
     typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=name if dry_run else None), nl=False)
     if dry_run or not plan.actions:
         return Exit.OK
-    options = SparkOptions(master=master, conf=dict(item.split("=", 1) for item in conf))
+    options = SparkOptions.from_flags(master, conf)
     report = run_maintenance(
         plan, resolve_catalog(catalog, path), options, lock_dir=cache_dir(path),
         on_result=lambda r: info(f"  {format_name(r.action.table)}: {r.action.action}: {r.status}"
@@ -95,10 +96,10 @@ def erase(
         info(paint(f"- {table.summary} (earliest deadline {deadline})", "red")
              + (paint(f"; overdue: {', '.join(late)}", "red", bold=True) if late else ""))
         if dry_run:
-            info(f"    DELETE FROM {format_name((config.name, *table.table))} WHERE {table.sql_predicate()}")
+            info(f"    {delete_sql(table, config.name)};")
     if dry_run or not tables:
         return Exit.OK
-    proofs = run_erasure(tables, config, SparkOptions(master=master, conf=dict(i.split("=", 1) for i in conf)),
+    proofs = run_erasure(tables, config, SparkOptions.from_flags(master, conf),
                          lock_dir=cache_dir(path))
     document = {"erased_at": datetime.now(UTC).isoformat(), "catalog": config.name,
                 "requests": [r.id for r in requests.model.requests], "tables": [p.as_json() for p in proofs]}

@@ -32,6 +32,11 @@ class SparkOptions:
     conf: dict[str, str] = field(default_factory=dict)
     app_name: str = "tablepolicy"
 
+    @classmethod
+    def from_flags(cls, master: str, conf: list[str]) -> SparkOptions:
+        """From --spark-master and repeated --spark-conf key=value (checked by the CLI before any work)."""
+        return cls(master=master, conf=dict(item.split("=", 1) for item in conf))
+
 
 def check_java() -> str:
     """The Java major version; raise with the fix when Java is missing or too old."""
