@@ -13,18 +13,23 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, Primiti
 
 from compiler.diff.changes import (
     AddColumn,
+    AddColumns,
     AddPartitionField,
     Change,
+    ColumnAdd,
     DropColumn,
     DropIdentifierFields,
     DropPartitionField,
     MakeOptional,
     MoveColumn,
+    PartitionRename,
     RenameColumn,
     RenamePartitionField,
+    ReplacePartitionField,
     SetIdentifierFields,
     SetSortOrder,
     UpdateDoc,
+    UpdatePartitionSpec,
     UpgradeFormat,
     WidenType,
 )
@@ -73,7 +78,7 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
                  f"{desired.format_version}", f"set format_version: {current.format_version}")
     layout_early, layout_late = _identifier_fields(d)
     changes: list[Change] = [
-        *layout_early, *d.drops, *d.renames, *d.updates, *d.adds,
+        *layout_early, *d.drops, *d.renames, *d.updates, *_batch_adds(d.adds),
         *_partitions(d), *_sort(d), *layout_late,
     ]
     if desired.format_version > current.format_version:
@@ -263,7 +268,36 @@ def _longest_increasing(names: list[str], position: dict[str, int]) -> list[str]
     return out[::-1]
 
 
+def _batch_adds(changes: list[Change]) -> list[Change]:
+    """Runs of consecutive safe column adds become one ``ADD COLUMNS`` (one schema commit).
+
+    A re-added name (TC207, breaking) stays on its own, and a move between adds ends a run, so the
+    order of adds and moves is kept.
+    """
+    out: list[Change] = []
+    run: list[AddColumn] = []
+
+    def flush() -> None:
+        if len(run) > 1:
+            out.append(AddColumns(table=run[0].table, columns=tuple(
+                ColumnAdd(path=a.path, type=a.type, doc=a.doc, position=a.position, after=a.after) for a in run)))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for change in changes:
+        if isinstance(change, AddColumn) and not change.readded:
+            run.append(change)
+            continue
+        flush()
+        out.append(change)
+    flush()
+    return out
+
+
 def _partitions(d: _Diff) -> list[Change]:
+    """One statement when one suffices; a replace as one REPLACE PARTITION FIELD; anything more as one
+    UpdatePartitionSpec commit, so no apply passes through a spec that is neither old nor new."""
     current = [f for f in d.current.partition if f.transform.kind != "void"]
     have = {(_current_id(d, f.source), f.transform): f for f in current}
     want = {(d.ids.get(f.source), f.transform): f for f in d.desired.partition}
@@ -275,7 +309,16 @@ def _partitions(d: _Diff) -> list[Change]:
         RenamePartitionField(table=d.table, field=f, old_name=have[key].name or "")
         for key, f in want.items() if key in have and f.name is not None and f.name != have[key].name
     ]
-    return drops + renames + adds
+    if len(drops) + len(renames) + len(adds) <= 1:
+        return drops + renames + adds
+    removed = [c.field for c in drops if isinstance(c, DropPartitionField)]
+    added = [c.field for c in adds if isinstance(c, AddPartitionField)]
+    if len(removed) == 1 and len(added) == 1 and not renames:
+        return [ReplacePartitionField(table=d.table, old=removed[0], field=added[0])]
+    renamed = tuple(PartitionRename(old_name=c.old_name, field=c.field)
+                    for c in renames if isinstance(c, RenamePartitionField))
+    return [UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
+                                safety=Safety.BREAKING if removed or renamed else Safety.SAFE)]
 
 
 def _current_id(d: _Diff, path: ColumnPath) -> int | None:
