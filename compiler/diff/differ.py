@@ -77,9 +77,10 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
         d.refuse((), "TR105", f"format version {current.format_version} cannot be downgraded to "
                  f"{desired.format_version}", f"set format_version: {current.format_version}")
     layout_early, layout_late = _identifier_fields(d)
+    sort_early, sort_late = _sort(d)
     changes: list[Change] = [
-        *layout_early, *d.drops, *d.renames, *d.updates, *_batch_adds(d.adds),
-        *_partitions(d), *_sort(d), *layout_late,
+        *layout_early, *sort_early, *d.drops, *d.renames, *d.updates, *_batch_adds(d.adds),
+        *_partitions(d), *sort_late, *layout_late,
     ]
     if desired.format_version > current.format_version:
         changes.append(UpgradeFormat(table=d.table, old=current.format_version, new=desired.format_version))
@@ -325,13 +326,24 @@ def _current_id(d: _Diff, path: ColumnPath) -> int | None:
     return d.current_ids.get(path)
 
 
-def _sort(d: _Diff) -> list[Change]:
+def _sort(d: _Diff) -> tuple[list[Change], list[Change]]:
+    """(order changes to run before column drops, after adds).
+
+    Iceberg refuses to drop a column the current sort order uses, so such an order is replaced first:
+    by the declared one when its columns all exist already, else by no order until the adds have run.
+    """
     have = [(_current_id(d, f.source), f.transform, f.direction, f.nulls) for f in d.current.sort]
     want = [(d.ids.get(f.source), f.transform, f.direction, f.nulls) for f in d.desired.sort]
     if have == want and None not in [w[0] for w in want]:
-        return []
+        return [], []
     mode = d.desired.properties.get("write.distribution-mode")
-    return [SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)]
+    change = SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)
+    dropped = [c.path for c in d.drops if isinstance(c, DropColumn)]
+    if not any(f.source[:len(p)] == p for f in d.current.sort for p in dropped):
+        return [], [change]
+    if None not in [w[0] for w in want]:
+        return [change], []
+    return [SetSortOrder(table=d.table, sort=(), distribution_mode=mode)], [change]
 
 
 def _identifier_fields(d: _Diff) -> tuple[list[Change], list[Change]]:
