@@ -99,7 +99,8 @@ CASES = [
       "  `extra` DATE,\n  `more` INT\n)"]),
     ("adds_around_a_move", {"  - {name: id, type: long, required: true}\n": "  - {name: a0, type: int}\n",
                             "  - {name: note, type: string, doc: free text}\n":
-                            "  - {name: note, type: string, doc: free text}\n  - {name: id, type: long, required: true}\n"
+                            "  - {name: note, type: string, doc: free text}\n"
+                            "  - {name: id, type: long, required: true}\n"
                             "  - {name: a1, type: int}\n  - {name: a2, type: int}\n"},
      [("add_column", "safe"), ("move_column", "safe"), ("add_columns", "safe")],
      ["ALTER TABLE {t} ADD COLUMN `a0` INT FIRST", "ALTER TABLE {t} ALTER COLUMN `id` AFTER `note`",
