@@ -69,7 +69,8 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
     try:
         match change:
             case CreateTable():
-                return _create_table(spark, catalog, change, what)
+                _parse(spark, sql)  # the plan's review form: it must stay valid Spark SQL
+                return _create_table(spark, catalog, change, sql, what)
             case UpdatePartitionSpec():
                 for statement in partition_spec_statements(change, catalog):
                     _parse(spark, statement)
@@ -128,7 +129,7 @@ def _identifier(spark: Any, name: tuple[str, ...]) -> Any:
                                                              name[-1])
 
 
-def _create_table(spark: Any, catalog: str, change: CreateTable, what: str) -> Callable[[], None]:
+def _create_table(spark: Any, catalog: str, change: CreateTable, sql: str, what: str) -> Callable[[], None]:
     """Build the schema, spec 0, sort order and properties now (a malformed one is refused before any step
     runs); the returned call creates the table in one commit, as Spark's CREATE TABLE would, complete."""
     state = change.state
@@ -149,7 +150,7 @@ def _create_table(spark: Any, catalog: str, change: CreateTable, what: str) -> C
             builder = builder.withLocation(state.location)
         builder.create()
 
-    return lambda: _guard(what, f"create table {'.'.join(state.name)} through the catalog API", create)
+    return lambda: _guard(what, sql, create)
 
 
 def _term(spark: Any, field: PartitionFieldState) -> Any:
