@@ -16,7 +16,7 @@ from compiler import __version__
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.spec.table import NamespaceDefaults, TablePolicy
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # bump when validation rules change: cached models and findings are then re-derived
 
 
 @dataclass

@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.spec.base import INT32_MAX
 from compiler.spec.introspect import field_names, models_at
 from compiler.yamlsource import Path, SourceMap
 
@@ -24,6 +25,7 @@ _BUILTIN_CODES: dict[str, tuple[str, str]] = {
     "literal_error": ("TP106", "not one of the allowed values"),
 }
 _WRONG_TYPE = ("TP104", "wrong type")
+_LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer"}
 
 
 def findings_from(
@@ -63,6 +65,8 @@ def _describe(
         return f"missing required key '{path[-1]}'", f"add '{path[-1]}:' here"
     if kind.startswith("TP"):
         return f"{where}: {item['msg']}", ctx.get("hint")
+    if kind == "less_than_equal":
+        return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
     if kind == "literal_error":
         return f"{where}: {label}, got {item['input']!r}", f"expected {ctx.get('expected')}"
     return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", None

@@ -18,6 +18,8 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from compiler.spec.base import LONG_MAX
+
 
 @dataclass(frozen=True, order=True)
 class _Quantity:
@@ -27,6 +29,8 @@ class _Quantity:
     text: str
 
     UNITS: ClassVar[dict[str, int]] = {}
+    MAX: ClassVar[int] = 0  # in the smallest unit
+    MAX_TEXT: ClassVar[str] = ""  # the bound as a policy would write it
     CODE: ClassVar[str] = ""
     WHAT: ClassVar[str] = ""
     EXAMPLES: ClassVar[str] = ""
@@ -40,6 +44,8 @@ class _Quantity:
         match = re.fullmatch(cls.pattern(), text)
         if not match:
             raise ValueError(f"bad {cls.WHAT} '{text}': write a whole number and a unit, e.g. {cls.EXAMPLES}")
+        if len(match[1]) > 20 or int(match[1]) * cls.UNITS[match[2]] > cls.MAX:
+            raise ValueError(f"{cls.WHAT} '{text}' is out of range: at most {cls.MAX_TEXT}")
         return cls(int(match[1]) * cls.UNITS[match[2]], text)
 
     @classmethod
@@ -76,6 +82,9 @@ class Duration(_Quantity):
     UNITS: ClassVar[dict[str, int]] = {
         "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000,
     }
+    # A thousand years: any cutoff "now minus this" stays a valid date and timestamp for centuries.
+    MAX: ClassVar[int] = 365_000 * 86_400_000
+    MAX_TEXT: ClassVar[str] = "365000d (1000 years)"
     CODE: ClassVar[str] = "TP110"
     WHAT: ClassVar[str] = "duration"
     EXAMPLES: ClassVar[str] = "30m, 6h, 3d, 2w"
@@ -90,6 +99,8 @@ class Size(_Quantity):
         "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
         "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
     }
+    MAX: ClassVar[int] = LONG_MAX  # Iceberg's size properties are Java longs
+    MAX_TEXT: ClassVar[str] = "8388607TB (a Java long of bytes)"
     CODE: ClassVar[str] = "TP111"
     WHAT: ClassVar[str] = "size"
     EXAMPLES: ClassVar[str] = "128MB, 512MB, 1GB"
