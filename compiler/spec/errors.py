@@ -37,9 +37,12 @@ def findings_from(
         path = _data_path(item["loc"], data)
         ctx = item.get("ctx") or {}
         kind = item["type"]
-        if kind == "union_tag_invalid" or (kind.endswith("_type") and _is_tag_noise(item["loc"], path)):
+        union_member = kind.endswith("_type") and _is_tag_noise(item["loc"], path)
+        if kind == "union_tag_invalid" or union_member:
             kind = "TP104"
         code, label = _BUILTIN_CODES.get(kind, (kind, "")) if not kind.startswith("TP") else (kind, "")
+        if union_member:
+            label = _WRONG_TYPE[1]
         if not code.startswith("TP"):
             code, label = _WRONG_TYPE
         message, hint = _describe(item, path, label, model, ctx)
@@ -82,6 +85,8 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
     node = data
     for i, part in enumerate(loc):
         in_map = isinstance(node, dict) and isinstance(part, str) and part in node
+        if in_map and _is_union_tag(node, part, loc[i + 1 :]):
+            continue
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_map or in_list:
             node = node[part]
@@ -89,3 +94,12 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and "[" not in part:
             path.append(part)  # a missing or extra key: not in the data, but still the name to report
     return tuple(path)
+
+
+def _is_union_tag(node: dict[str, Any], part: str, rest: tuple[Any, ...]) -> bool:
+    """``list`` in ``('type', 'list', 'element_id')`` is the union member's tag, not the ``list:`` key: the
+    next part is a sibling key of ``list:`` and no key of its value."""
+    if not rest or not isinstance(rest[0], str) or rest[0] not in node:
+        return False
+    value = node[part]
+    return not (isinstance(value, dict) and rest[0] in value)

@@ -16,7 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from compiler.model.names import parse_name, table_name_problem
+from compiler.model.names import UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
 from compiler.model.transforms import TransformError, parse_expression
 from compiler.spec.base import Spec
 from compiler.spec.columns import Column, FieldName
@@ -27,6 +27,10 @@ PropertyValue = str | int | float | bool
 
 
 def _check_name(text: str) -> str:
+    bad = unsafe_character(text)
+    if bad:
+        raise PydanticCustomError("TP101", "name {name} holds {bad}", {"name": repr(text), "bad": bad,
+                                                                         "hint": UNSAFE_HINT})
     try:
         parts = parse_name(text)
     except ValueError as exc:
@@ -76,16 +80,16 @@ def split_sort(text: str) -> tuple[str, Literal["asc", "desc"], Literal["first",
     return " ".join(words), direction, nulls
 
 
-def _not_a_bool(value: Any) -> Any:
-    """``True == 1`` in Python, so a Literal of ints takes YAML ``true``: refuse it before the Literal sees it."""
-    if isinstance(value, bool):
-        raise PydanticCustomError("TP104", "expected a number, got the boolean {value}",
+def _whole_number(value: Any) -> Any:
+    """``True == 1 == 1.0`` in Python, so a Literal of ints takes YAML ``true`` and ``1.0``: refuse them first."""
+    if isinstance(value, bool | float):
+        raise PydanticCustomError("TP104", "expected a whole number, got {value}",
                                   {"value": str(value).lower(), "hint": "write the number, e.g. format_version: 2"})
     return value
 
 
 TableName = Annotated[str, AfterValidator(_check_table_name)]
-FormatVersion = Annotated[Literal[1, 2, 3], BeforeValidator(_not_a_bool)]
+FormatVersion = Annotated[Literal[1, 2, 3], BeforeValidator(_whole_number)]
 NamespaceName = Annotated[str, AfterValidator(_check_name)]
 Expression = Annotated[
     str,
