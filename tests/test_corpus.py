@@ -38,4 +38,4 @@ def test_finding(file: Path) -> None:
     assert found == expected(file), "\n".join(d.render() for d in diagnostics)
     for d in diagnostics:
         assert d.location.file.endswith(file.name)
-        assert d.message
+        assert d.message and d.hint, f"{d.render()}: every finding says how to fix it"

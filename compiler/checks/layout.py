@@ -85,7 +85,8 @@ def _identifier_fields(ctx: TableContext) -> Iterator[Diagnostic]:
                              ctx.suggest(path))
         elif not isinstance(found.field_type, PrimitiveType):
             yield Diagnostic("TP313", Severity.ERROR, where,
-                             f"identifier field '{text}' is a {found.field_type}; it must be a primitive column")
+                             f"identifier field '{text}' is a {found.field_type}; it must be a primitive column",
+                             f"name a primitive field inside it, e.g. {text}.FIELD, or another column")
         elif isinstance(found.field_type, FloatType | DoubleType):
             yield Diagnostic("TP312", Severity.ERROR, where,
                              f"identifier field '{text}' is {found.field_type}; floating point cannot identify rows",

@@ -26,6 +26,21 @@ _BUILTIN_CODES: dict[str, tuple[str, str]] = {
 }
 _WRONG_TYPE = ("TP104", "wrong type")
 _LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer"}
+# The unions whose errors carry no hint of their own (type expressions, partition and sort items).
+_UNION_HINTS = {
+    "TP203": "e.g. type: string, type: {list: string} or type: {struct: [{name: a, type: int}]}",
+    "TP104": "e.g. day(ts), or {field: day(ts), name: ts_day}",
+}
+# How to write what a wrong-type value should have been (by pydantic's error type).
+_SPELLINGS = {
+    "bool_type": "write true or false (yes, no, on, off and 1 are not booleans)",
+    "int_type": "write a whole number, unquoted (true and 2.0 are not whole numbers)",
+    "string_type": "quote the value to make it text",
+    "list_type": "write a list: [a, b] or one '- item' per line",
+    "dict_type": "write a mapping: {key: value} or one 'key: value' per line",
+    "model_type": "write a mapping: {key: value} or one 'key: value' per line",
+    "model_attributes_type": "write a mapping: {key: value} or one 'key: value' per line",
+}
 
 
 def findings_from(
@@ -67,12 +82,17 @@ def _describe(
     if kind == "missing":
         return f"missing required key '{path[-1]}'", f"add '{path[-1]}:' here"
     if kind.startswith("TP"):
-        return f"{where}: {item['msg']}", ctx.get("hint")
+        return f"{where}: {item['msg']}", ctx.get("hint") or _UNION_HINTS.get(kind)
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", f"the smallest allowed value is {bound}"
+    if kind == "too_short":
+        return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", "add an item, or remove the key"
     if kind == "less_than_equal":
         return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
     if kind == "literal_error":
         return f"{where}: {label}, got {item['input']!r}", f"expected {ctx.get('expected')}"
-    return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", None
+    return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", _SPELLINGS.get(kind)
 
 
 def _is_tag_noise(loc: tuple[Any, ...], path: Path) -> bool:
