@@ -46,7 +46,7 @@ def laughs(levels: int) -> str:
 def struct_chain(depth: int) -> str:
     t = "string"
     for i in range(depth):
-        t = "{struct: [{name: f%d, type: %s}]}" % (i, t)
+        t = f"{{struct: [{{name: f{i}, type: {t}}}]}}"
     return "table: shop.deep\ncolumns:\n  - name: deep\n    type: " + t + "\n"
 
 
@@ -72,7 +72,8 @@ CASES = [
          "TP104", "o.yaml:5", "whole number"),
     Case("pinned_id_over_int32", {"shop/o.yaml": "table: shop.o\ncolumns: [{name: id, type: long, id: 2147483648}]\n"},
          "TP105", "o.yaml:2", "2147483647"),
-    Case("bucket_over_int32", {"shop/o.yaml": "table: shop.o\n" + COLUMNS + "partition_by: ['bucket(4294967296, id)']\n"},
+    Case("bucket_over_int32",
+         {"shop/o.yaml": "table: shop.o\n" + COLUMNS + "partition_by: ['bucket(4294967296, id)']\n"},
          "TP301", "o.yaml:5", "2147483647"),
     Case("size_beyond_long", {"shop/o.yaml": "table: shop.o\n" + COLUMNS
                               + "lifecycle: {compaction: {target_file_size: 9000000TB}}\n"}, "TP111", "o.yaml:5",
@@ -148,7 +149,7 @@ def test_mistyped_path_is_an_error(tmp_path: Path) -> None:
 def test_a_valid_64_deep_type_validates_fast(tmp_path: Path) -> None:
     t = "string"
     for i in range(63):
-        t = "{struct: [{name: f%d, type: %s}]}" % (i, t)
+        t = f"{{struct: [{{name: f{i}, type: {t}}}]}}"
     write(tmp_path, {"shop/deep.yaml": "table: shop.deep\ncolumns:\n  - name: deep\n    type: {list: " + t + "}\n"})
     code, output, seconds = run(["validate", "policies"], tmp_path)
     assert code == 0, output
