@@ -154,3 +154,15 @@ def test_a_valid_64_deep_type_validates_fast(tmp_path: Path) -> None:
     code, output, seconds = run(["validate", "policies"], tmp_path)
     assert code == 0, output
     assert seconds < 10
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.id in ("alias_bomb", "brackets_100k_deep", "latin1_file")],
+                         ids=lambda c: c.id)
+def test_fmt_refuses_what_it_cannot_bound(tmp_path: Path, case: Case) -> None:
+    policies = write(tmp_path, case.files)
+    before = {p: p.read_bytes() for p in policies.rglob("*") if p.is_file()}
+    code, output, seconds = run(["fmt", "policies", "--check"], tmp_path)
+    assert code == 1, output
+    assert "not formatted" in output and "Traceback" not in output and "internal error" not in output, output
+    assert {p: p.read_bytes() for p in policies.rglob("*") if p.is_file()} == before
+    assert seconds < 20
