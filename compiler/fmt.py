@@ -11,9 +11,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from compiler.diagnostics import Diagnostic
 from compiler.spec.introspect import field_names, models_at
 from compiler.spec.table import NamespaceDefaults, TablePolicy
-from compiler.diagnostics import Diagnostic
 from compiler.yamlsource import Path, parse_yaml
 
 
