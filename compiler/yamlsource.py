@@ -129,8 +129,16 @@ def parse_yaml(text: str, file: str) -> YamlDocument | Diagnostic:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         return _syntax_error(exc, file, text)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow in a file
+        before = text[: exc.position]
+        where = Location(file, before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
+        message = (f"YAML does not allow the character U+{exc.character:04X} here"
+                   if isinstance(exc.character, int) else f"YAML error: {exc.reason}")
+        return Diagnostic("TP001", Severity.ERROR, where, message,
+                          "remove it, or write it as an escape in a double-quoted string")
     except yaml.YAMLError as exc:
-        return Diagnostic("TP001", Severity.ERROR, Location(file), f"YAML error: {exc}")
+        return Diagnostic("TP001", Severity.ERROR, Location(file), f"YAML error: {exc}",
+                          "check the file is one YAML document")
     source = SourceMap(file, root)
     if root is None:
         return YamlDocument(None, source)
@@ -241,7 +249,8 @@ def _syntax_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> Diagnostic
         message = f"{exc.context} was never closed ({message})"
     at_tab = mark is not None and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]
     hint = "YAML indents with spaces only, never tabs" if at_tab else (
-        "check indentation and that every ':' is followed by a space"
+        "one policy per file: move each '---' document into a file of its own" if "another document" in message
+        else "check indentation and that every ':' is followed by a space"
     )
     return Diagnostic(
         "TP001",
