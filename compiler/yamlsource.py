@@ -187,8 +187,8 @@ def _plain(node: Node, depth: int) -> Any:
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            key = _key(key_node)
-            if key in out:
+            key = str(_scalar(key_node)) if isinstance(key_node, ScalarNode) else str(key_node.start_mark)  # inline:
+            if key in out:  # the hot loop of every parse
                 raise _duplicate(key, key_node)
             out[key] = _plain(value_node, depth + 1)
         return out

@@ -15,7 +15,9 @@ import re
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Characters no name may hold: control characters and line separators break SQL comments, terminal and
 # markdown output, lock file names and catalog listings (a newline in a table name made it unreadable).
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_UNSAFE_CLASS = r"[\x00-\x1f\x7f-\x9f\u2028\u2029]"
+_UNSAFE = re.compile(_UNSAFE_CLASS)
+SAFE_NAME = "^[^" + _UNSAFE_CLASS[1:-1] + "]*$"  # the same rule as a pattern (pydantic checks it in Rust)
 # A table's lock file is ``lock-<name>.json`` (and a temporary beside it): file systems refuse names over
 # 255 bytes, so a fully qualified table name is kept well under that.
 MAX_TABLE_NAME_BYTES = 200

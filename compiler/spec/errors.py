@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.model.names import UNSAFE_HINT, unsafe_character
 from compiler.spec.base import INT32_MAX
 from compiler.spec.introspect import field_names, models_at
 from compiler.yamlsource import Path, SourceMap
@@ -23,6 +24,7 @@ _BUILTIN_CODES: dict[str, tuple[str, str]] = {
     "too_short": ("TP105", "too few items"),
     "string_too_short": ("TP105", "must not be empty"),
     "literal_error": ("TP106", "not one of the allowed values"),
+    "string_pattern_mismatch": ("TP101", "a name Spark, lock files and catalogs cannot carry"),  # FieldName only
 }
 _WRONG_TYPE = ("TP104", "wrong type")
 _LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer"}
@@ -90,6 +92,8 @@ def _describe(
         return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", "add an item, or remove the key"
     if kind == "less_than_equal":
         return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
+    if kind == "string_pattern_mismatch":
+        return f"{where}: name {item['input']!r} holds {unsafe_character(item['input'])}", UNSAFE_HINT
     if kind == "literal_error":
         return f"{where}: {label}, got {item['input']!r}", f"expected {ctx.get('expected')}"
     return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", _SPELLINGS.get(kind)
