@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
-from compiler.model.names import SAFE_NAME
+from compiler.model.names import SAFE_FIELD_NAME
 from compiler.model.types import TypeSpellingError, parse_primitive
 from compiler.spec.base import Count, Spec
 
@@ -26,7 +26,7 @@ def _check_primitive(text: str) -> str:
 
 # Names Spark, lock files and catalog listings can carry: no control characters (checked in Rust by pydantic;
 # spec/errors.py words the finding).
-FieldName = Annotated[str, Field(pattern=SAFE_NAME)]
+FieldName = Annotated[str, Field(pattern=SAFE_FIELD_NAME)]
 
 
 def _type_kind(value: Any) -> str | None:

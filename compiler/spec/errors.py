@@ -93,7 +93,7 @@ def _describe(
     if kind == "less_than_equal":
         return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
     if kind == "string_pattern_mismatch":
-        return f"{where}: name {item['input']!r} holds {unsafe_character(item['input'])}", UNSAFE_HINT
+        return f"{where}: name {item['input']!r} holds {unsafe_character(item['input'], field=True)}", UNSAFE_HINT
     if kind == "literal_error":
         return f"{where}: {label}, got {item['input']!r}", f"expected {ctx.get('expected')}"
     return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", _SPELLINGS.get(kind)
