@@ -11,9 +11,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
+from compiler.diagnostics import Diagnostic
 from compiler.spec.introspect import field_names, models_at
 from compiler.spec.table import NamespaceDefaults, TablePolicy
-from compiler.yamlsource import Path
+from compiler.yamlsource import Path, parse_yaml
 
 
 def _yaml() -> YAML:
@@ -25,7 +26,11 @@ def _yaml() -> YAML:
 
 
 def format_text(text: str) -> str:
-    """The canonical form of one policy document; raise YAMLError when it does not parse."""
+    """The canonical form of one policy document; raise YAMLError when it does not parse, or when its
+    aliases or nesting go beyond what validate accepts (ruamel would walk them without a bound)."""
+    bounded = parse_yaml(text, "")
+    if isinstance(bounded, Diagnostic) and bounded.code in ("TP004", "TP005"):
+        raise YAMLError(f"line {bounded.location.line}: {bounded.message}")
     yaml = _yaml()
     data = yaml.load(text)
     if isinstance(data, CommentedMap):

@@ -71,10 +71,10 @@ class Project:
 
 
 def discover(path: Path) -> list[Path]:
-    """Policy files under ``path`` (or ``path`` itself), in a stable order."""
+    """Policy files under ``path`` (or ``path`` itself), in a stable order; ``.YAML`` counts as ``.yaml``."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.rglob("*") if p.suffix in POLICY_SUFFIXES and p.is_file())
+    return sorted(p for p in path.rglob("*") if p.suffix.lower() in POLICY_SUFFIXES and p.is_file())
 
 
 def display_path(path: Path) -> str:
@@ -96,18 +96,41 @@ class PolicyText:
 
 
 def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
-    """The text of every policy file under ``path``; unreadable files become findings."""
+    """The text of every policy file under ``path``; unreadable files, and a path with none, become findings."""
     diagnostics = Diagnostics()
     if not path.exists():
-        diagnostics.error("TP000", Location(display_path(path)), "no such file or directory")
+        diagnostics.error("TP000", Location(display_path(path)), "no such file or directory",
+                          "give the policies folder, a subfolder or one policy file")
         return [], diagnostics
+    files = discover(path)
+    if not files:
+        diagnostics.error("TP000", Location(display_path(path)), "no policy files (*.yaml, *.yml) in this folder",
+                          "give the folder that holds the policy files, e.g. policies/")
     sources = []
-    for file in discover(path):
+    for file in files:
         try:
-            sources.append(PolicyText(display_path(file), file.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError) as exc:
-            diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc}")
+            data = file.read_bytes()
+        except OSError as exc:
+            diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc.strerror or exc}")
+            continue
+        try:
+            sources.append(PolicyText(display_path(file), data.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            diagnostics.add(_not_utf8(display_path(file), data, exc))
     return sources, diagnostics
+
+
+def _not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+    """Where the first byte that is not UTF-8 sits (line and column of the text before it)."""
+    before = data[: exc.start].decode("utf-8")
+    line = before.count("\n") + 1
+    col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+    utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
+    return Diagnostic(
+        "TP000", Severity.ERROR, Location(file, line, col),
+        f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded",
+        "the file is UTF-16: save it as UTF-8" if utf16 else "save the file as UTF-8",
+    )
 
 
 def project_root(path: Path) -> Path:

@@ -16,7 +16,7 @@ from compiler import __version__
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.spec.table import NamespaceDefaults, TablePolicy
 
-CACHE_VERSION = 3
+CACHE_VERSION = 4  # bump when validation rules change: cached models and findings are then re-derived
 
 
 @dataclass
@@ -29,9 +29,11 @@ class ModelCache:
     def open(cls, path: Path) -> ModelCache:
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
-            if document.get("version") == CACHE_VERSION and document.get("tool") == __version__:
+            if (isinstance(document, dict) and document.get("version") == CACHE_VERSION
+                    and document.get("tool") == __version__
+                    and isinstance(document["models"], dict) and isinstance(document["checks"], dict)):
                 return cls(path, document["models"], document["checks"])
-        except (OSError, ValueError, KeyError):
+        except (OSError, ValueError, KeyError, RecursionError):  # unreadable, damaged or absurdly nested: start over
             pass
         return cls(path)
 

@@ -6,6 +6,10 @@ Positions let a pydantic error location such as ``('columns', 3, 'type')`` be re
 Parsing uses libyaml (PyYAML's C composer) for speed, then resolves plain scalars with the YAML 1.2
 core schema, as ruamel and most editors do: ``yes``/``no``/``on``/``off`` stay strings and
 ``2024-01-01`` is not a date.
+
+A small file costs what a small file should: nesting is limited to ``MAX_DEPTH`` levels (checked before
+libyaml's recursive composer sees a pathological text), a recursive alias is refused, and aliases may
+expand a document to at most ``ALIAS_BUDGET`` nodes per byte of text ("billion laughs").
 """
 
 from __future__ import annotations
@@ -45,6 +49,12 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _NUMBER_START = frozenset("0123456789+-.")
 _WORD_START = frozenset("~nNtTfF")
 _SPECIAL_FLOAT = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
+_MAX_DIGITS = 100  # an integer longer than this fits nothing a policy holds (Java's long has 19 digits)
+
+MAX_DEPTH = 200  # nested mappings and lists; 64 nested struct types take about 200
+ALIAS_BUDGET = 4  # nodes an alias-using document may expand to, per byte of its text (plus a floor below)
+_ALIAS_FLOOR = 10_000
+_COMPOSE_SAFE = 2_000  # nested levels libyaml composes in ~0.6 MB of C stack (8 MB holds ~25,000)
 
 
 @dataclass
@@ -97,35 +107,137 @@ class YamlDocument:
     source: SourceMap
 
 
-class _DuplicateKey(Exception):
-    def __init__(self, key: str, node: Node) -> None:
-        self.key = key
-        self.node = node
+class _Refused(Exception):
+    """A document refused while it is turned into data: a finding at ``node``."""
+
+    def __init__(self, code: str, node: Node, message: str, hint: str) -> None:
+        self.code, self.node, self.message, self.hint = code, node, message, hint
+
+    def finding(self, file: str) -> Diagnostic:
+        mark = self.node.start_mark
+        return Diagnostic(self.code, Severity.ERROR, Location(file, mark.line + 1, mark.column + 1), self.message,
+                          self.hint)
 
 
 def parse_yaml(text: str, file: str) -> YamlDocument | Diagnostic:
-    """Parse one YAML document; a syntax error or duplicate key comes back as a finding."""
+    """Parse one YAML document; a syntax error, a duplicate key, a recursive or explosive alias, nesting
+    deeper than ``MAX_DEPTH`` or a number too long to be one comes back as a finding."""
+    too_deep = _too_deep_to_compose(text, file)
+    if too_deep is not None:
+        return too_deep
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         return _syntax_error(exc, file, text)
+    except yaml.reader.ReaderError as exc:  # a character YAML does not allow in a file
+        before = text[: exc.position]
+        where = Location(file, before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
+        message = (f"YAML does not allow the character U+{exc.character:04X} here"
+                   if isinstance(exc.character, int) else f"YAML error: {exc.reason}")
+        return Diagnostic("TP001", Severity.ERROR, where, message,
+                          "remove it, or write it as an escape in a double-quoted string")
     except yaml.YAMLError as exc:
-        return Diagnostic("TP001", Severity.ERROR, Location(file), f"YAML error: {exc}")
+        return Diagnostic("TP001", Severity.ERROR, Location(file), f"YAML error: {exc}",
+                          "check the file is one YAML document")
     source = SourceMap(file, root)
     if root is None:
         return YamlDocument(None, source)
     try:
-        data = _plain(root)
-    except _DuplicateKey as dup:
-        mark = dup.node.start_mark
-        return Diagnostic(
-            "TP002",
-            Severity.ERROR,
-            Location(file, mark.line + 1, mark.column + 1),
-            f"duplicate key '{dup.key}'",
-            "each key may appear once in a mapping; merge the two entries",
-        )
+        data = _Builder(len(text)).build(root) if "*" in text else _plain(root, 0)
+    except _Refused as refused:
+        return refused.finding(file)
     return YamlDocument(data, source)
+
+
+def _too_deep_to_compose(text: str, file: str) -> Diagnostic | None:
+    """libyaml composes recursively in C: a text that could nest thousands of levels is measured first.
+
+    Every nesting level opens with one of ``[ { - : ?``, so a text with few of them is safe without a look.
+    """
+    if len(text) < _COMPOSE_SAFE or sum(text.count(c) for c in "[{-:?") < _COMPOSE_SAFE:
+        return None
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return _nested_too_deep(file, event.start_mark)
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None  # compose reports it with its position
+    return None
+
+
+def _nested_too_deep(file: str, mark: Any) -> Diagnostic:
+    return Diagnostic("TP005", Severity.ERROR, Location(file, mark.line + 1, mark.column + 1),
+                      f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
+
+
+_DEPTH_HINT = "a policy nests a few levels; check for unclosed brackets or a generated file gone wrong"
+
+
+def _plain(node: Node, depth: int) -> Any:
+    """Build builtin data from composed nodes (a document without aliases: every node is built once)."""
+    if isinstance(node, ScalarNode):
+        return _scalar(node)
+    if depth >= MAX_DEPTH:
+        raise _Refused("TP005", node, f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
+    if isinstance(node, MappingNode):
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = str(_scalar(key_node)) if isinstance(key_node, ScalarNode) else str(key_node.start_mark)  # inline:
+            if key in out:  # the hot loop of every parse
+                raise _duplicate(key, key_node)
+            out[key] = _plain(value_node, depth + 1)
+        return out
+    assert isinstance(node, SequenceNode)
+    return [_plain(item, depth + 1) for item in node.value]
+
+
+def _key(node: Node) -> str:
+    return str(_scalar(node)) if isinstance(node, ScalarNode) else str(node.start_mark)
+
+
+def _duplicate(key: str, node: Node) -> _Refused:
+    return _Refused("TP002", node, f"duplicate key '{key}'",
+                    "each key may appear once in a mapping; merge the two entries")
+
+
+class _Builder:
+    """``_plain`` for a document that may use aliases: counts the nodes it builds and refuses a cycle."""
+
+    def __init__(self, text_length: int) -> None:
+        self.budget = ALIAS_BUDGET * text_length + _ALIAS_FLOOR
+        self.open: set[int] = set()  # the collections being built: meeting one again is a recursive alias
+
+    def build(self, node: Node, depth: int = 0) -> Any:
+        self.budget -= 1
+        if self.budget < 0:
+            raise _Refused("TP004", node, "aliases expand this document beyond a size a policy can have",
+                           "write the values out instead of repeating aliases of aliases (*name)")
+        if isinstance(node, ScalarNode):
+            return _scalar(node)
+        if id(node) in self.open:
+            raise _Refused("TP004", node, "recursive alias: a collection contains itself",
+                           "an alias (*name) cannot refer to the collection that holds it")
+        if depth >= MAX_DEPTH:
+            raise _Refused("TP005", node, f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
+        self.open.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                out: dict[str, Any] = {}
+                for key_node, value_node in node.value:
+                    key = _key(key_node)
+                    if key in out:
+                        raise _duplicate(key, key_node)
+                    out[key] = self.build(value_node, depth + 1)
+                return out
+            assert isinstance(node, SequenceNode)
+            return [self.build(item, depth + 1) for item in node.value]
+        finally:
+            self.open.discard(id(node))
 
 
 def _syntax_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> Diagnostic:
@@ -137,7 +249,8 @@ def _syntax_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> Diagnostic
         message = f"{exc.context} was never closed ({message})"
     at_tab = mark is not None and mark.line < len(lines) and "\t" in lines[mark.line][: mark.column + 1]
     hint = "YAML indents with spaces only, never tabs" if at_tab else (
-        "check indentation and that every ':' is followed by a space"
+        "one policy per file: move each '---' document into a file of its own" if "another document" in message
+        else "check indentation and that every ':' is followed by a space"
     )
     return Diagnostic(
         "TP001",
@@ -148,22 +261,6 @@ def _syntax_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> Diagnostic
     )
 
 
-def _plain(node: Node) -> Any:
-    """Build builtin data from composed nodes."""
-    if isinstance(node, MappingNode):
-        out: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = str(_scalar(key_node)) if isinstance(key_node, ScalarNode) else str(key_node.start_mark)
-            if key in out:
-                raise _DuplicateKey(key, key_node)
-            out[key] = _plain(value_node)
-        return out
-    if isinstance(node, SequenceNode):
-        return [_plain(item) for item in node.value]
-    assert isinstance(node, ScalarNode)
-    return _scalar(node)
-
-
 def _scalar(node: ScalarNode) -> Any:
     """YAML 1.2 core schema for plain scalars; quoted scalars are strings."""
     value: str = node.value
@@ -172,11 +269,11 @@ def _scalar(node: ScalarNode) -> Any:
     first = value[0]
     if first in _NUMBER_START:
         if _INT.fullmatch(value):
-            return int(value)
+            return int(_digits(node, value))
         if _INT_OCT.fullmatch(value):
-            return int(value[2:], 8)
+            return int(_digits(node, value)[2:], 8)
         if _INT_HEX.fullmatch(value):
-            return int(value[2:], 16)
+            return int(_digits(node, value)[2:], 16)
         if _FLOAT.fullmatch(value):
             return float(value)
         return _SPECIAL_FLOAT.get(value.lower(), value)
@@ -185,4 +282,12 @@ def _scalar(node: ScalarNode) -> Any:
             return _BOOL[value]
         if _NULL.fullmatch(value):
             return None
+    return value
+
+
+def _digits(node: ScalarNode, value: str) -> str:
+    """An integer's text, refused when no setting could hold it (and Python would not convert it)."""
+    if len(value) > _MAX_DIGITS:
+        raise _Refused("TP105", node, f"a number of {len(value)} digits is out of range for any setting",
+                       "numbers in a policy fit a 64-bit integer (at most 19 digits)")
     return value

@@ -52,7 +52,38 @@ def _nested(spec: str | StructOf | ListOf | MapOf, path: Path) -> Iterator[tuple
             yield from _nested(spec.entries.value, (*path, "map", "value"))
 
 
+MAX_TYPE_DEPTH = 64  # nested struct, list and map types; real schemas nest a dozen levels
+
+
+def _too_deep(spec: str | StructOf | ListOf | MapOf, path: Path, level: int) -> TypeSite | None:
+    """The first type nested deeper than MAX_TYPE_DEPTH, or None (YAML nesting bounds this recursion)."""
+    if isinstance(spec, str):
+        return None
+    if level > MAX_TYPE_DEPTH:
+        return TypeSite(spec, path)
+    inner: list[tuple[str | StructOf | ListOf | MapOf, Path]]
+    match spec:
+        case StructOf():
+            inner = [(c.type, (*path, "struct", i, "type")) for i, c in enumerate(spec.struct)]
+        case ListOf():
+            inner = [(spec.element, (*path, "list"))]
+        case MapOf():
+            inner = [(spec.entries.key, (*path, "map", "key")), (spec.entries.value, (*path, "map", "value"))]
+    for child, child_path in inner:
+        found = _too_deep(child, child_path, level + 1)
+        if found is not None:
+            return found
+    return None
+
+
 def check_columns(ctx: TableContext) -> Iterator[Diagnostic]:
+    deep = next((d for i, c in enumerate(ctx.table.policy.columns)
+                 if (d := _too_deep(c.type, ("columns", i, "type"), 1)) is not None), None)
+    if deep is not None:
+        yield Diagnostic("TP204", Severity.ERROR, ctx.at(deep.path),
+                         f"types nest deeper than {MAX_TYPE_DEPTH} levels",
+                         "Iceberg metadata and Spark plans of such a schema exceed what engines read; flatten it")
+        return
     pinned: dict[int, Path] = {}
     for siblings, path in _structs(ctx.table.policy.columns, ("columns",)):
         yield from _check_names(ctx, siblings, path)

@@ -65,6 +65,7 @@ def check_layout(ctx: TableContext) -> Iterator[Diagnostic]:
 
 
 def _identifier_fields(ctx: TableContext) -> Iterator[Diagnostic]:
+    listed: dict[ColumnPath, int] = {}
     for i, text in enumerate(ctx.table.policy.identifier_fields):
         where = ctx.at(("identifier_fields", i))
         try:
@@ -72,13 +73,20 @@ def _identifier_fields(ctx: TableContext) -> Iterator[Diagnostic]:
         except ValueError as exc:
             yield Diagnostic("TP310", Severity.ERROR, where, str(exc))
             continue
+        if path in listed:
+            yield Diagnostic("TP315", Severity.ERROR, where, f"identifier field '{text}' is listed twice",
+                             f"Iceberg keeps a set of identifier fields: remove item {i + 1} "
+                             f"(first listed as item {listed[path] + 1})")
+            continue
+        listed[path] = i
         found = ctx.resolve(path)
         if found is None:
             yield Diagnostic("TP310", Severity.ERROR, where, f"identifier field '{text}' does not exist",
                              ctx.suggest(path))
         elif not isinstance(found.field_type, PrimitiveType):
             yield Diagnostic("TP313", Severity.ERROR, where,
-                             f"identifier field '{text}' is a {found.field_type}; it must be a primitive column")
+                             f"identifier field '{text}' is a {found.field_type}; it must be a primitive column",
+                             f"name a primitive field inside it, e.g. {text}.FIELD, or another column")
         elif isinstance(found.field_type, FloatType | DoubleType):
             yield Diagnostic("TP312", Severity.ERROR, where,
                              f"identifier field '{text}' is {found.field_type}; floating point cannot identify rows",

@@ -13,16 +13,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
-from compiler.spec.base import Spec
+from compiler.model.names import UNSAFE_HINT, unsafe_character
+from compiler.spec.base import LONG_MAX, Spec
 from compiler.spec.errors import findings_from
 from compiler.yamlsource import SourceMap, parse_yaml
 
-KeyValue = str | int
+KeyValue = str | Annotated[int, Field(ge=-LONG_MAX - 1, le=LONG_MAX)]  # an integer key column holds at most a long
+# The deadline (received + within, at most 1000 years) must stay a date: year 9999 is the last one.
+LAST_RECEIVED = date(8999, 12, 31)
 
 
 class ErasureRequest(Spec):
@@ -35,9 +39,22 @@ class ErasureRequest(Spec):
     def _iso_date(cls, value: Any) -> Any:
         if isinstance(value, str):
             try:
-                return date.fromisoformat(value)
+                value = date.fromisoformat(value)
             except ValueError:
                 raise ValueError(f"'{value}' is not a date; write it as YYYY-MM-DD") from None
+            if value > LAST_RECEIVED:
+                raise PydanticCustomError("TP105", "received {value} is out of range: at most {last}",
+                                          {"value": str(value), "last": str(LAST_RECEIVED),
+                                           "hint": "the date the request arrived, e.g. 2026-11-02"})
+        return value
+
+    @field_validator("id")
+    @classmethod
+    def _printable(cls, value: str) -> str:
+        bad = unsafe_character(value)
+        if bad:
+            raise PydanticCustomError("TP101", "request id {id} holds {bad}",
+                                      {"id": repr(value), "bad": bad, "hint": UNSAFE_HINT})
         return value
 
 

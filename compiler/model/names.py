@@ -13,6 +13,17 @@ from __future__ import annotations
 import re
 
 _PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Characters no name may hold: control characters and line separators break SQL comments, terminal and
+# markdown output, lock file names and catalog listings (a newline in a table name made it unreadable).
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# A field name may hold a tab (Spark quotes it and Iceberg keeps it: tested against both engines); nothing
+# else of the above. As a pattern, which pydantic checks in Rust.
+_UNSAFE_IN_FIELD = r"\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029"
+SAFE_FIELD_NAME = "^[^" + _UNSAFE_IN_FIELD + "]*$"
+_UNSAFE_FIELD = re.compile("[" + _UNSAFE_IN_FIELD + "]")
+# A table's lock file is ``lock-<name>.json`` (and a temporary beside it): file systems refuse names over
+# 255 bytes, so a fully qualified table name is kept well under that.
+MAX_TABLE_NAME_BYTES = 200
 
 
 def parse_name(text: str) -> tuple[str, ...]:
@@ -60,3 +71,32 @@ def format_part(part: str) -> str:
 
 def format_name(parts: tuple[str, ...]) -> str:
     return ".".join(format_part(p) for p in parts)
+
+
+def unsafe_character(text: str, *, field: bool = False) -> str | None:
+    """Why ``text`` cannot be a name Spark, a lock file and a catalog all carry, or None; a ``field`` name
+    may hold a tab.
+
+    >>> unsafe_character("a\\nb")
+    'a control character (U+000A) at position 2'
+    """
+    found = (_UNSAFE_FIELD if field else _UNSAFE).search(text)
+    if found is None:
+        return None
+    return f"a control character (U+{ord(found[0]):04X}) at position {found.start() + 1}"
+
+
+def table_name_problem(parts: tuple[str, ...]) -> tuple[str, str] | None:
+    """(message, hint) when a parsed table or namespace name cannot be carried everywhere it goes."""
+    for part in parts:
+        bad = unsafe_character(part)
+        if bad:
+            return f"name {format_name(parts)!r} holds {bad}", UNSAFE_HINT
+    size = len(format_name(parts).encode())
+    if size > MAX_TABLE_NAME_BYTES:
+        return (f"name is {size} bytes long; at most {MAX_TABLE_NAME_BYTES} fit in a file name",
+                "shorten it: a table's lock file is named after it")
+    return None
+
+
+UNSAFE_HINT = "remove it: Spark SQL, lock files and the catalog's listings cannot carry it"

@@ -32,6 +32,7 @@ from pyiceberg.types import (
 )
 
 from compiler.model.names import format_name, parse_name
+from compiler.model.types import INT32_MAX
 
 TransformKind = Literal["identity", "year", "month", "day", "hour", "bucket", "truncate", "void"]
 
@@ -128,6 +129,9 @@ def parse_transform(kind: str, param: int | None) -> Transform:
         raise TransformError(f"{kind} takes no parameter", f"write {kind}(column)")
     if param is not None and param < 1:
         raise TransformError(f"{kind} {rule.param} must be at least 1, got {param}", f"e.g. {kind}(16, column)")
+    if param is not None and param > INT32_MAX:
+        raise TransformError(f"{rule.param} {param} of {kind}() is out of range: Iceberg holds at most {INT32_MAX}",
+                             f"e.g. {kind}(16, column)")
     return Transform(kind, param)  # type: ignore[arg-type]
 
 
@@ -160,6 +164,9 @@ def parse_expression(text: str) -> tuple[Transform, tuple[str, ...]]:
             raise TransformError(
                 f"{kind}: expected a number before the column, got '{args[0]}'", f"write {kind}(16, column)"
             )
+        if len(args[0]) > 20:
+            raise TransformError(f"{kind}: {args[0]} is out of range: Iceberg holds at most {INT32_MAX}",
+                                 f"write {kind}(16, column)")
         param = int(args[0])
     elif len(args) != 1:
         raise TransformError(f"{kind}: expected 1 or 2 arguments, got {len(args)}", f"write {kind}(column)")

@@ -36,6 +36,9 @@ from pyiceberg.types import (
     UUIDType,
 )
 
+INT32_MAX = 2**31 - 1  # Java's int: Iceberg field ids, bucket counts, truncate widths, Iceberg's int settings
+LONG_MAX = 2**63 - 1  # Java's long: sizes in bytes, durations in milliseconds
+
 
 class TypeSpellingError(ValueError):
     def __init__(self, message: str, hint: str) -> None:

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from compiler.model.types import INT32_MAX, LONG_MAX
+
+__all__ = ["INT32_MAX", "LONG_MAX", "Count", "Spec"]
+
+# A positive count or field id: Iceberg and Spark hold these as Java ints.
+Count = Annotated[int, Field(ge=1, le=INT32_MAX)]
 
 
 class Spec(BaseModel):

@@ -11,8 +11,9 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
+from compiler.model.names import SAFE_FIELD_NAME
 from compiler.model.types import TypeSpellingError, parse_primitive
-from compiler.spec.base import Spec
+from compiler.spec.base import Count, Spec
 
 
 def _check_primitive(text: str) -> str:
@@ -21,6 +22,11 @@ def _check_primitive(text: str) -> str:
     except TypeSpellingError as exc:
         raise PydanticCustomError("TP201", "{message}", {"message": str(exc), "hint": exc.hint}) from exc
     return text
+
+
+# Names Spark, lock files and catalog listings can carry: no control characters (checked in Rust by pydantic;
+# spec/errors.py words the finding).
+FieldName = Annotated[str, Field(pattern=SAFE_FIELD_NAME)]
 
 
 def _type_kind(value: Any) -> str | None:
@@ -61,12 +67,12 @@ TypeExpr = Annotated[
 class Column(Spec):
     """One field of a table or of a struct."""
 
-    name: str = Field(min_length=1, description="Field name; any characters, Spark quoting is automatic.")
+    name: FieldName = Field(min_length=1, description="Field name; any characters, Spark quoting is automatic.")
     type: TypeExpr = Field(description="Iceberg type of the field.")
     required: bool = Field(False, description="NOT NULL. Adding a required column to a live table is breaking.")
     doc: str | None = Field(None, description="Column comment, stored as the Iceberg field doc.")
-    id: int | None = Field(None, ge=1, description="Pin the Iceberg field id (matches catalog fields by id).")
-    renamed_from: str | None = Field(
+    id: Count | None = Field(None, description="Pin the Iceberg field id (matches catalog fields by id).")
+    renamed_from: FieldName | None = Field(
         None, min_length=1, description="Former name of this field: the planner renames it, keeping its data."
     )
 
@@ -78,15 +84,15 @@ class StructOf(Spec):
 class ListOf(Spec):
     element: TypeExpr = Field(alias="list", description="Element type of the list.")
     element_required: bool = Field(False, description="Elements may not be null.")
-    element_id: int | None = Field(None, ge=1, description="Pin the element's field id.")
+    element_id: Count | None = Field(None, description="Pin the element's field id.")
 
 
 class MapEntries(Spec):
     key: TypeExpr = Field(description="Key type; map keys are always required.")
     value: TypeExpr = Field(description="Value type.")
     value_required: bool = Field(False, description="Values may not be null.")
-    key_id: int | None = Field(None, ge=1, description="Pin the key's field id.")
-    value_id: int | None = Field(None, ge=1, description="Pin the value's field id.")
+    key_id: Count | None = Field(None, description="Pin the key's field id.")
+    value_id: Count | None = Field(None, description="Pin the value's field id.")
 
 
 class MapOf(Spec):

@@ -9,6 +9,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.model.names import UNSAFE_HINT, unsafe_character
+from compiler.spec.base import INT32_MAX
 from compiler.spec.introspect import field_names, models_at
 from compiler.yamlsource import Path, SourceMap
 
@@ -22,8 +24,25 @@ _BUILTIN_CODES: dict[str, tuple[str, str]] = {
     "too_short": ("TP105", "too few items"),
     "string_too_short": ("TP105", "must not be empty"),
     "literal_error": ("TP106", "not one of the allowed values"),
+    "string_pattern_mismatch": ("TP101", "a name Spark, lock files and catalogs cannot carry"),  # FieldName only
 }
 _WRONG_TYPE = ("TP104", "wrong type")
+_LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer"}
+# The unions whose errors carry no hint of their own (type expressions, partition and sort items).
+_UNION_HINTS = {
+    "TP203": "e.g. type: string, type: {list: string} or type: {struct: [{name: a, type: int}]}",
+    "TP104": "e.g. day(ts), or {field: day(ts), name: ts_day}",
+}
+# How to write what a wrong-type value should have been (by pydantic's error type).
+_SPELLINGS = {
+    "bool_type": "write true or false (yes, no, on, off and 1 are not booleans)",
+    "int_type": "write a whole number, unquoted (true and 2.0 are not whole numbers)",
+    "string_type": "quote the value to make it text",
+    "list_type": "write a list: [a, b] or one '- item' per line",
+    "dict_type": "write a mapping: {key: value} or one 'key: value' per line",
+    "model_type": "write a mapping: {key: value} or one 'key: value' per line",
+    "model_attributes_type": "write a mapping: {key: value} or one 'key: value' per line",
+}
 
 
 def findings_from(
@@ -35,9 +54,12 @@ def findings_from(
         path = _data_path(item["loc"], data)
         ctx = item.get("ctx") or {}
         kind = item["type"]
-        if kind == "union_tag_invalid" or (kind.endswith("_type") and _is_tag_noise(item["loc"], path)):
+        union_member = kind.endswith("_type") and _is_tag_noise(item["loc"], path)
+        if kind == "union_tag_invalid" or union_member:
             kind = "TP104"
         code, label = _BUILTIN_CODES.get(kind, (kind, "")) if not kind.startswith("TP") else (kind, "")
+        if union_member:
+            label = _WRONG_TYPE[1]
         if not code.startswith("TP"):
             code, label = _WRONG_TYPE
         message, hint = _describe(item, path, label, model, ctx)
@@ -62,10 +84,19 @@ def _describe(
     if kind == "missing":
         return f"missing required key '{path[-1]}'", f"add '{path[-1]}:' here"
     if kind.startswith("TP"):
-        return f"{where}: {item['msg']}", ctx.get("hint")
+        return f"{where}: {item['msg']}", ctx.get("hint") or _UNION_HINTS.get(kind)
+    if kind in ("greater_than_equal", "greater_than"):
+        bound = ctx.get("ge", ctx.get("gt"))
+        return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", f"the smallest allowed value is {bound}"
+    if kind == "too_short":
+        return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", "add an item, or remove the key"
+    if kind == "less_than_equal":
+        return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
+    if kind == "string_pattern_mismatch":
+        return f"{where}: name {item['input']!r} holds {unsafe_character(item['input'], field=True)}", UNSAFE_HINT
     if kind == "literal_error":
         return f"{where}: {label}, got {item['input']!r}", f"expected {ctx.get('expected')}"
-    return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", None
+    return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", _SPELLINGS.get(kind)
 
 
 def _is_tag_noise(loc: tuple[Any, ...], path: Path) -> bool:
@@ -78,6 +109,8 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
     node = data
     for i, part in enumerate(loc):
         in_map = isinstance(node, dict) and isinstance(part, str) and part in node
+        if in_map and _is_union_tag(node, part, loc[i + 1 :]):
+            continue
         in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
         if in_map or in_list:
             node = node[part]
@@ -85,3 +118,12 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
         elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and "[" not in part:
             path.append(part)  # a missing or extra key: not in the data, but still the name to report
     return tuple(path)
+
+
+def _is_union_tag(node: dict[str, Any], part: str, rest: tuple[Any, ...]) -> bool:
+    """``list`` in ``('type', 'list', 'element_id')`` is the union member's tag, not the ``list:`` key: the
+    next part is a sibling key of ``list:`` and no key of its value."""
+    if not rest or not isinstance(rest[0], str) or rest[0] not in node:
+        return False
+    value = node[part]
+    return not (isinstance(value, dict) and rest[0] in value)

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from compiler.spec.base import Spec
+from compiler.spec.base import Count, Spec
 from compiler.spec.units import Duration, Size
 
 
@@ -18,7 +18,7 @@ class SnapshotExpiry(Spec):
     """Snapshot expiry; stored as Iceberg's history.expire.* table properties."""
 
     max_age: Duration | None = Field(None, description="Expire snapshots older than this (e.g. 6h, 5d).")
-    min_keep: int | None = Field(None, ge=1, description="Always keep at least this many snapshots.")
+    min_keep: Count | None = Field(None, description="Always keep at least this many snapshots.")
     max_ref_age: Duration | None = Field(None, description="Expire branches and tags older than this.")
 
 
@@ -42,7 +42,7 @@ class MetadataRetention(Spec):
     """Old metadata.json files kept after each commit."""
 
     delete_after_commit: bool | None = Field(None, description="Delete old metadata files after a commit.")
-    previous_versions_max: int | None = Field(None, ge=1, description="Metadata files kept when deleting.")
+    previous_versions_max: Count | None = Field(None, description="Metadata files kept when deleting.")
 
 
 class Compaction(Spec):
@@ -51,7 +51,7 @@ class Compaction(Spec):
     enabled: bool | None = Field(None, description="Run compaction (default true when the section exists).")
     strategy: Literal["binpack", "sort", "zorder"] | None = Field(None, description="Rewrite strategy.")
     target_file_size: Size | None = Field(None, description="Target data file size, e.g. 512MB.")
-    min_input_files: int | None = Field(None, ge=1, description="Rewrite a group only with this many files.")
+    min_input_files: Count | None = Field(None, description="Rewrite a group only with this many files.")
     skip_recent: Duration | None = Field(
         None, description="Only compact partitions older than this (leave the active write window alone)."
     )
@@ -62,14 +62,14 @@ class ManifestRewrite(Spec):
     """Rewrite of many small manifests (Iceberg rewrite_manifests)."""
 
     enabled: bool | None = Field(None, description="Run manifest rewrite.")
-    min_manifests: int | None = Field(None, ge=1, description="Rewrite when a snapshot has this many manifests.")
+    min_manifests: Count | None = Field(None, description="Rewrite when a snapshot has this many manifests.")
 
 
 class DeleteFileRewrite(Spec):
     """Rewrite of position delete files (Iceberg rewrite_position_delete_files)."""
 
     enabled: bool | None = Field(None, description="Run delete-file rewrite.")
-    min_input_files: int | None = Field(None, ge=1, description="Rewrite a partition with this many delete files.")
+    min_input_files: Count | None = Field(None, description="Rewrite a partition with this many delete files.")
 
 
 class Erasure(Spec):

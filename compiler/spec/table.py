@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, ValidationInfo, field_validator
+from pydantic import (
+    AfterValidator,
+    BeforeValidator,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_core import PydanticCustomError
 
-from compiler.model.names import parse_name
+from compiler.model.names import UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
 from compiler.model.transforms import TransformError, parse_expression
 from compiler.spec.base import Spec
-from compiler.spec.columns import Column
+from compiler.spec.columns import Column, FieldName
 from compiler.spec.lifecycle import Lifecycle, Workload
 
 WriteMode = Literal["copy-on-write", "merge-on-read"]
@@ -18,10 +27,17 @@ PropertyValue = str | int | float | bool
 
 
 def _check_name(text: str) -> str:
+    bad = unsafe_character(text)
+    if bad:
+        raise PydanticCustomError("TP101", "name {name} holds {bad}", {"name": repr(text), "bad": bad,
+                                                                         "hint": UNSAFE_HINT})
     try:
-        parse_name(text)
+        parts = parse_name(text)
     except ValueError as exc:
         raise PydanticCustomError("TP101", "{message}", {"message": str(exc), "hint": "e.g. sales.orders"}) from exc
+    problem = table_name_problem(parts)
+    if problem is not None:
+        raise PydanticCustomError("TP101", "{message}", {"message": problem[0], "hint": problem[1]})
     return text
 
 
@@ -64,7 +80,16 @@ def split_sort(text: str) -> tuple[str, Literal["asc", "desc"], Literal["first",
     return " ".join(words), direction, nulls
 
 
+def _whole_number(value: Any) -> Any:
+    """``True == 1 == 1.0`` in Python, so a Literal of ints takes YAML ``true`` and ``1.0``: refuse them first."""
+    if isinstance(value, bool | float):
+        raise PydanticCustomError("TP104", "expected a whole number, got {value}",
+                                  {"value": str(value).lower(), "hint": "write the number, e.g. format_version: 2"})
+    return value
+
+
 TableName = Annotated[str, AfterValidator(_check_table_name)]
+FormatVersion = Annotated[Literal[1, 2, 3], BeforeValidator(_whole_number)]
 NamespaceName = Annotated[str, AfterValidator(_check_name)]
 Expression = Annotated[
     str,
@@ -81,7 +106,7 @@ SortExpression = Annotated[
 
 class PartitionField(Spec):
     field: Expression
-    name: str | None = Field(None, min_length=1, description="Partition field name (default: Iceberg's).")
+    name: FieldName | None = Field(None, min_length=1, description="Partition field name (default: Iceberg's).")
 
 
 class SortField(Spec):
@@ -136,7 +161,7 @@ class TablePolicy(Spec):
     owner: str | None = Field(None, description="Owning team; stored as property tablepolicy.owner.")
     tags: list[str] = Field(default_factory=list, description="Free labels; stored as tablepolicy.tags.")
     location: str | None = Field(None, description="Explicit table location (default: the warehouse's).")
-    format_version: Literal[1, 2, 3] = Field(2, description="Iceberg table format version.")
+    format_version: FormatVersion = Field(2, description="Iceberg table format version.")
     case_sensitive: bool = Field(
         False, description="Allow names that differ only by case (ambiguous for Spark, Trino, Athena)."
     )

@@ -18,6 +18,12 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from compiler.spec.base import LONG_MAX
+
+
+class _OutOfRange(ValueError):
+    pass
+
 
 @dataclass(frozen=True, order=True)
 class _Quantity:
@@ -27,6 +33,10 @@ class _Quantity:
     text: str
 
     UNITS: ClassVar[dict[str, int]] = {}
+    MAX: ClassVar[int] = 0  # in the smallest unit
+    MAX_TEXT: ClassVar[str] = ""  # the bound as a policy would write it
+    WHY_MAX: ClassVar[str] = ""
+    HINT: ClassVar[str] = ""
     CODE: ClassVar[str] = ""
     WHAT: ClassVar[str] = ""
     EXAMPLES: ClassVar[str] = ""
@@ -40,6 +50,8 @@ class _Quantity:
         match = re.fullmatch(cls.pattern(), text)
         if not match:
             raise ValueError(f"bad {cls.WHAT} '{text}': write a whole number and a unit, e.g. {cls.EXAMPLES}")
+        if len(match[1]) > 20 or int(match[1]) * cls.UNITS[match[2]] > cls.MAX:
+            raise _OutOfRange(f"{cls.WHAT} '{text}' is out of range: {cls.WHY_MAX}")
         return cls(int(match[1]) * cls.UNITS[match[2]], text)
 
     @classmethod
@@ -48,13 +60,15 @@ class _Quantity:
             return raw
         if not isinstance(raw, str):
             raise PydanticCustomError(
-                cls.CODE, "bad {what} {raw!r}: expected a string such as {examples}",
-                {"what": cls.WHAT, "raw": raw, "examples": cls.EXAMPLES},
+                cls.CODE, "bad {what} {raw}: expected a string such as {examples}",
+                {"what": cls.WHAT, "raw": repr(raw), "examples": cls.EXAMPLES,
+                 "hint": "a number alone has no unit; " + cls.HINT},
             )
         try:
             return cls.parse(raw)
         except ValueError as exc:
-            raise PydanticCustomError(cls.CODE, str(exc)) from exc
+            hint = f"at most {cls.MAX_TEXT}" if isinstance(exc, _OutOfRange) else cls.HINT
+            raise PydanticCustomError(cls.CODE, "{message}", {"message": str(exc), "hint": hint}) from exc
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
@@ -76,6 +90,11 @@ class Duration(_Quantity):
     UNITS: ClassVar[dict[str, int]] = {
         "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000, "w": 604_800_000,
     }
+    # A thousand years: any cutoff "now minus this" stays a valid date and timestamp for centuries.
+    MAX: ClassVar[int] = 365_000 * 86_400_000
+    MAX_TEXT: ClassVar[str] = "365000d (1000 years)"
+    WHY_MAX: ClassVar[str] = "a cutoff further back is no date or timestamp Spark and Iceberg hold"
+    HINT: ClassVar[str] = "the units are ms, s, m, h, d and w"
     CODE: ClassVar[str] = "TP110"
     WHAT: ClassVar[str] = "duration"
     EXAMPLES: ClassVar[str] = "30m, 6h, 3d, 2w"
@@ -90,6 +109,10 @@ class Size(_Quantity):
         "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
         "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40,
     }
+    MAX: ClassVar[int] = LONG_MAX  # Iceberg's size properties are Java longs
+    MAX_TEXT: ClassVar[str] = "8388607TB"
+    WHY_MAX: ClassVar[str] = "Iceberg holds sizes as a Java long of bytes"
+    HINT: ClassVar[str] = "the units are B, KB, MB, GB and TB (binary: 1KB = 1024B), or KiB, MiB, GiB, TiB"
     CODE: ClassVar[str] = "TP111"
     WHAT: ClassVar[str] = "size"
     EXAMPLES: ClassVar[str] = "128MB, 512MB, 1GB"

@@ -83,10 +83,9 @@ def schema() -> int:
 def fmt(path: Path, *, check: bool) -> int:
     unformatted = 0
     for file in discover(path):
-        text = file.read_text(encoding="utf-8")
         try:
-            formatted = format_text(text)
-        except YAMLError as exc:
+            formatted = format_text(text := file.read_text(encoding="utf-8"))
+        except (YAMLError, UnicodeDecodeError) as exc:
             error(f"{display_path(file)}: not formatted, YAML does not parse: {str(exc).splitlines()[0]}")
             unformatted += 1
             continue

@@ -1,0 +1,33 @@
+"""A damaged ``.tablepolicy/models.json`` is ignored (and rebuilt), never a crash."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compiler import __version__
+from compiler.modelcache import CACHE_VERSION, ModelCache
+from compiler.validate import validate
+
+ROOT = Path(__file__).resolve().parents[2]
+DAMAGE = {
+    "not_json": b"{nope",
+    "not_utf8": b"\xff\xfe\x00",
+    "a_list": b"[1, 2]",
+    "models_a_list": f'{{"version": {CACHE_VERSION}, "tool": "{__version__}", "models": [], "checks": {{}}}}'.encode(),
+    "deeply_nested": b"[" * 100_000 + b"]" * 100_000,
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGE.values(), ids=list(DAMAGE))
+def test_damaged_cache_is_rebuilt(tmp_path: Path, damage: bytes) -> None:
+    policies = tmp_path / "policies"
+    shutil.copytree(ROOT / "policies", policies)
+    cache_file = tmp_path / ".tablepolicy" / "models.json"
+    cache_file.parent.mkdir()
+    cache_file.write_bytes(damage)
+    project, diagnostics = validate(policies, ModelCache.open(cache_file))
+    assert not diagnostics.has_errors and len(project.tables) == 3
+    assert ModelCache.open(cache_file).models  # saved anew

@@ -1,0 +1,53 @@
+"""parse_yaml bounds what a small text may cost, and says where: aliases, nesting, numbers, characters."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from compiler.diagnostics import Diagnostic
+from compiler.yamlsource import MAX_DEPTH, YamlDocument, parse_yaml
+
+
+def columns(n: int) -> str:
+    return "table: s.t\ncolumns:\n" + "".join(f"  - {{name: c{i}, type: long, doc: 'a-b: c'}}\n" for i in range(n))
+
+
+CASES = [
+    # id, text, (code, line, col) or None for a valid document
+    ("laughs", "a: &a [x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join([f'*{p}'] * 8)}]\n" for p, c in zip("abcdefgh", "bcdefghi", strict=True)), "TP004"),
+    ("self_alias", "a: &a [*a]\n", "TP004"),
+    ("mutual_alias", "a: &a {b: &b [*a]}\n", "TP004"),
+    ("aliases_ok", "a: &a {x: 1}\nb: [*a, *a, *a]\n", None),
+    ("flow_too_deep", "a: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n", "TP005"),
+    ("flow_at_limit", "a: " + "[" * (MAX_DEPTH - 1) + "]" * (MAX_DEPTH - 1) + "\n", None),
+    ("block_too_deep", "".join("  " * i + "-\n" for i in range(MAX_DEPTH + 5)), "TP005"),
+    ("large_and_deep", columns(300) + "x: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n", "TP005"),
+    ("large_and_valid", columns(1000), None),
+    ("digits", "a: " + "1" * 101 + "\n", "TP105"),
+    ("hex_digits", "a: 0x" + "f" * 200 + "\n", "TP105"),
+    ("digits_ok", "a: " + "9" * 19 + "\n", None),
+    ("control_char", "a: b\x07c\n", "TP001"),
+    ("two_documents", "a: 1\n---\nb: 2\n", "TP001"),
+]
+
+
+@pytest.mark.parametrize(("text", "code"), [(t, c) for _, t, c in CASES], ids=[i for i, _, _ in CASES])
+def test_bounded(text: str, code: str | None) -> None:
+    start = time.perf_counter()
+    parsed = parse_yaml(text, "f.yaml")
+    assert time.perf_counter() - start < 2
+    if code is None:
+        assert isinstance(parsed, YamlDocument)
+    else:
+        assert isinstance(parsed, Diagnostic) and parsed.code == code, parsed
+        assert parsed.location.line >= 1 and parsed.hint, parsed.render()
+
+
+def test_positions() -> None:
+    found = parse_yaml("ok: 1\nbad: " + "[" * 300 + "]" * 300 + "\n", "f.yaml")
+    assert isinstance(found, Diagnostic) and (found.location.line, found.location.col) == (2, 5 + MAX_DEPTH)
+    found = parse_yaml("ok: 1\nx: &x\n  y: *x\n", "f.yaml")
+    assert isinstance(found, Diagnostic) and found.code == "TP004" and found.location.line == 2  # the anchored one
