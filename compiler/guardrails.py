@@ -24,66 +24,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import Field, field_validator
-
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.effective import Effective, effective_settings, namespace_chain
-from compiler.loader import LoadedTable, Project
-from compiler.spec.base import Spec
+from compiler.loader import LoadedRules, LoadedTable, Project
 from compiler.spec.columns import Column, ListOf, MapOf, StructOf
-from compiler.spec.table import PropertyValue
+from compiler.spec.rules import DurationBounds, Rules
 from compiler.spec.units import Duration
-from compiler.yamlsource import Path, SourceMap
+from compiler.yamlsource import Path
 
-RULES_FILE = "_rules.yaml"
 PII_TAG = "pii"
-
-
-class DurationBounds(Spec):
-    min: Duration | None = Field(None, description="The shortest value a table may declare.")
-    max: Duration | None = Field(None, description="The longest value a table may declare.")
-
-
-def _check_pattern(text: str) -> str:
-    re.compile(text)  # a bad pattern is reported as a finding on the rules file
-    return text
-
-
-class Rules(Spec):
-    """What every table of the repository must keep."""
-
-    owner_required: bool = Field(False, description="Every table names an owner (TG101).")
-    pii_requires_erasure: bool = Field(False, description="A column tagged pii needs lifecycle.erasure (TG102).")
-    snapshots_max_age: DurationBounds | None = Field(None, description="Bounds of lifecycle.snapshots.max_age.")
-    retention_keep: DurationBounds | None = Field(None, description="Bounds of lifecycle.retention.keep.")
-    orphan_older_than: DurationBounds | None = Field(None, description="Bounds of orphan_files.older_than.")
-    erasure_within: DurationBounds | None = Field(None, description="Bounds of lifecycle.erasure.within.")
-    required_properties: dict[str, PropertyValue | None] = Field(
-        default_factory=dict, description="Properties every table must set (a null value: any value).")
-    table_name: str | None = Field(None, description="Regular expression every table name matches (TG108).")
-    column_name: str | None = Field(None, description="Regular expression every column name matches (TG109).")
-    no_weakening: bool = Field(False, description="A table may not loosen its namespace's settings (TG110).")
-
-    @field_validator("table_name", "column_name")
-    @classmethod
-    def _pattern(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                _check_pattern(value)
-            except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
-        return value
-
-
-class RulesFile(Spec):
-    rules: Rules
-
-
-@dataclass(frozen=True)
-class LoadedRules:
-    rules: Rules
-    source: SourceMap
-
 
 # the lifecycle settings whose bounds the rules set: (rule field, setting path, looser when longer?)
 BOUNDED: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
@@ -228,19 +177,3 @@ RULE_CHECKS: tuple[Callable[[_Context], Iterator[Diagnostic]], ...] = (
     _owner, _pii, _bounds, _properties, _names, _weakening,
 )
 
-
-def load_rules(text: str, file: str) -> tuple[LoadedRules | None, list[Diagnostic]]:
-    """Parse a rules file; its own mistakes come back as findings (the same codes as policy files)."""
-    from pydantic import ValidationError
-
-    from compiler.spec.errors import findings_from
-    from compiler.yamlsource import parse_yaml
-
-    parsed = parse_yaml(text, file)
-    if isinstance(parsed, Diagnostic):
-        return None, [parsed]
-    try:
-        model = RulesFile.model_validate(parsed.data)
-    except ValidationError as exc:
-        return None, list(findings_from(exc, RulesFile, parsed.data, parsed.source))
-    return LoadedRules(model.rules, parsed.source), []

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import Diagnostics
-from compiler.guardrails import check_rules, load_rules
-from compiler.loader import Project, load_text
+from compiler.diagnostics import Diagnostic, Diagnostics
+from compiler.guardrails import check_rules
+from compiler.loader import LoadedRules, Project, load_text
 
 NAMESPACE = "namespace: sales\nlifecycle:\n  snapshots: {max_age: 2d}\n  orphan_files: {older_than: 3d}\n"
 
@@ -39,6 +39,12 @@ CASES = [
     ("column_name: '^[a-z_]+$'", GOOD.replace("name: email", "name: eMail"), "TG109", 5),
     ("no_weakening: true", GOOD.replace("max_age: 1d", "max_age: 5d"), "TG110", 8),
 ]
+
+
+def load_rules(text: str, file: str) -> tuple[LoadedRules | None, list[Diagnostic]]:
+    project, diagnostics = Project(root=Path(".")), Diagnostics()
+    load_text(text, file, project, diagnostics)
+    return (project.rules[0] if project.rules else None), diagnostics.items
 
 
 def findings(rules: str, table: str) -> list[tuple[str, str, int]]:
