@@ -36,10 +36,14 @@ lifecycle:
 
 
 def health(**figures: object) -> TableHealth:
+    """Figures for a test; snapshot times become one line of history with main at the newest."""
+    times = tuple(figures.get("snapshot_times", ()))  # type: ignore[call-overload]
+    lineage = [{"id": i + 1, "parent_id": i or None, "timestamp_ms": t} for i, t in enumerate(times)]
     base: dict[str, object] = dict(
         table=("sales", "orders"), snapshot_times=(), current_snapshot_id=None, data_files=0, data_bytes=0,
         rows=0, small_files=0, target_file_size=512 * 2**20, position_delete_files=0, equality_delete_files=0,
-        manifests=1, metadata_files=1)
+        manifests=1, metadata_files=1, snapshot_log=lineage,
+        refs=[{"name": "main", "snapshot_id": len(times), "branch": True}] if times else [])
     return TableHealth.model_validate({**base, **figures})
 
 

@@ -28,6 +28,7 @@ from compiler.maintenance.actions import (
     RewritePositionDeletes,
     TimeCutoff,
 )
+from compiler.maintenance.expiry import NEVER, expired_snapshots
 from compiler.maintenance.health import TableHealth
 from compiler.model.names import parse_name
 from compiler.model.table import ColumnPath, TableState
@@ -125,12 +126,17 @@ def _snapshots(due: Due) -> Action | None:
         return None
     keep = snapshots.min_keep or DEFAULT_MIN_KEEP
     older_than = due.now - timedelta(milliseconds=snapshots.max_age.millis)
-    expirable = [t for t in times[:-keep] if t < older_than.timestamp() * 1000]
-    if not expirable:
+    health = due.health
+    expiry = expired_snapshots(health.snapshot_log, health.refs, now_ms=int(due.now.timestamp() * 1000),
+                               older_than_ms=int(older_than.timestamp() * 1000), retain_last=keep,
+                               default_max_ref_age_ms=health.max_ref_age_ms or NEVER)
+    if not expiry.expire:
         return None
+    held = [f"{name} keeps {n}" for name, n in expiry.held_by_refs.items()]
     return ExpireSnapshots(
         table=due.state.name, older_than=older_than, retain_last=keep,
-        reason=f"{len(expirable)} of {len(times)} snapshots are older than {snapshots.max_age} (min_keep {keep})")
+        reason=f"{len(expiry.expire)} of {len(times)} snapshots expire: older than {snapshots.max_age} beyond the "
+               f"newest {keep} (min_keep)" + (f"; {', '.join(held)}" if held else ""))
 
 
 def _orphans(due: Due) -> Action | None:

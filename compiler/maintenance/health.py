@@ -17,6 +17,7 @@ from pyiceberg.table import Table
 
 from compiler.catalog.estimate import column_field, estimate_retention, physical_cutoff
 from compiler.diff.changes import RetentionEstimate
+from compiler.maintenance.expiry import RefInfo, SnapshotInfo
 from compiler.model.table import ColumnPath
 
 ICEBERG_TARGET_FILE_SIZE = 512 * 1024 * 1024  # write.target-file-size-bytes when a table does not set it
@@ -44,6 +45,9 @@ class TableHealth(BaseModel):
     manifests: int
     metadata_files: int = Field(description="Metadata JSON files the table still lists (log + current).")
     expired: RetentionEstimate | None = Field(None, description="Files holding rows older than the retention.")
+    snapshot_log: tuple[SnapshotInfo, ...] = Field((), description="Every snapshot kept: id, parent, time.")
+    refs: tuple[RefInfo, ...] = Field((), description="Branches and tags, with their retention settings.")
+    max_ref_age_ms: int | None = Field(None, description="history.expire.max-ref-age-ms, when the table sets it.")
 
     @property
     def snapshots(self) -> int:
@@ -96,6 +100,13 @@ def read_health(
         manifests=manifests,
         metadata_files=len(metadata.metadata_log) + 1,
         expired=estimate_retention(table, *retention) if retention is not None else None,
+        snapshot_log=tuple(SnapshotInfo(id=s.snapshot_id, parent_id=s.parent_snapshot_id, timestamp_ms=s.timestamp_ms)
+                           for s in sorted(metadata.snapshots, key=lambda s: (s.timestamp_ms, s.snapshot_id))),
+        refs=tuple(RefInfo(name=name, snapshot_id=ref.snapshot_id, branch=ref.snapshot_ref_type == "branch",
+                           max_ref_age_ms=ref.max_ref_age_ms, max_snapshot_age_ms=ref.max_snapshot_age_ms,
+                           min_snapshots_to_keep=ref.min_snapshots_to_keep)
+                   for name, ref in sorted(metadata.refs.items())),
+        max_ref_age_ms=int(age) if (age := table.properties.get("history.expire.max-ref-age-ms")) else None,
     )
 
 
