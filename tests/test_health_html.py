@@ -6,7 +6,7 @@ import re
 import shutil
 import struct
 import subprocess
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
