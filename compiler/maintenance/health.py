@@ -38,6 +38,17 @@ class PartitionFiles(BaseModel):
     small: int
 
 
+class OrphanFigures(BaseModel):
+    """Unreferenced files under the table location (from a listing, see runtime/orphans.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: int = Field(description="Unreferenced files older than the guard: what removal would delete.")
+    bytes: int
+    young: int = Field(0, description="Unreferenced files newer than the guard (maybe a commit in flight).")
+    refused: str | None = Field(None, description="Why removal must not run: the candidates look implausible.")
+
+
 class TableHealth(BaseModel):
     """What maintenance decides on; every figure is for the current snapshot unless it says otherwise."""
 
@@ -65,6 +76,7 @@ class TableHealth(BaseModel):
     snapshot_log: tuple[SnapshotInfo, ...] = Field((), description="Every snapshot kept: id, parent, time.")
     refs: tuple[RefInfo, ...] = Field((), description="Branches and tags, with their retention settings.")
     max_ref_age_ms: int | None = Field(None, description="history.expire.max-ref-age-ms, when the table sets it.")
+    orphans: OrphanFigures | None = Field(None, description="Orphan files, when the location was listed.")
 
     @property
     def snapshots(self) -> int:
