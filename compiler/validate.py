@@ -15,6 +15,7 @@ from typing import Any
 from compiler.checks import check_project, findings_key, table_findings
 from compiler.diagnostics import Diagnostics
 from compiler.forked import forked_map, workers_for
+from compiler.guardrails import check_rules
 from compiler.loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
 from compiler.modelcache import ModelCache
 
@@ -28,6 +29,8 @@ def validate(path: Path, cache: ModelCache | None = None) -> tuple[Project, Diag
     _prepare(sources, root, models)
     project = load_sources(sources, root, diagnostics, models)
     diagnostics.extend(check_project(project, models))
+    for rules in project.rules:
+        diagnostics.extend(check_rules(project, rules))
     if cache is not None and not diagnostics.has_errors:
         cache.save()
     return project, diagnostics

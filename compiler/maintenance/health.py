@@ -5,6 +5,7 @@ Reading the current snapshot's manifests is the whole cost; data files are never
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
@@ -17,10 +18,35 @@ from pyiceberg.table import Table
 
 from compiler.catalog.estimate import column_field, estimate_retention, physical_cutoff
 from compiler.diff.changes import RetentionEstimate
+from compiler.maintenance.expiry import RefInfo, SnapshotInfo
 from compiler.model.table import ColumnPath
 
 ICEBERG_TARGET_FILE_SIZE = 512 * 1024 * 1024  # write.target-file-size-bytes when a table does not set it
 SMALL_FRACTION = 0.75  # rewrite_data_files' default min-file-size-bytes: 75% of the target
+# data file size histogram: upper bounds of each bucket in bytes (the last bucket is everything above)
+SIZE_BUCKETS = (1 << 20, 8 << 20, 32 << 20, 128 << 20, 384 << 20, 512 << 20, 1 << 30)
+TOP_PARTITIONS = 20  # partitions listed by small files in the HTML report
+
+
+class PartitionFiles(BaseModel):
+    """Data files of one partition: how many, how many small (under 75% of the target)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    partition: str
+    files: int
+    small: int
+
+
+class OrphanFigures(BaseModel):
+    """Unreferenced files under the table location (from a listing, see runtime/orphans.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: int = Field(description="Unreferenced files older than the guard: what removal would delete.")
+    bytes: int
+    young: int = Field(0, description="Unreferenced files newer than the guard (maybe a commit in flight).")
+    refused: str | None = Field(None, description="Why removal must not run: the candidates look implausible.")
 
 
 class TableHealth(BaseModel):
@@ -44,6 +70,13 @@ class TableHealth(BaseModel):
     manifests: int
     metadata_files: int = Field(description="Metadata JSON files the table still lists (log + current).")
     expired: RetentionEstimate | None = Field(None, description="Files holding rows older than the retention.")
+    size_histogram: tuple[int, ...] = Field((), description="Data files per size bucket (SIZE_BUCKETS, then above).")
+    partitions: tuple[PartitionFiles, ...] = Field(
+        (), description=f"The {TOP_PARTITIONS} partitions with the most small files, most first.")
+    snapshot_log: tuple[SnapshotInfo, ...] = Field((), description="Every snapshot kept: id, parent, time.")
+    refs: tuple[RefInfo, ...] = Field((), description="Branches and tags, with their retention settings.")
+    max_ref_age_ms: int | None = Field(None, description="history.expire.max-ref-age-ms, when the table sets it.")
+    orphans: OrphanFigures | None = Field(None, description="Orphan files, when the location was listed.")
 
     @property
     def snapshots(self) -> int:
@@ -62,6 +95,9 @@ def read_health(
     target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
     data_files = data_bytes = rows = small = position = equality = manifests = 0
     groups: Counter[tuple[int, Any]] = Counter()
+    per_partition: Counter[tuple[int, Any]] = Counter()
+    per_partition_small: Counter[tuple[int, Any]] = Counter()
+    histogram = [0] * (len(SIZE_BUCKETS) + 1)
     is_recent = _recent_test(table, recent)
     snapshot = table.current_snapshot()
     if snapshot is not None:
@@ -73,8 +109,11 @@ def read_health(
                     data_files += 1
                     data_bytes += file.file_size_in_bytes
                     rows += file.record_count
+                    histogram[bisect_left(SIZE_BUCKETS, file.file_size_in_bytes)] += 1
+                    per_partition[(file.spec_id, file.partition)] += 1
                     if file.file_size_in_bytes < SMALL_FRACTION * target:
                         small += 1
+                        per_partition_small[(file.spec_id, file.partition)] += 1
                         if not is_recent(file):
                             groups[(file.spec_id, file.partition)] += 1
                 elif file.content == DataFileContent.POSITION_DELETES:
@@ -96,7 +135,29 @@ def read_health(
         manifests=manifests,
         metadata_files=len(metadata.metadata_log) + 1,
         expired=estimate_retention(table, *retention) if retention is not None else None,
+        size_histogram=tuple(histogram),
+        partitions=_top_partitions(table, per_partition, per_partition_small),
+        snapshot_log=tuple(SnapshotInfo(id=s.snapshot_id, parent_id=s.parent_snapshot_id, timestamp_ms=s.timestamp_ms)
+                           for s in sorted(metadata.snapshots, key=lambda s: (s.timestamp_ms, s.snapshot_id))),
+        refs=tuple(RefInfo(name=name, snapshot_id=ref.snapshot_id, branch=ref.snapshot_ref_type == "branch",
+                           max_ref_age_ms=ref.max_ref_age_ms, max_snapshot_age_ms=ref.max_snapshot_age_ms,
+                           min_snapshots_to_keep=ref.min_snapshots_to_keep)
+                   for name, ref in sorted(metadata.refs.items())),
+        max_ref_age_ms=int(age) if (age := table.properties.get("history.expire.max-ref-age-ms")) else None,
     )
+
+
+def _top_partitions(table: Table, files: Counter[tuple[int, Any]], small: Counter[tuple[int, Any]]
+                    ) -> tuple[PartitionFiles, ...]:
+    def label(key: tuple[int, Any]) -> str:
+        spec_id, record = key
+        spec = table.specs().get(spec_id)
+        if spec is None or not spec.fields:
+            return "(unpartitioned)"
+        return "/".join(f"{f.name}={record[i]}" for i, f in enumerate(spec.fields))
+
+    ranked = sorted(files, key=lambda k: (-small[k], -files[k], label(k)))[:TOP_PARTITIONS]
+    return tuple(PartitionFiles(partition=label(k), files=files[k], small=small[k]) for k in ranked)
 
 
 def _recent_test(table: Table, recent: tuple[ColumnPath, datetime] | None) -> Callable[[DataFile], bool]:

@@ -75,6 +75,7 @@ class Column(Spec):
     renamed_from: FieldName | None = Field(
         None, min_length=1, description="Former name of this field: the planner renames it, keeping its data."
     )
+    tags: list[str] = Field(default_factory=list, description="Labels such as pii; org rules read them.")
 
 
 class StructOf(Spec):

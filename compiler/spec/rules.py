@@ -1,0 +1,52 @@
+"""The org rules file (``policies/_rules.yaml``): what every table must keep. Checked in compiler.guardrails."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field, field_validator
+
+from compiler.spec.base import Spec
+from compiler.spec.table import PropertyValue
+from compiler.spec.units import Duration
+
+
+def _check_pattern(text: str) -> str:
+    re.compile(text)  # a bad pattern is reported as a finding on the rules file
+    return text
+
+
+class DurationBounds(Spec):
+    min: Duration | None = Field(None, description="The shortest value a table may declare.")
+    max: Duration | None = Field(None, description="The longest value a table may declare.")
+
+
+class Rules(Spec):
+    """What every table of the repository must keep."""
+
+    owner_required: bool = Field(False, description="Every table names an owner (TG101).")
+    pii_requires_erasure: bool = Field(False, description="A column tagged pii needs lifecycle.erasure (TG102).")
+    snapshots_max_age: DurationBounds | None = Field(None, description="Bounds of lifecycle.snapshots.max_age.")
+    retention_keep: DurationBounds | None = Field(None, description="Bounds of lifecycle.retention.keep.")
+    orphan_older_than: DurationBounds | None = Field(None, description="Bounds of orphan_files.older_than.")
+    erasure_within: DurationBounds | None = Field(None, description="Bounds of lifecycle.erasure.within.")
+    required_properties: dict[str, PropertyValue | None] = Field(
+        default_factory=dict, description="Properties every table must set (a null value: any value).")
+    table_name: str | None = Field(None, description="Regular expression every table name matches (TG108).")
+    column_name: str | None = Field(None, description="Regular expression every column name matches (TG109).")
+    no_weakening: bool = Field(False, description="A table may not loosen its namespace's settings (TG110).")
+
+    @field_validator("table_name", "column_name")
+    @classmethod
+    def _pattern(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                _check_pattern(value)
+            except re.error as exc:
+                raise ValueError(f"not a regular expression: {exc}") from None
+        return value
+
+
+class RulesFile(Spec):
+    rules: Rules
+

@@ -1,0 +1,116 @@
+"""Orphan files found without a JVM: a listing of the table location against every file any snapshot or
+ref can reach, so ``maintain`` starts Spark's ``remove_orphan_files`` only when there is something to remove.
+
+Reachable: the current metadata file and every one in the metadata log, every snapshot's manifest list,
+every manifest it names and every data or delete file in them (entries of any status: a conservative
+reading), and statistics files. Spark's procedure still does the deleting with its own checks; this only
+decides whether it is due, and refuses when the candidates look implausible.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from urllib.parse import urlparse
+
+from pyarrow import fs as pafs
+from pyiceberg.table import Table
+
+MAX_SHARE = 0.5  # candidates over half the table's bytes look like a misread location, not orphans
+
+
+@dataclass(frozen=True)
+class OrphanFile:
+    path: str
+    size: int
+    modified: datetime
+
+
+@dataclass(frozen=True)
+class OrphanScan:
+    """Unreferenced files under the table location; ``old`` ones are past the guard and removable."""
+
+    listed: int
+    listed_bytes: int
+    old: tuple[OrphanFile, ...] = ()
+    young: int = 0  # unreferenced but newer than the guard: maybe a commit still in flight
+    refused: str | None = None  # why removal must not run, when the candidates look implausible
+    nested_tables: tuple[str, ...] = field(default=())
+
+    @property
+    def files(self) -> int:
+        return len(self.old)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.old)
+
+
+def normalize(location: str) -> str:
+    """A path as the filesystem listing spells it: ``file:///w/t/a.parquet`` -> ``/w/t/a.parquet``,
+    ``s3://bucket/w/a`` -> ``bucket/w/a``."""
+    parsed = urlparse(location)
+    if parsed.scheme in ("", "file"):
+        return parsed.path
+    return f"{parsed.netloc}{parsed.path}"
+
+
+def reachable_files(table: Table) -> set[str]:
+    """Every file the table's metadata, snapshots and refs can reach (normalized paths)."""
+    metadata = table.metadata
+    found = {table.metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
+    for snapshot in metadata.snapshots:
+        found.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(table.io):
+            found.add(manifest.manifest_path)
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False):
+                found.add(entry.data_file.file_path)
+    for statistics in (*metadata.statistics, *metadata.partition_statistics):
+        found.add(statistics.statistics_path)
+    return {normalize(path) for path in found if path}
+
+
+def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[str] = ()) -> OrphanScan:
+    """Compare a listing of the table location with what its metadata reaches.
+
+    ``other_locations``: locations of the catalog's other tables; one inside this table's location would
+    make its files look orphaned here, so removal is refused.
+    """
+    root = normalize(table.location()).rstrip("/")
+    nested = tuple(sorted(loc for loc in other_locations if normalize(loc).rstrip("/").startswith(root + "/")
+                          or normalize(loc).rstrip("/") == root))
+    filesystem, base = pafs.FileSystem.from_uri(table.location())
+    try:
+        listing = [info for info in filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
+                   if info.type == pafs.FileType.File]
+    except FileNotFoundError:
+        listing = []
+    reachable = reachable_files(table)
+    old, young = [], 0
+    for info in listing:
+        path = normalize(info.path) if "://" in info.path else info.path
+        if path in reachable:
+            continue
+        modified = info.mtime if info.mtime is not None else datetime.fromtimestamp(0).astimezone()
+        if modified.tzinfo is None:
+            modified = modified.astimezone()
+        if modified < older_than:
+            old.append(OrphanFile(path, int(info.size or 0), modified))
+        else:
+            young += 1
+    listed_bytes = sum(int(i.size or 0) for i in listing)
+    scan = OrphanScan(len(listing), listed_bytes, tuple(sorted(old, key=lambda f: f.path)), young,
+                      nested_tables=nested)
+    return _plausible(scan)
+
+
+def _plausible(scan: OrphanScan) -> OrphanScan:
+    if scan.nested_tables:
+        return replace(scan, refused=f"the location holds another table's files ({', '.join(scan.nested_tables)})")
+    if scan.files and scan.listed_bytes and scan.bytes > MAX_SHARE * scan.listed_bytes:
+        share = scan.bytes / scan.listed_bytes
+        return replace(scan, refused=f"{scan.files} candidate file(s) are {share:.0%} of the bytes under the "
+                                     f"table location (more than {MAX_SHARE:.0%}): check the location and the "
+                                     "catalog before removing anything")
+    return scan

@@ -1,0 +1,159 @@
+"""``tablepolicy init``: a policy repository from nothing, ready for the PR -> plan -> apply loop.
+
+Writes the five workflows (installing tablepolicy from a pinned requirement, never an unpinned name),
+org rules, a commented example table with its namespace defaults, the editor schema and its header,
+a catalog configuration template and a pre-commit configuration running validate and fmt --check.
+This repository's own ``.github/workflows/tablepolicy-*.yml`` are these templates rendered with
+``pip install "."``, and a test keeps them equal.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from compiler import __version__
+from compiler.schema import policy_json_schema_text
+
+SCHEMA_FILE = "policy.schema.json"
+WORKFLOWS = ("tablepolicy-apply.yml", "tablepolicy-drift.yml", "tablepolicy-erase.yml", "tablepolicy-maintain.yml",
+             "tablepolicy-plan.yml")
+DEFAULT_SPEC = f"tablepolicy=={__version__}"
+
+
+class ScaffoldError(Exception):
+    """init cannot write here; the message says what to do."""
+
+
+def spark_spec(spec: str) -> str:
+    """The same requirement with the ``spark`` extra: ``tablepolicy==0.1.0`` -> ``tablepolicy[spark]==0.1.0``,
+    ``.`` -> ``.[spark]``, ``git+https://...`` -> ``tablepolicy[spark] @ git+https://...``."""
+    if match := re.fullmatch(r"tablepolicy(\s*(?:==|@).*)", spec):
+        return f"tablepolicy[spark]{match.group(1)}"
+    if spec.startswith(("git+", "http://", "https://")):
+        return f"tablepolicy[spark] @ {spec}"
+    return f"{spec}[spark]"
+
+
+def check_spec(spec: str) -> None:
+    """A requirement CI may install: pinned to a version, a commit or a path, never a bare name."""
+    if re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+", spec) and not spec.startswith("."):
+        raise ScaffoldError(f"--install {spec!r} is an unpinned name: anyone could publish it and receive your "
+                            f"catalog credentials; pin it (e.g. {DEFAULT_SPEC!r}) or use a git URL with a commit")
+
+
+def workflow(name: str, spec: str) -> str:
+    template = resources.files(__package__).joinpath("workflows", name).read_text(encoding="utf-8")
+    return template.replace("__SPEC_SPARK__", spark_spec(spec)).replace("__SPEC__", spec)
+
+
+def schema_header(file: Path, root: Path) -> str:
+    """``# yaml-language-server: $schema=../../policy.schema.json`` for a policy file under ``root``."""
+    relative = Path(*[".."] * (len(file.relative_to(root).parts) - 1)) / SCHEMA_FILE
+    return f"# yaml-language-server: $schema={relative.as_posix()}\n"
+
+
+EXAMPLE_NAMESPACE = """\
+# Defaults for every table of the analytics namespace (and nested ones); a table's own file wins.
+namespace: analytics
+owner: analytics-eng
+lifecycle:
+  snapshots: {max_age: 5d, min_keep: 3}
+  orphan_files: {older_than: 3d}
+"""
+
+EXAMPLE_TABLE = """\
+# A page-view log. Run `tablepolicy plan` to see what it creates; edit, open a pull request, merge.
+table: analytics.page_views
+description: One row per page view
+columns:
+  - {name: viewed_at, type: timestamptz, required: true}
+  - {name: user_id, type: string, tags: [pii], doc: Subject of privacy requests}
+  - {name: url, type: string}
+  - {name: referrer, type: string}
+partition_by: [day(viewed_at)]
+sort_by: [viewed_at]
+lifecycle:
+  retention: {column: viewed_at, keep: 400d}
+  compaction: {target_file_size: 512MB}
+  erasure: {key: [user_id], within: 30d}
+"""
+
+RULES = """\
+# Org rules every table keeps; `tablepolicy validate` reports each break with its TG code.
+rules:
+  owner_required: true
+  pii_requires_erasure: true
+  snapshots_max_age: {max: 7d}
+  orphan_older_than: {min: 3d}
+  erasure_within: {max: 30d}
+  table_name: "^[a-z][a-z0-9_]*$"
+  column_name: "^[a-z][a-z0-9_]*$"
+  no_weakening: true
+"""
+
+CATALOG = """\
+# pyiceberg's catalog configuration; tablepolicy derives Spark's from it. Keep secrets out of git:
+# in CI they come from PYICEBERG_CATALOG__PROD__URI (see .github/workflows). Locally, copy this file
+# to .pyiceberg.yaml and fill it in, or leave it absent to use the embedded catalog under .lake/.
+catalog:
+  prod:
+    type: sql
+    uri: postgresql+psycopg2://USER:PASSWORD@HOST:5432/iceberg_catalog
+    warehouse: s3://BUCKET/warehouse
+"""
+
+PRE_COMMIT = """\
+repos:
+  - repo: local
+    hooks:
+      - id: tablepolicy-validate
+        name: tablepolicy validate
+        entry: tablepolicy validate policies/
+        language: system
+        pass_filenames: false
+        files: ^policies/
+      - id: tablepolicy-fmt
+        name: tablepolicy fmt --check
+        entry: tablepolicy fmt --check policies/
+        language: system
+        pass_filenames: false
+        files: ^policies/
+"""
+
+GITIGNORE = ".lake/\n.tablepolicy/\n.pyiceberg.yaml\nplan.json\nplan.md\n*.journal\n"
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    root: Path
+    spec: str
+
+    def files(self) -> dict[Path, str]:
+        policies = self.root / "policies"
+        files = {
+            self.root / ".github" / "workflows" / name: workflow(name, self.spec) for name in WORKFLOWS
+        }
+        for path, text in ((policies / "_rules.yaml", RULES), (policies / "analytics" / "_namespace.yaml",
+                           EXAMPLE_NAMESPACE), (policies / "analytics" / "page_views.yaml", EXAMPLE_TABLE)):
+            files[path] = schema_header(path, self.root) + text if path.name != "_rules.yaml" else text
+        files[self.root / SCHEMA_FILE] = policy_json_schema_text()
+        files[self.root / ".pyiceberg.example.yaml"] = CATALOG
+        files[self.root / ".pre-commit-config.yaml"] = PRE_COMMIT
+        files[self.root / ".gitignore"] = GITIGNORE
+        return files
+
+    def write(self, *, force: bool = False) -> list[Path]:
+        """Write every file; refuse (writing nothing) when any exists, unless ``force``."""
+        check_spec(self.spec)
+        files = self.files()
+        existing = sorted(str(p.relative_to(self.root)) for p in files if p.exists())
+        if existing and not force:
+            raise ScaffoldError(f"{self.root} already has {', '.join(existing)}; nothing was written "
+                                "(pass --force to overwrite them)")
+        for path, text in sorted(files.items()):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        return sorted(files)
