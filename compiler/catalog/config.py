@@ -92,7 +92,7 @@ def _split_userinfo(rest: str) -> tuple[str, str] | None:
     Passwords may carry unencoded ``@``, ``/``, ``?`` or ``:``: masking too much is safe, too little is not.
     """
     first = rest.find("@")
-    if first < 0:
+    if first < 0 or rest.startswith("/"):  # no '@', or no authority at all (sqlite:////path/with@sign)
         return None
     query = rest.find("?", first)
     at = rest.rfind("@", 0, query if query >= 0 else len(rest))
@@ -152,7 +152,11 @@ def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
     except Exception as exc:
         file = config_file()
         where = str(file) if file is not None else "the PYICEBERG_* environment variables"
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+        if problem and mark is not None and file is not None:
+            where, first = f"{file}:{mark.line + 1}:{mark.column + 1}", str(problem)
+        else:
+            first = str(problem or exc).strip().splitlines()[0] if str(problem or exc).strip() else type(exc).__name__
         raise CatalogError(f"cannot read the catalog configuration in {where}: {redact_uri(first)}") from None
     return {str(name): {k: str(v) for k, v in props.items()} for name, props in sorted(catalogs.items())}, default
 
@@ -174,14 +178,26 @@ def resolve_catalog(name: str | None, policies: Path) -> CatalogConfig:
         key = requested.lower()  # pyiceberg matches names case-insensitively
         if key not in catalogs:
             raise CatalogNotDefinedError(f"catalog '{requested}' ({flag}) is not defined; defined catalogs: {defined}")
-        return CatalogConfig(key, catalogs[key])
+        return checked(CatalogConfig(key, catalogs[key]))
     if default.lower() in catalogs:
-        return CatalogConfig(default.lower(), catalogs[default.lower()])
+        return checked(CatalogConfig(default.lower(), catalogs[default.lower()]))
     if len(catalogs) == 1:
         [(only, props)] = catalogs.items()
-        return CatalogConfig(only, props)
+        return checked(CatalogConfig(only, props))
     raise CatalogNotDefinedError(f"several catalogs are defined and none is selected; choose one with --catalog or "
                                  f"TABLEPOLICY_CATALOG: {defined}")
+
+
+def checked(config: CatalogConfig) -> CatalogConfig:
+    """Refuse a URI whose password holds an unencoded ``@``: drivers would take part of it for the host name
+    (and print it in their errors)."""
+    for key, value in sorted(config.properties.items()):
+        match = _SCHEME.search(value)
+        split = _split_userinfo(value[match.end():]) if match else None
+        if split is not None and "@" in split[0]:
+            raise CatalogError(f"{config.describe()}: the credentials in its {key} hold an unencoded '@'; write it "
+                               "as %40 (URL-encode the user name and password)")
+    return config
 
 
 def embedded_catalog(policies: Path) -> CatalogConfig:
