@@ -60,7 +60,7 @@ def maintain(
             {"table": list(r.action.table), "action": r.action.action, "status": r.status, "sql": r.sql,
              "seconds": round(r.seconds, 3), "output": r.output, "error": r.error} for r in report.results
         ]}, indent=2, default=str) + "\n", encoding="utf-8")
-    for failed in (r for r in report.results if r.status == "failed"):
+    for failed in (r for r in report.results if r.status in ("failed", "refused")):
         error(failed.error or failed.action.summary)
     done = sum(r.status == "done" for r in report.results)
     info(f"Maintenance complete: {done} of {len(report.results)} action(s) done.")
