@@ -12,6 +12,7 @@ The embedded catalog (``.lake/``) and the caches (``.tablepolicy/``) live beside
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,9 +81,21 @@ def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) ->
     other_files = {t.source.file for t in others}
     tables = [t for t in project.tables if selected(t.source.file)]
     managed = {t.name[:-1] for t in tables} | {ns.name for ns in project.namespaces if selected(ns.source.file)}
-    kept = Diagnostics([d for d in diagnostics.items if d.location.file not in other_files])
+    kept = Diagnostics([d for d in diagnostics.items if selected(d.location.file) or (
+        d.location.file not in other_files and not _declares_table(d.location.file))])
     return SelectedProject(root=project.root, tables=tables, namespaces=project.namespaces,
                            declared_elsewhere=frozenset(t.name for t in others), managed=frozenset(managed)), kept
+
+
+_TABLE_KEY = re.compile(r"^table\s*:", re.MULTILINE)
+
+
+def _declares_table(file: str) -> bool:
+    """Whether a file that did not load says it declares a table (its findings then concern only that table)."""
+    try:
+        return bool(_TABLE_KEY.search(Path(file).read_text(encoding="utf-8", errors="replace")[:100_000]))
+    except OSError:
+        return False
 
 
 def restrict_plan(plan: Plan, project: Project) -> Plan:
