@@ -142,8 +142,11 @@ URIS = [
 
 @pytest.mark.parametrize("uri", URIS)
 @pytest.mark.parametrize("command", [["plan", "policies"], ["drift", "policies"], ["health", "policies"],
-                                     ["maintain", "policies"], ["import", "ads.click_log"]], ids=lambda c: c[0])
+                                     ["maintain", "policies"], ["import", "ads.click_log"],
+                                     ["apply", "policies", "--auto-approve"],
+                                     ["erase", "policies", "--requests", "requests.yaml"]], ids=lambda c: c[0])
 def test_no_output_shows_a_password(project: Path, uri: str, command: list[str]) -> None:
+    (project / "requests.yaml").write_text("requests:\n  - {id: R1, received: '2026-11-02', keys: {user_id: u1}}\n")
     result = tool(*command, "-c", "prod", cwd=project, env={"PYICEBERG_CATALOG__PROD__URI": uri})
     output = result.stdout + result.stderr
     assert result.returncode == 1, output

@@ -111,6 +111,7 @@ def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession
             hint = (f"; it had to download {conf['spark.jars.packages']} from Maven: without internet access, "
                     "install tablepolicy[spark] (the Iceberg runtime wheel) and Debian's libxerial-sqlite-jdbc-java "
                     "and libpostgresql-jdbc-java, or pass --spark-conf spark.jars=...")
-        raise SparkSetupError(f"Spark did not start: {str(exc).splitlines()[0] if str(exc) else exc!r}{hint}") from None
+        first = str(exc).splitlines()[0] if str(exc) else repr(exc)
+        raise SparkSetupError(f"Spark did not start: {catalog.redact(first)}{hint}") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -75,7 +75,9 @@ def test_a_namespace_named_like_its_catalog_is_maintained_and_erased(lake: Lake,
         app, ["erase", str(policies), "-c", "lake", "--requests", str(requests), "--proof", str(proof)])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("Catalog: lake (sql, ")
-    (table,) = json.loads(proof.read_text())["tables"]
+    document = json.loads(proof.read_text())
+    assert next(iter(document)) == "catalog" and document["catalog"]["name"] == "lake"
+    (table,) = document["tables"]
     assert table["table"] == "lake.plain" and table["complete"] and table["rows_before"] == 2
     assert sorted(r.id for r in lake.spark.sql("SELECT id FROM lake.lake.plain").collect()) == [0, 2]
 
