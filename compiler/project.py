@@ -16,8 +16,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.diagnostics import Diagnostics
+from compiler.diagnostics import Diagnostics, Location
 from compiler.loader import Project
+from compiler.modelcache import ModelCache
 from compiler.plan.model import Plan
 
 POLICIES = "policies"
@@ -66,6 +67,26 @@ class SelectedProject(Project):
 
     declared_elsewhere: frozenset[tuple[str, ...]] = frozenset()
     managed: frozenset[tuple[str, ...]] = frozenset()  # the namespaces the selection declares tables or defaults in
+
+
+def load_selected(path: Path, cache: ModelCache | None = None) -> tuple[Project, int, Diagnostics]:
+    """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``: the
+    project, how many policy files ``path`` holds, and the findings that concern them. ``cache``: the project's
+    model cache (``.tablepolicy/models.json`` beside its policies folder)."""
+    from compiler.loader import discover, display_path
+    from compiler.validate import validate
+
+    paths = find_project(path)
+    project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None)
+    project, diagnostics = restrict(project, diagnostics, paths)
+    files = sum(1 for f in discover(paths.scope) if paths.selects(f.absolute())) if paths.scope.exists() else 0
+    if paths.selected.exists() and not files:
+        diagnostics.error("TP000", Location(display_path(paths.selected)), "no policy files here",
+                          "policy files end in .yaml or .yml; give the project's policies/ folder, a subfolder "
+                          "or one policy file")
+    elif not paths.selected.exists() and paths.scope.exists():
+        diagnostics.error("TP000", Location(display_path(paths.selected)), "no such file or directory")
+    return project, files, diagnostics
 
 
 def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) -> tuple[Project, Diagnostics]:

@@ -11,7 +11,6 @@ import typer
 
 from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.desired import create_all, desired_states
-from compiler.diagnostics import Diagnostics, Location
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
 from compiler.importer import policy_yaml
@@ -20,14 +19,13 @@ from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache
 from compiler.plan.cache import PlanCache
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.project import find_project, restrict, restrict_plan
+from compiler.project import find_project, load_selected, restrict_plan
 from compiler.render.drift import render_drift
 from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
-from compiler.validate import validate as validate_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
@@ -50,26 +48,13 @@ def open_reader(config: CatalogConfig) -> CatalogReader:
     return CatalogReader(config)
 
 
-def load_selected(path: Path, *, use_cache: bool = True) -> tuple[Project, int, Diagnostics]:
-    """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``."""
-    paths = find_project(path)
-    scope = paths.scope
-    cache = ModelCache.open(cache_dir(path) / "models.json") if use_cache and scope.is_dir() else None
-    project, diagnostics = validate_project(scope, cache)
-    project, diagnostics = restrict(project, diagnostics, paths)
-    files = sum(1 for f in discover(scope) if paths.selects(f.absolute())) if scope.exists() else 0
-    if paths.selected.exists() and not files:
-        diagnostics.error("TP000", Location(display_path(paths.selected)), "no policy files here",
-                          "policy files end in .yaml or .yml; give the project's policies/ folder, a subfolder "
-                          "or one policy file")
-    elif not paths.selected.exists() and paths.scope.exists():
-        diagnostics.error("TP000", Location(display_path(paths.selected)), "no such file or directory")
-    return project, files, diagnostics
+def project_cache(path: Path) -> ModelCache:
+    return ModelCache.open(cache_dir(path) / "models.json")
 
 
 def valid_project(path: Path, *, use_cache: bool = True) -> Project:
     """The project, or PolicyError carrying every finding; warnings are shown either way."""
-    project, _, diagnostics = load_selected(path, use_cache=use_cache)
+    project, _, diagnostics = load_selected(path, project_cache(path) if use_cache else None)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     show_diagnostics(diagnostics)
@@ -77,7 +62,7 @@ def valid_project(path: Path, *, use_cache: bool = True) -> Project:
 
 
 def validate(path: Path) -> int:
-    _, files, diagnostics = load_selected(path)
+    _, files, diagnostics = load_selected(path, project_cache(path))
     show_diagnostics(diagnostics)
     typer.echo(summary_line(diagnostics, files), err=True)
     return Exit.ERROR if diagnostics.has_errors else Exit.OK
