@@ -5,8 +5,10 @@ file beside the journal. A lock whose holder process is gone, or older than its 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import socket
 import time
 from collections.abc import Iterator
@@ -117,9 +119,22 @@ def _sql_lock(engine: Any) -> tuple[Any, Any]:
     return acquire, release
 
 
+def lock_file_name(name: str) -> str:
+    """``lock-shop.orders.json``; a name a file system cannot carry (a slash, a control character, a length
+    past its limit) gets a safe prefix and a hash of the whole name, so two tables never share a lock file.
+
+    >>> lock_file_name("a/b" + "x" * 300)[:12]
+    'lock-a_bxxxx'
+    """
+    if re.fullmatch(r"[\w.-]{1,100}", name, re.ASCII):
+        return f"lock-{name}.json"
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"lock-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)[:80]}-{digest}.json"
+
+
 def _file_lock(directory: Path) -> tuple[Any, Any]:
     def path(name: str) -> Path:
-        return directory / f"lock-{name.replace('/', '_')}.json"
+        return directory / lock_file_name(name)
 
     def acquire(name: str, me: dict[str, Any]) -> None:
         directory.mkdir(parents=True, exist_ok=True)

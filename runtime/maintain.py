@@ -8,6 +8,7 @@ scheduled run decides again from the health it then reads.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
-from compiler.maintenance.actions import Action
+from compiler.catalog.reader import CatalogReader, read_metadata
+from compiler.maintenance.actions import Action, RemoveOrphanFiles
 from compiler.maintenance.due import MaintenancePlan
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
@@ -29,7 +30,7 @@ from runtime.spark.session import SparkOptions, start_session
 class ActionResult:
     action: Action
     sql: str
-    status: str  # "done" | "failed" | "skipped (an earlier action of the table failed)"
+    status: str  # "done" | "failed" | "refused" | "skipped (an earlier action of the table failed)"
     seconds: float = 0.0
     output: dict[str, Any] = field(default_factory=dict)  # the procedure's result row
     error: str | None = None
@@ -41,7 +42,7 @@ class MaintainReport:
 
     @property
     def failed(self) -> bool:
-        return any(r.status == "failed" for r in self.results)
+        return any(r.status in ("failed", "refused") for r in self.results)
 
 
 def run_maintenance(
@@ -61,11 +62,55 @@ def run_maintenance(
         for table in due:
             failed = False
             for action in table.actions:
-                result = _skipped(action, catalog.name) if failed else _run(spark, action, catalog.name)
-                failed = failed or result.status == "failed"
+                refusal = shared_location(reader, action.table) if isinstance(action, RemoveOrphanFiles) else None
+                if failed:
+                    result = _skipped(action, catalog.name)
+                elif refusal is not None:
+                    result = ActionResult(action, action_sql(action, catalog.name), "refused", error=refusal)
+                else:
+                    result = _run(spark, action, catalog.name)
+                failed = failed or result.status in ("failed", "refused")
                 report.results.append(result)
                 on_result(result)
     return report
+
+
+def _location(text: str) -> str:
+    """A table location comparable across engines: ``file:/x``, ``file:///x`` and ``/x`` are one place."""
+    text = text.rstrip("/")
+    return re.sub(r"^file:/*", "/", text) if text.startswith("file:") else text
+
+
+def shared_location(reader: CatalogReader, name: tuple[str, ...]) -> str | None:
+    """Why removing orphan files under the table's location would delete files another table owns, or None.
+
+    Every table in the same SQL catalog database counts, whatever catalog name it was created under (a
+    second catalog name over the same warehouse gives a same-named table the same location). Catalogs that
+    are not SQL databases are asked only about the table itself.
+    """
+    table = reader.pyiceberg_table(name, fresh=True)
+    engine = getattr(reader.catalog, "engine", None)
+    if table is None or engine is None:
+        return None
+    mine = _location(table.location())
+    from sqlalchemy import text
+
+    with engine.connect() as connection:
+        rows = connection.execute(text("SELECT catalog_name, table_namespace, table_name, metadata_location "
+                                       "FROM iceberg_tables")).all()
+    for catalog, namespace, table_name, metadata_location in sorted(rows, key=lambda r: tuple(map(str, r))):
+        other = (*str(namespace).split("."), str(table_name))
+        if (str(catalog) == reader.catalog.name and other == name) or not metadata_location:
+            continue
+        try:
+            theirs = _location(str(read_metadata(reader.catalog, str(metadata_location))["location"]))
+        except Exception:  # unreadable metadata: its location is unknown, so it may be ours
+            theirs = _location(str(metadata_location).rsplit("/metadata/", 1)[0])
+        if theirs == mine or theirs.startswith(mine + "/") or mine.startswith(theirs + "/"):
+            return (f"table {format_name(other)} of catalog '{catalog}' (same catalog database) has its files at "
+                    f"{theirs}, which overlaps this table's location {mine}: removing orphan files here would "
+                    "delete its files; give the tables separate locations (or catalogs separate warehouses)")
+    return None
 
 
 def _run(spark: Any, action: Action, catalog: str) -> ActionResult:

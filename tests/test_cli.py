@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -89,3 +90,53 @@ def test_usage_errors_exit_1_so_they_never_read_as_plan_changes() -> None:
     assert mistyped.returncode == 1 and "No such option" in mistyped.stderr
     missing = subprocess.run([str(tool), "erase", "policies"], capture_output=True, text=True, check=False, cwd=ROOT)
     assert missing.returncode == 1 and "Missing option '--requests'" in missing.stderr
+
+
+MISUSE = [  # argv (in a copy of the project, "req.yaml" holds one erasure request) -> exit code -> a stderr line
+    (["plan", "policies", "--out", "policies"], 1, "error: --out policies: is a directory; give a file path"),
+    (["plan", "policies", "--out", "missing/plan.json"], 1,
+     "error: --out missing/plan.json: folder missing does not exist; create it first"),
+    (["apply", "policies", "--auto-approve", "--json-report", "."], 1, "error: --json-report .: is a directory"),
+    (["apply", "policies", "--auto-approve", "--json-report", "no/r.json"], 1,
+     "error: --json-report no/r.json: folder no does not exist"),
+    (["maintain", "policies", "--json-report", "policies/ads"], 1, "error: --json-report policies/ads: is a directory"),
+    (["erase", "policies", "-r", "req.yaml", "--proof", "x/y/proof.json"], 1,
+     "error: --proof x/y/proof.json: folder x/y does not exist"),
+    (["apply", "policies", "--auto-approve", "--spark-master", "bogus://x"], 1,
+     "error: --spark-master 'bogus://x': not a Spark master URL; use local[N], spark://host:port, yarn or "
+     "k8s://https://host:port"),
+    (["maintain", "policies", "--spark-master", "local[two]"], 1, "error: --spark-master 'local[two]': not a Spark "
+                                                                  "master URL"),
+    (["apply", "policies", "--auto-approve", "--spark-master", "spark://nohost.invalid:1"], 1,
+     "error: --spark-master 'spark://nohost.invalid:1': no Spark master answers there"),
+    (["erase", "policies", "-r", "req.yaml", "--spark-master", "spark://127.0.0.1:1"], 1,
+     "error: --spark-master 'spark://127.0.0.1:1': no Spark master answers there (Connection refused)"),
+    (["apply", "policies", "--auto-approve", "--spark-master", "yarn"], 1,
+     "error: Spark did not start with --spark-master 'yarn': "
+     "When running with master 'yarn' either HADOOP_CONF_DIR or YARN_CONF_DIR must be set in the environment."),
+    (["apply", "policies", "--auto-approve", "--spark-conf", "novalue"], 1, "--spark-conf takes key=value"),
+    (["plan", "nowhere"], 1, "error TP000: no such file or directory"),
+    (["plan", "policies/ads/missing.yaml"], 1, "policies/ads/missing.yaml: error TP000: no such file or directory"),
+    (["plan", "empty"], 1, "empty: error TP000: no policy files here"),
+    (["plan", "policies", "--format", "yaml"], 1, "Invalid value for '--format'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "code", "line"), MISUSE, ids=[" ".join(m[0]) for m in MISUSE])
+def test_cli_misuse_is_one_line_before_any_work(tmp_path: Path, argv: list[str], code: int, line: str) -> None:
+    shutil.copytree(ROOT / "policies", tmp_path / "policies")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "req.yaml").write_text("requests:\n  - {id: R1, received: '2026-11-02', keys: {user_id: u1}}\n")
+    tool = Path(sys.executable).parent / "tablepolicy"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYICEBERG_", "TABLEPOLICY_"))}
+    result = subprocess.run([str(tool), *argv], capture_output=True, text=True, check=False, cwd=tmp_path,
+                            env=env | {"HOME": str(tmp_path), "NO_COLOR": "1"}, timeout=120)
+    assert result.returncode == code, result.stdout + result.stderr
+    assert line in result.stderr
+    assert "Traceback" not in result.stderr and "Exception" not in result.stderr and "at org." not in result.stderr
+    if line.startswith("error:"):  # one line, no Java stack, no Spark banner
+        assert result.stderr.strip().splitlines() == [next(x for x in result.stderr.splitlines() if line in x)]
+    created = "yarn" in argv  # Spark fails only after the plan was read (nothing applied: see the catalog)
+    assert (tmp_path / ".lake").exists() == created
+    if created:
+        assert "Apply complete" not in result.stdout and not list((tmp_path / ".lake/warehouse").iterdir())

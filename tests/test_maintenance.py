@@ -105,13 +105,13 @@ def test_sql_quotes_names_inside_procedure_arguments() -> None:
     table = ("we'ird", "t`x")
     expire = ExpireSnapshots(table=table, reason="r", older_than=NOW, retain_last=3)
     assert action_sql(expire, "lake") == (
-        "CALL `lake`.system.`expire_snapshots`(\n  table => '`we\\'ird`.`t``x`',\n"
+        "CALL `lake`.system.`expire_snapshots`(\n  table => '`lake`.`we\\'ird`.`t``x`',\n"
         "  older_than => TIMESTAMP '2026-11-22 12:30:00+00:00',\n  retain_last => 3\n)")
     window = TimeCutoff(column=("event time",), kind="timestamp", before=NOW)
     compact = RewriteDataFiles(table=table, reason="r", strategy="zorder", zorder_by=(("a",), ("b", "c")),
                                target_file_size=100, min_input_files=5, only_before=window)
     assert action_sql(compact, "lake") == (
-        "CALL `lake`.system.`rewrite_data_files`(\n  table => '`we\\'ird`.`t``x`',\n  strategy => 'sort',\n"
+        "CALL `lake`.system.`rewrite_data_files`(\n  table => '`lake`.`we\\'ird`.`t``x`',\n  strategy => 'sort',\n"
         "  sort_order => 'zorder(`a`, `b`.`c`)',\n"
         "  where => '`event time` < TIMESTAMP_NTZ \\'2026-11-22 12:30:00\\'',\n"
         "  options => map('min-input-files', '5', 'target-file-size-bytes', '100')\n)")
@@ -149,7 +149,7 @@ def test_health_and_dry_run_through_the_cli(written: Path) -> None:
 
     dry = runner.invoke(app, ["maintain", str(written), "--dry-run"])
     assert dry.exit_code == 0, dry.output
-    assert "CALL `lake`.system.`rewrite_data_files`(\n        table => '`logs`.`app_events`'," in dry.output
+    assert "CALL `lake`.system.`rewrite_data_files`(\n        table => '`lake`.`logs`.`app_events`'," in dry.output
     assert "5 small data files in 1 partition(s) with at least 5 each" in dry.output
     again = json.loads(runner.invoke(app, ["health", str(written), "--format", "json"]).output)
     assert healths(again) == healths(json.loads(result.output))  # a dry run changes nothing

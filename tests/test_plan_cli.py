@@ -38,7 +38,9 @@ def plan(*args: str) -> tuple[int, str]:
 
 def test_exit_0_when_catalog_matches(policies: Path) -> None:
     code, output = plan(str(policies), "--detailed-exitcode")
-    assert (code, output.strip()) == (0, "No changes. The catalog matches the policies.")
+    lake = policies.parent / ".lake" / "catalog.db"
+    assert (code, output.strip()) == (0, f"Catalog: lake (sql, sqlite:///{lake})\n"
+                                         "No changes. The catalog matches the policies.")
 
 
 def test_exit_2_with_changes(policies: Path) -> None:
@@ -147,7 +149,8 @@ def test_plan_cache_is_invalidated_by_catalog_commits_and_policy_edits(policies:
 
 def test_drift_shows_what_git_does_not_say(policies: Path) -> None:
     result = runner.invoke(app, ["drift", str(policies), "--detailed-exitcode"])
-    assert (result.exit_code, result.output.strip()) == (0, "No drift: the catalog holds what git declares.")
+    header = f"Catalog: lake (sql, sqlite:///{policies.parent / '.lake' / 'catalog.db'})"
+    assert (result.exit_code, result.output.strip()) == (0, f"{header}\nNo drift: the catalog holds what git declares.")
     table = embedded_catalog(policies).load_table(("ads", "click_log"))
     with table.transaction() as tx:
         tx.set_properties({"history.expire.min-snapshots-to-keep": "5", "other.tool.setting": "x"})

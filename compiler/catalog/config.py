@@ -1,8 +1,10 @@
 """Which catalog to talk to, in pyiceberg's conventions, shared by the planner and Spark.
 
-``.pyiceberg.yaml`` and ``PYICEBERG_CATALOG__<NAME>__URI`` / ``__WAREHOUSE`` / ``__TYPE`` configure a
-catalog by name. With nothing configured for the name, an embedded SQLite catalog is used:
-``.lake/catalog.db`` and ``.lake/warehouse/`` beside ``policies/``.
+``.pyiceberg.yaml`` and ``PYICEBERG_CATALOG__<NAME>__URI`` / ``__WAREHOUSE`` / ``__TYPE`` define catalogs
+by name. A name given by ``--catalog`` or ``TABLEPOLICY_CATALOG`` must be one of them. Only when no
+catalog is configured at all is the embedded SQLite catalog (``lake``) used: ``.lake/catalog.db`` and
+``.lake/warehouse/`` beside the project's ``policies/``. With catalogs configured and none named,
+pyiceberg's default (``default-catalog``, else ``default``) is used, else the only one there is.
 """
 
 from __future__ import annotations
@@ -12,11 +14,18 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
-from pyiceberg.utils.config import Config
+from compiler.errors import CatalogError
+from compiler.project import find_project
 
 EMBEDDED_NAME = "lake"
-SECRET_KEYS = re.compile(r"(password|secret|token|credential|key)", re.IGNORECASE)
+SECRET_KEYS = re.compile(r"(password|passwd|pwd|secret|token|credential|key|signature|auth)", re.IGNORECASE)
+MASK = "***"
+
+
+class CatalogNotDefinedError(CatalogError):
+    """A catalog name no configuration defines: refused before anything is read or created."""
 
 
 @dataclass(frozen=True)
@@ -38,49 +47,171 @@ class CatalogConfig:
         return "sql"
 
     def redacted(self) -> dict[str, str]:
-        """Properties safe to print: secrets masked, passwords in URIs masked."""
-        return {k: ("***" if SECRET_KEYS.search(k) else redact_uri(v)) for k, v in self.properties.items()}
+        """Properties safe to print: secret keys masked, credentials in URIs masked."""
+        return {k: (MASK if SECRET_KEYS.search(k) else self.redact(v)) for k, v in self.properties.items()}
+
+    def redact(self, text: str) -> str:
+        """Any text with URI credentials and every configured secret value masked."""
+        text = redact_uri(text)
+        for key, value in sorted(self.properties.items()):
+            for secret in _secrets(key, value):
+                text = text.replace(secret, MASK)
+        return text
+
+    @property
+    def where(self) -> str:
+        return self.redacted().get("uri") or self.redacted().get("warehouse") or "no uri"
 
     def describe(self) -> str:
-        where = self.redacted().get("uri", "?")
-        return f"catalog '{self.name}' ({self.kind}, {where})"
+        return f"catalog '{self.name}' ({self.kind}, {self.where})"
+
+    def header(self) -> str:
+        """The first line of every command's output, e.g. ``Catalog: prod (sql, postgresql://etl:***@db/lake)``."""
+        return f"Catalog: {self.name} ({self.kind}, {self.where})"
+
+    def summary(self) -> dict[str, str]:
+        """The catalog as JSON reports record it (credentials redacted)."""
+        return {"name": self.name, "type": self.kind, "uri": self.where}
+
+
+def _secrets(key: str, value: str) -> list[str]:
+    """Secret strings inside one property: the value of a secret key, a URI's password (raw and decoded)."""
+    found = [value] if SECRET_KEYS.search(key) and len(value) >= 3 else []
+    password = _userinfo_password(value)
+    if password and len(password) >= 3:
+        found += [password, unquote(password)]
+    return found
+
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
+
+
+def _split_userinfo(rest: str) -> tuple[str, str] | None:
+    """(userinfo, after) of what follows ``scheme://``; the userinfo ends at the last ``@`` before the query.
+
+    Passwords may carry unencoded ``@``, ``/``, ``?`` or ``:``: masking too much is safe, too little is not.
+    """
+    first = rest.find("@")
+    if first < 0 or rest.startswith("/"):  # no '@', or no authority at all (sqlite:////path/with@sign)
+        return None
+    query = rest.find("?", first)
+    at = rest.rfind("@", 0, query if query >= 0 else len(rest))
+    return rest[:at], rest[at + 1:]
+
+
+def _userinfo_password(value: str) -> str | None:
+    match = _SCHEME.search(value)
+    split = _split_userinfo(value[match.end():]) if match else None
+    if split is None or ":" not in split[0]:
+        return None
+    return split[0].split(":", 1)[1]
+
+
+_QUERY_SECRET = re.compile(r"([?&;][^=&;#]*(?:password|passwd|pwd|secret|token|credential|key|signature|auth)"
+                           r"[^=&;#]*=)[^&;#]*", re.IGNORECASE)
 
 
 def redact_uri(value: str) -> str:
-    """``postgresql://u:secret@h/db`` -> ``postgresql://u:***@h/db``."""
-    return re.sub(r"(://[^:/@]+:)[^@]+@", r"\1***@", value)
+    """Credentials in any URI inside ``value`` masked, however written.
+
+    >>> redact_uri("postgresql://etl:s3cret@db:5432/lake")
+    'postgresql://etl:***@db:5432/lake'
+    >>> redact_uri("postgresql://:pw@db/lake?sslpassword=x")
+    'postgresql://:***@db/lake?sslpassword=***'
+    """
+    match = _SCHEME.search(value)
+    if match is not None:
+        rest = value[match.end():]
+        split = _split_userinfo(rest)
+        if split is not None:
+            userinfo, after = split
+            user, colon, _ = userinfo.partition(":")
+            masked = f"{user}:{MASK}" if colon else (userinfo if "@" not in userinfo and "/" not in userinfo else MASK)
+            value = f"{value[:match.end()]}{masked}@{after}"
+    return _QUERY_SECRET.sub(lambda m: m[1] + MASK, value)
 
 
-def default_catalog_name() -> str:
-    configured = os.environ.get("TABLEPOLICY_CATALOG")
-    if configured:
-        return configured
-    config = Config()
-    name = config.get_default_catalog_name()
-    return name if config.get_catalog_config(name) else EMBEDDED_NAME
+def config_file() -> Path | None:
+    """The ``.pyiceberg.yaml`` pyiceberg reads: the first in PYICEBERG_HOME, the home folder, the working folder."""
+    for folder in (os.environ.get("PYICEBERG_HOME"), os.path.expanduser("~"), os.getcwd()):
+        if folder and (Path(folder) / ".pyiceberg.yaml").is_file():
+            return Path(folder) / ".pyiceberg.yaml"
+    return None
+
+
+def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
+    """Every catalog pyiceberg's configuration defines, by name, and pyiceberg's default name."""
+    from pyiceberg.utils.config import Config
+
+    try:
+        config = Config()
+        catalogs: Any = config.config.get("catalog", {})
+        default = config.get_default_catalog_name()
+        if not isinstance(catalogs, dict) or not all(isinstance(v, dict) for v in catalogs.values()):
+            raise ValueError("'catalog' must map each catalog name to its properties")
+    except Exception as exc:
+        file = config_file()
+        where = str(file) if file is not None else "the PYICEBERG_* environment variables"
+        problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
+        if problem and mark is not None and file is not None:
+            where, first = f"{file}:{mark.line + 1}:{mark.column + 1}", str(problem)
+        else:
+            first = str(problem or exc).strip().splitlines()[0] if str(problem or exc).strip() else type(exc).__name__
+        raise CatalogError(f"cannot read the catalog configuration in {where}: {redact_uri(first)}") from None
+    return {str(name): {k: str(v) for k, v in props.items()} for name, props in sorted(catalogs.items())}, default
 
 
 def resolve_catalog(name: str | None, policies: Path) -> CatalogConfig:
-    """The named catalog's configuration, or the embedded catalog beside ``policies``."""
-    name = name or default_catalog_name()
-    found: Any = Config().get_catalog_config(name)
-    if found:
-        return CatalogConfig(name, {k: str(v) for k, v in found.items()})
-    root = policies_dir(policies).resolve().parent / ".lake"
+    """The catalog a command targets; ``policies`` is any path of the project (locates the embedded catalog)."""
+    catalogs, default = configured_catalogs()
+    flag = "--catalog" if name else "TABLEPOLICY_CATALOG"
+    requested = name or os.environ.get("TABLEPOLICY_CATALOG") or None
+    if not catalogs:
+        if requested is None or requested == EMBEDDED_NAME:
+            return embedded_catalog(policies)
+        raise CatalogNotDefinedError(
+            f"catalog '{requested}' ({flag}) is not defined: no catalog is configured, only the embedded catalog "
+            f"'{EMBEDDED_NAME}' exists; define '{requested}' in .pyiceberg.yaml or with "
+            f"PYICEBERG_CATALOG__{requested.upper()}__URI, or drop {flag}")
+    defined = ", ".join(catalogs)
+    if requested is not None:
+        key = requested.lower()  # pyiceberg matches names case-insensitively
+        if key not in catalogs:
+            raise CatalogNotDefinedError(f"catalog '{requested}' ({flag}) is not defined; defined catalogs: {defined}")
+        return checked(CatalogConfig(key, catalogs[key]))
+    if default.lower() in catalogs:
+        return checked(CatalogConfig(default.lower(), catalogs[default.lower()]))
+    if len(catalogs) == 1:
+        [(only, props)] = catalogs.items()
+        return checked(CatalogConfig(only, props))
+    raise CatalogNotDefinedError(f"several catalogs are defined and none is selected; choose one with --catalog or "
+                                 f"TABLEPOLICY_CATALOG: {defined}")
+
+
+def checked(config: CatalogConfig) -> CatalogConfig:
+    """Refuse a URI whose password holds an unencoded ``@``: drivers would take part of it for the host name
+    (and print it in their errors)."""
+    for key, value in sorted(config.properties.items()):
+        match = _SCHEME.search(value)
+        split = _split_userinfo(value[match.end():]) if match else None
+        if split is not None and "@" in split[0]:
+            raise CatalogError(f"{config.describe()}: the credentials in its {key} hold an unencoded '@'; write it "
+                               "as %40 (URL-encode the user name and password)")
+    return config
+
+
+def embedded_catalog(policies: Path) -> CatalogConfig:
+    root = policies_dir(policies).parent / ".lake"
     return CatalogConfig(
-        name,
-        {
-            "type": "sql",
-            "uri": f"sqlite:///{root / 'catalog.db'}",
-            "warehouse": (root / "warehouse").as_uri(),
-        },
+        EMBEDDED_NAME,
+        {"type": "sql", "uri": f"sqlite:///{root / 'catalog.db'}", "warehouse": (root / "warehouse").as_uri()},
         embedded=True,
     )
 
 
 def policies_dir(path: Path) -> Path:
-    """The policies directory of a path naming it or one file in it (which need not exist yet)."""
-    return path.parent if path.is_file() or path.suffix in (".yaml", ".yml", ".json") else path
+    """The project's policies folder, for any path inside the project (which need not exist yet)."""
+    return find_project(path).policies
 
 
 def embedded_root(config: CatalogConfig) -> Path | None:

@@ -61,12 +61,7 @@ def _concurrent_sqlite(catalog: Catalog) -> None:
 
 def _clean(exc: Exception, config: CatalogConfig) -> str:
     """First line of the error with every configured secret masked."""
-    text = str(exc).splitlines()[0] if str(exc) else ""
-    redacted = config.redacted()
-    for key, value in config.properties.items():
-        if value and redacted[key] != value:
-            text = text.replace(value, redacted[key])
-    return text
+    return config.redact(str(exc).splitlines()[0] if str(exc) else "")
 
 
 def read_metadata(catalog: Catalog, location: str) -> dict[str, Any]:

@@ -23,7 +23,7 @@ def delete_sql(erasure: TableErasure, catalog: str) -> str:
 def rewrite_sql(erasure: TableErasure, catalog: str) -> str:
     """Rewrite every file that may hold a key, applying the delete files a merge-on-read DELETE wrote."""
     return render("call_procedure", catalog=catalog, procedure="rewrite_data_files", arguments=[
-        ("table", literal(qualified(erasure.table))), ("where", literal(erasure.sql_predicate())),
+        ("table", literal(qualified((catalog, *erasure.table)))), ("where", literal(erasure.sql_predicate())),
         ("options", string_map({"rewrite-all": "true"}))])
 
 

@@ -1,7 +1,8 @@
 """Maintenance actions -> Spark SQL: Iceberg's stored procedures, and DELETE for expired rows.
 
 A procedure's ``table`` argument is a string Spark parses as a multi-part identifier, so each part is
-backquoted inside the literal; timestamps carry their UTC offset.
+backquoted inside the literal, and it starts with the catalog: unqualified, a namespace named like a
+catalog (``iso.plain`` in catalog ``iso``) would be read as that catalog. Timestamps carry their UTC offset.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from compiler.render.filters import literal, qualified, string_map, time_literal
 
 
 def action_sql(action: Action, catalog: str) -> str:
-    table = literal(qualified(action.table))
+    table = literal(qualified((catalog, *action.table)))
     match action:
         case DeleteExpiredRows():
             cutoff = action.cutoff

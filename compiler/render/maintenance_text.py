@@ -74,8 +74,10 @@ def _missing(plan: MaintenancePlan) -> list[str]:
     return [f"Not in the catalog yet (run tablepolicy apply first): {', '.join(format_name(n) for n in plan.missing)}"]
 
 
-def maintenance_json(plan: MaintenancePlan, catalog: str) -> str:
+def maintenance_json(plan: MaintenancePlan, catalog: str, target: dict[str, str] | None = None) -> str:
+    """``target``: the catalog as the report's first key (name, type, redacted URI)."""
     return json.dumps({
+        "catalog": target or {"name": catalog},
         "tables": [{"table": list(t.table), "health": t.health.model_dump(mode="json"),
                     "actions": [{**a.model_dump(mode="json"), "summary": a.summary, "sql": action_sql(a, catalog)}
                                 for a in t.actions]}

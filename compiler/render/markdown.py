@@ -18,8 +18,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None) -> str:
-    out = ["### tablepolicy plan", ""]
+def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog: str | None = None) -> str:
+    """``catalog``: the header line naming the catalog (``Catalog: prod (sql, ...)``), the comment's first line."""
+    out = [f"### tablepolicy plan · {catalog}" if catalog else "### tablepolicy plan", ""]
     for finding in diagnostics or []:
         out.append(f"> ⛔ **{finding.code}** `{finding.location}` {finding.message} — {finding.hint or ''}")
     for blocked in plan.blocked:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import types
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -12,9 +13,10 @@ from typing import Annotated
 import typer
 
 from compiler import __version__
+from compiler.catalog.config import configured_catalogs
 from compiler.errors import PolicyError, TablePolicyError
-from runtime.cli import commands
 from runtime.cli.exits import Exit
+from runtime.cli.flags import check_master, check_output
 from runtime.cli.views import error
 
 app = typer.Typer(
@@ -52,14 +54,38 @@ class Format(StrEnum):
     json = "json"
 
 
+def commands() -> types.ModuleType:
+    """The command bodies, imported once a command runs: importing pyiceberg reads its configuration, whose
+    errors must reach the user as one line (run checks it first), and --help stays fast."""
+    from runtime.cli import commands as module
+
+    return module
+
+
+def lifecycle() -> types.ModuleType:
+    """health, maintain and erase: table health reads pull in pyiceberg's table module, loaded on use."""
+    from runtime.cli import lifecycle as module
+
+    return module
+
+
 class Invocation:
     command_ran = False  # set once argument parsing succeeded and a command started
 
 
-def run(action: Callable[[], int]) -> None:
-    """Run a command: clean one-line errors instead of tracebacks, exit codes from the README."""
+def run(
+    action: Callable[[], int], *, outputs: dict[str, Path | None] | None = None, master: str | None = None,
+    reach_master: bool = True,
+) -> None:
+    """Run a command: flags checked before any work, clean one-line errors instead of tracebacks, exit codes
+    from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
     Invocation.command_ran = True
     try:
+        configured_catalogs()  # a broken .pyiceberg.yaml is one line, before pyiceberg reads it on import
+        for flag, target in (outputs or {}).items():
+            check_output(flag, target)
+        if master is not None:
+            check_master(master, reach=reach_master)
         code = action()
     except PolicyError as exc:
         from runtime.cli.views import show_diagnostics
@@ -86,13 +112,13 @@ def run(action: Callable[[], int]) -> None:
 @app.command()
 def validate(path: PolicyPath = Path("policies")) -> None:
     """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
-    run(lambda: commands.validate(path))
+    run(lambda: commands().validate(path))
 
 
 @app.command()
 def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None) -> None:
     """Print the Spark SQL that creates every declared table in an empty catalog (offline)."""
-    run(lambda: commands.ddl(path, catalog))
+    run(lambda: commands().ddl(path, catalog))
 
 
 @app.command()
@@ -111,8 +137,8 @@ def plan(
     ] = True,
 ) -> None:
     """Compare the policies with the live catalog (no JVM) and show what apply would do."""
-    run(lambda: commands.plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode,
-                              use_cache=cache))
+    run(lambda: commands().plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode,
+                                use_cache=cache), outputs={"--out": out})
 
 
 @app.command()
@@ -130,8 +156,9 @@ def apply(
 ) -> None:
     """Apply a reviewed plan (or plan-and-apply policies) through Spark, step by step, resumably."""
     check_spark_conf(spark_conf)
-    run(lambda: commands.apply(path, catalog, auto_approve=auto_approve, master=spark_master,
-                               conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report))
+    run(lambda: commands().apply(path, catalog, auto_approve=auto_approve, master=spark_master,
+                                 conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report),
+        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
 
 @app.command()
@@ -145,10 +172,9 @@ def maintain(
 ) -> None:
     """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
     check_spark_conf(spark_conf)
-    from runtime.cli import lifecycle  # table health reads pull in pyiceberg's table module: load on use
-
-    run(lambda: lifecycle.maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
-                                   json_report=json_report))
+    run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
+                                   json_report=json_report),
+        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
 
 @app.command()
@@ -164,10 +190,9 @@ def erase(
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it."""
     check_spark_conf(spark_conf)
-    from runtime.cli import lifecycle  # table health reads pull in pyiceberg's table module: load on use
-
-    run(lambda: lifecycle.erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
-                                conf=spark_conf or []))
+    run(lambda: lifecycle().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
+                                conf=spark_conf or []),
+        outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
 
 
 class HealthFormat(StrEnum):
@@ -182,9 +207,7 @@ def health(
     output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
 ) -> None:
     """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
-    from runtime.cli import lifecycle  # table health reads pull in pyiceberg's table module: load on use
-
-    run(lambda: lifecycle.health(path, catalog, output=output.value))
+    run(lambda: lifecycle().health(path, catalog, output=output.value))
 
 
 @app.command()
@@ -194,7 +217,7 @@ def drift(
     detailed_exitcode: Annotated[bool, typer.Option("--detailed-exitcode", help="Exit 2 when there is drift.")] = False,
 ) -> None:
     """Show what the catalog holds that git does not say (the reverse of plan)."""
-    run(lambda: commands.drift(path, catalog, detailed_exitcode=detailed_exitcode))
+    run(lambda: commands().drift(path, catalog, detailed_exitcode=detailed_exitcode))
 
 
 @app.command("import")
@@ -208,13 +231,13 @@ def import_(
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing policy files.")] = False,
 ) -> None:
     """Write policy YAML for existing catalog tables; plan right after shows no changes."""
-    run(lambda: commands.import_tables(tables, catalog, policies, out, force=force))
+    run(lambda: commands().import_tables(tables, catalog, policies, out, force=force))
 
 
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of the policy format (for editors and CI)."""
-    run(commands.schema)
+    run(lambda: commands().schema())
 
 
 @app.command()
@@ -223,7 +246,7 @@ def fmt(
     check: Annotated[bool, typer.Option("--check", help="Only report files that are not formatted (exit 1).")] = False,
 ) -> None:
     """Rewrite policy files in canonical form; comments are kept."""
-    run(lambda: commands.fmt(path, check=check))
+    run(lambda: commands().fmt(path, check=check))
 
 
 @app.command()

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import CatalogConfig, policies_dir, resolve_catalog
+from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.desired import create_all, desired_states
 from compiler.errors import PolicyError
 from compiler.fmt import YAMLError, format_text
@@ -18,15 +19,15 @@ from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache
 from compiler.plan.cache import PlanCache
 from compiler.plan.planner import PlanResult, make_plan
+from compiler.project import find_project, load_selected, restrict_plan
 from compiler.render.drift import render_drift
 from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
-from compiler.validate import validate as validate_project
 from runtime.cli.exits import Exit
-from runtime.cli.views import error, info, paint, show_diagnostics, summary_line
+from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
 
 if TYPE_CHECKING:
@@ -35,8 +36,8 @@ if TYPE_CHECKING:
 
 
 def cache_dir(path: Path) -> Path:
-    """``.tablepolicy/`` beside the policies directory (like Terraform's .terraform/)."""
-    return policies_dir(path).resolve().parent / ".tablepolicy"
+    """``.tablepolicy/`` beside the project's policies directory (like Terraform's .terraform/)."""
+    return find_project(path).root / ".tablepolicy"
 
 
 def open_reader(config: CatalogConfig) -> CatalogReader:
@@ -47,10 +48,13 @@ def open_reader(config: CatalogConfig) -> CatalogReader:
     return CatalogReader(config)
 
 
+def project_cache(path: Path) -> ModelCache:
+    return ModelCache.open(cache_dir(path) / "models.json")
+
+
 def valid_project(path: Path, *, use_cache: bool = True) -> Project:
     """The project, or PolicyError carrying every finding; warnings are shown either way."""
-    cache = ModelCache.open(cache_dir(path) / "models.json") if use_cache and path.is_dir() else None
-    project, diagnostics = validate_project(path, cache)
+    project, _, diagnostics = load_selected(path, project_cache(path) if use_cache else None)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     show_diagnostics(diagnostics)
@@ -58,17 +62,15 @@ def valid_project(path: Path, *, use_cache: bool = True) -> Project:
 
 
 def validate(path: Path) -> int:
-    cache = ModelCache.open(cache_dir(path) / "models.json") if path.is_dir() else None
-    _, diagnostics = validate_project(path, cache)
+    _, files, diagnostics = load_selected(path, project_cache(path))
     show_diagnostics(diagnostics)
-    files = len(discover(path)) if path.exists() else 0
     typer.echo(summary_line(diagnostics, files), err=True)
     return Exit.ERROR if diagnostics.has_errors else Exit.OK
 
 
 def ddl(path: Path, catalog: str | None) -> int:
-    project = valid_project(path)
     name = resolve_catalog(catalog, path).name
+    project = valid_project(path)
     for change in create_all(project):
         for statement in statements(change, name):
             info(f"-- {change.summary}\n{statement.sql};\n")
@@ -100,35 +102,38 @@ def fmt(path: Path, *, check: bool) -> int:
     return Exit.ERROR if check and unformatted else Exit.OK
 
 
-def compute_plan(path: Path, catalog: str | None, *, use_cache: bool = True) -> PlanResult:
+def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: bool = True) -> PlanResult:
+    config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog, path)
     project = valid_project(path, use_cache=use_cache)
-    config = resolve_catalog(catalog, path)
     with open_reader(config) as reader:
         return plan_project(project, path, reader, use_cache=use_cache)
 
 
 def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
-    result = make_plan(project, reader, reader.config.name, git_sha(path), cache=cache)
+    result = make_plan(project, reader, reader.config.name, git_sha(find_project(path).policies), cache=cache)
     if result.refused:
         raise PolicyError(result.diagnostics)
     if cache is not None:
         cache.save()
-    return result
+    return PlanResult(restrict_plan(result.plan, project), result.diagnostics)
 
 
-RENDERERS = {
-    "text": lambda result: render_text(result.plan, lambda text, color: paint(text, color)),
-    "markdown": lambda result: render_markdown(result.plan, result.diagnostics),
-    "json": lambda result: plan_to_json(result.plan),
+RENDERERS: dict[str, Callable[[PlanResult, CatalogConfig], str]] = {
+    "text": lambda result, config: config.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
+    "markdown": lambda result, config: render_markdown(result.plan, result.diagnostics, catalog=config.header()),
+    "json": lambda result, _config: plan_to_json(result.plan),
 }
 
 
 def plan(
     path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool, use_cache: bool
 ) -> int:
-    result = compute_plan(path, catalog, use_cache=use_cache)
-    typer.echo(RENDERERS[output](result), nl=False)
+    config = resolve_catalog(catalog, path)
+    if output == "json":
+        catalog_header(config, err=True)  # stdout is the plan file, which records the catalog itself
+    result = compute_plan(path, config, use_cache=use_cache)
+    typer.echo(RENDERERS[output](result, config), nl=False)
     if out is not None:
         out.write_text(plan_to_json(result.plan), encoding="utf-8")
         typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)
@@ -152,6 +157,7 @@ def apply(
 ) -> int:
     from runtime.spark.session import SparkOptions, start_in_background
 
+    catalog_header(apply_catalog(path, catalog, policies))
     saved = path.is_file() and path.suffix == ".json"
     if saved:
         planned = plan_from_json(path.read_text(encoding="utf-8"))
@@ -189,12 +195,27 @@ def apply(
                         on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
     info(f"Apply complete: {report.executed} statement(s) executed, plan {report.plan_id}.")
     if json_report is not None:
-        json_report.write_text(report_json(report), encoding="utf-8")
+        json_report.write_text(report_json(report, config), encoding="utf-8")
     return Exit.OK
 
 
-def report_json(report: ApplyReport) -> str:
+def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogConfig:
+    """The catalog an apply targets: the flag, else the one a saved plan names, else the default."""
+    if catalog is None and path.is_file() and path.suffix == ".json":
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+            catalog = document.get("catalog") if isinstance(document, dict) else None
+        except (OSError, UnicodeDecodeError, ValueError):
+            catalog = None  # apply itself reports what is wrong with the file
+        if isinstance(catalog, dict):
+            catalog = catalog.get("name")
+        return resolve_catalog(catalog if isinstance(catalog, str) else None, policies)
+    return resolve_catalog(catalog, path)
+
+
+def report_json(report: ApplyReport, config: CatalogConfig) -> str:
     return json.dumps({
+        "catalog": config.summary(),
         "plan_id": report.plan_id,
         "safety_tags": report.safety_tags,
         "steps": [{"step": r.step.index, "action": r.step.change.action, "summary": r.step.summary,
@@ -204,6 +225,7 @@ def report_json(report: ApplyReport) -> str:
 
 def import_tables(tables: list[str], catalog: str | None, policies: Path, out: Path | None, *, force: bool) -> int:
     config = resolve_catalog(catalog, policies)
+    catalog_header(config, err=True)  # stdout may be the policy YAML
     try:
         names = [parse_name(text) for text in tables]
     except ValueError as exc:
@@ -232,8 +254,10 @@ def import_tables(tables: list[str], catalog: str | None, policies: Path, out: P
 
 
 def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
+    config = resolve_catalog(catalog, path)
     project = valid_project(path)
-    with open_reader(resolve_catalog(catalog, path)) as reader:
+    catalog_header(config)
+    with open_reader(config) as reader:
         result = plan_project(project, path, reader)
         desired = {state.name: state for state in desired_states(project)}
         text, drifted = render_drift(result.plan, reader, desired)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from compiler.catalog.config import resolve_catalog
+from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from compiler.errors import PolicyError
@@ -19,20 +19,23 @@ from compiler.render.erasure import delete_sql
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
-from runtime.cli.views import error, info, paint
+from runtime.cli.views import catalog_header, error, info, paint
 
 
-def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, str]:
-    project = valid_project(path)
+def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, CatalogConfig]:
     config = resolve_catalog(catalog, path)
+    project = valid_project(path)
     with open_reader(config) as reader:
-        return maintenance_plan(project, reader, datetime.now(UTC).replace(microsecond=0)), config.name
+        return maintenance_plan(project, reader, datetime.now(UTC).replace(microsecond=0)), config
 
 
 def health(path: Path, catalog: str | None, *, output: str) -> int:
-    plan, name = due_now(path, catalog)
-    text = maintenance_json(plan, name) if output == "json" else render_health(plan, lambda t, c: paint(t, c))
-    typer.echo(text, nl=False)
+    plan, config = due_now(path, catalog)
+    if output == "json":
+        typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
+        return Exit.OK
+    catalog_header(config)
+    typer.echo(render_health(plan, lambda t, c: paint(t, c)), nl=False)
     return Exit.OK
 
 
@@ -42,21 +45,22 @@ def maintain(
     from runtime.maintain import run_maintenance
     from runtime.spark.session import SparkOptions
 
-    plan, name = due_now(path, catalog)
-    typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=name if dry_run else None), nl=False)
+    plan, config = due_now(path, catalog)
+    catalog_header(config)
+    typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None), nl=False)
     if dry_run or not plan.actions:
         return Exit.OK
     options = SparkOptions.from_flags(master, conf)
     report = run_maintenance(
-        plan, resolve_catalog(catalog, path), options, lock_dir=cache_dir(path),
+        plan, config, options, lock_dir=cache_dir(path),
         on_result=lambda r: info(f"  {format_name(r.action.table)}: {r.action.action}: {r.status}"
                                  + (f" ({r.seconds:.1f}s) {_output(r.output)}" if r.status == "done" else "")))
     if json_report is not None:
-        json_report.write_text(json.dumps([
+        json_report.write_text(json.dumps({"catalog": config.summary(), "results": [
             {"table": list(r.action.table), "action": r.action.action, "status": r.status, "sql": r.sql,
              "seconds": round(r.seconds, 3), "output": r.output, "error": r.error} for r in report.results
-        ], indent=2, default=str) + "\n", encoding="utf-8")
-    for failed in (r for r in report.results if r.status == "failed"):
+        ]}, indent=2, default=str) + "\n", encoding="utf-8")
+    for failed in (r for r in report.results if r.status in ("failed", "refused")):
         error(failed.error or failed.action.summary)
     done = sum(r.status == "done" for r in report.results)
     info(f"Maintenance complete: {done} of {len(report.results)} action(s) done.")
@@ -74,7 +78,9 @@ def erase(
     from runtime.erase import run_erasure
     from runtime.spark.session import SparkOptions
 
+    config = resolve_catalog(catalog, path)
     project = valid_project(path)
+    catalog_header(config)
     try:
         text = requests_file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -83,7 +89,6 @@ def erase(
     requests, diagnostics = load_requests(text, display_path(requests_file))
     if requests is None:
         raise PolicyError(diagnostics)
-    config = resolve_catalog(catalog, path)
     with open_reader(config) as reader:
         states = {t.name: current.state for t in project.tables if (current := reader.table(t.name)) is not None}
     tables, findings = erasure_plan(project, requests, states)
@@ -101,7 +106,7 @@ def erase(
         return Exit.OK
     proofs = run_erasure(tables, config, SparkOptions.from_flags(master, conf),
                          lock_dir=cache_dir(path))
-    document = {"erased_at": datetime.now(UTC).isoformat(), "catalog": config.name,
+    document = {"catalog": config.summary(), "erased_at": datetime.now(UTC).isoformat(),
                 "requests": [r.id for r in requests.model.requests], "tables": [p.as_json() for p in proofs]}
     if proof is not None:
         proof.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")

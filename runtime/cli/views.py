@@ -7,6 +7,7 @@ import sys
 
 import typer
 
+from compiler.catalog.config import CatalogConfig
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 
 
@@ -45,3 +46,8 @@ def error(message: str) -> None:
 
 def info(message: str) -> None:
     typer.echo(message)
+
+
+def catalog_header(config: CatalogConfig, *, err: bool = False) -> None:
+    """The first line of a command's output: the catalog it targets, credentials redacted."""
+    typer.echo(config.header(), err=err)

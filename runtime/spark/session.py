@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import shutil
 import subprocess
+import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -103,7 +105,10 @@ def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession
     conf = session_conf(catalog, options)
     for key, value in conf.items():
         builder = builder.config(key, value)
+    log = Path(tempfile.gettempdir()) / f"tablepolicy-spark-{os.getpid()}.log"  # this process's JVM writes here
+    launched = False
     try:
+        launched = _launch_quietly(options, conf, log)
         spark = builder.getOrCreate()
     except Exception as exc:
         hint = ""
@@ -111,6 +116,39 @@ def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession
             hint = (f"; it had to download {conf['spark.jars.packages']} from Maven: without internet access, "
                     "install tablepolicy[spark] (the Iceberg runtime wheel) and Debian's libxerial-sqlite-jdbc-java "
                     "and libpostgresql-jdbc-java, or pass --spark-conf spark.jars=...")
-        raise SparkSetupError(f"Spark did not start: {str(exc).splitlines()[0] if str(exc) else exc!r}{hint}") from None
+        reason = catalog.redact(_reason(exc, log))
+        where = f" (Spark's log: {log})" if log.exists() else ""
+        raise SparkSetupError(f"Spark did not start with --spark-master {options.master!r}: {reason}{hint}{where}"
+                              ) from None
+    if launched:
+        atexit.register(log.unlink, missing_ok=True)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _launch_quietly(options: SparkOptions, conf: dict[str, str], log: Path) -> bool:
+    """Start the JVM with its output in ``log``, so Spark's own lines and Java stack traces stay off the
+    user's screen; False when this process already has a JVM (a second session reuses it)."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return False
+    spark_conf = SparkConf(loadDefaults=False)
+    spark_conf.setAll([("spark.master", options.master), ("spark.app.name", options.app_name), *conf.items()])
+    with log.open("w", encoding="utf-8") as stream:
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": stream, "stderr": stream})  # type: ignore[no-untyped-call]
+    SparkContext._ensure_initialized(gateway=gateway)
+    return True
+
+
+def _reason(exc: Exception, log: Path) -> str:
+    """One line saying why Spark did not start: the root cause the log names (the last "Caused by", else the
+    exception the JVM died of), else the exception Python saw."""
+    lines = log.read_text(encoding="utf-8", errors="replace").splitlines() if log.exists() else []
+    causes = [line for line in lines if line.startswith("Caused by: ")]
+    died = [line for line in lines if line.startswith("Exception in thread ")]
+    java = getattr(exc, "java_exception", None)
+    first = (causes[-1:] or died[:1] or [str(java) if java is not None else str(exc) or repr(exc)])[0]
+    first = first.splitlines()[0] if first else repr(exc)
+    return re.sub(r"^(Exception in thread \"[^\"]*\" |Caused by: )?([\w.$]+(Exception|Error): )?", "", first)

@@ -92,7 +92,7 @@ def test_due_actions_run_and_the_table_is_healthier(lake: Lake, tmp_path: Path) 
     cutoff = datetime(now.year, now.month, now.day, tzinfo=UTC) - timedelta(days=30)
     delete, _, _, expire, _ = (action_sql(a, "lake") for a in table.actions)
     assert delete == f"DELETE FROM `lake`.`maint`.`events` WHERE `ts` < TIMESTAMP '{cutoff.isoformat(' ')}'"
-    assert expire == ("CALL `lake`.system.`expire_snapshots`(\n  table => '`maint`.`events`',\n"
+    assert expire == ("CALL `lake`.system.`expire_snapshots`(\n  table => '`lake`.`maint`.`events`',\n"
                       f"  older_than => TIMESTAMP '{(now - timedelta(days=1)).isoformat(' ')}',\n  retain_last => 2\n)")
 
     report = run_maintenance(before, lake.config, SparkOptions(), lock_dir=tmp_path)
