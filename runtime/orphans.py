@@ -17,6 +17,8 @@ from urllib.parse import urlparse
 from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
+from compiler.maintenance.health import OrphanFigures
+
 MAX_SHARE = 0.5  # candidates over half the table's bytes look like a misread location, not orphans
 
 
@@ -114,3 +116,9 @@ def _plausible(scan: OrphanScan) -> OrphanScan:
                                      f"table location (more than {MAX_SHARE:.0%}): check the location and the "
                                      "catalog before removing anything")
     return scan
+
+
+def orphan_figures(table: Table, older_than: datetime) -> OrphanFigures:
+    """The scan as maintenance decisions read it."""
+    scan = scan_orphans(table, older_than)
+    return OrphanFigures(files=scan.files, bytes=scan.bytes, young=scan.young, refused=scan.refused)

@@ -144,7 +144,11 @@ def test_health_and_dry_run_through_the_cli(written: Path) -> None:
     events = tables["logs.app_events"]
     assert (events["health"]["data_files"], len(events["health"]["snapshot_times"])) == (5, 5)
     assert events["health"]["small_file_groups"] == [5]
-    assert [a["action"] for a in events["actions"]] == ["rewrite_data_files", "remove_orphan_files"]  # ns defaults
+    assert [a["action"] for a in events["actions"]] == ["rewrite_data_files"]
+    # orphan removal is declared by the namespace defaults, but the location holds no unreferenced file
+    assert {"code": "TM302", "action": "remove_orphan_files",
+            "reason": "no unreferenced file older than 3d"} in events["skipped"]
+    assert events["health"]["orphans"] == {"files": 0, "bytes": 0, "young": 0, "refused": None}
     assert tables["security.cloudtrail_mgmt"]["health"]["data_files"] == 0
 
     dry = runner.invoke(app, ["maintain", str(written), "--dry-run"])

@@ -5,18 +5,21 @@ Reads metadata and manifests through pyiceberg (no JVM); the runtime executes th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from compiler.effective import effective_settings
 from compiler.loader import Project
 from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import compaction_window, expiry_cutoff, maintenance_for
-from compiler.maintenance.health import TableHealth, read_health
+from compiler.maintenance.decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
+from compiler.maintenance.health import OrphanFigures, TableHealth, read_health
 from compiler.model.names import parse_name
 
 if TYPE_CHECKING:
+    from pyiceberg.table import Table
+
     from compiler.catalog.reader import CatalogReader
 
 
@@ -25,6 +28,7 @@ class TableMaintenance:
     table: tuple[str, ...]
     health: TableHealth
     actions: list[Action]
+    skips: list[Skip] = field(default_factory=list)  # declared actions not due now, each with its reason
 
 
 @dataclass(frozen=True)
@@ -37,7 +41,16 @@ class MaintenancePlan:
         return [a for t in self.tables for a in t.actions]
 
 
-def maintenance_plan(project: Project, reader: CatalogReader, now: datetime) -> MaintenancePlan:
+# (name, table, files older than this) -> orphan figures from a listing of the table location
+# (runtime/orphans.py), or None where a listing cannot decide (the removal is then left to Spark's own checks)
+OrphanScanner = Callable[[tuple[str, ...], "Table", datetime], OrphanFigures | None]
+
+
+def maintenance_plan(
+    project: Project, reader: CatalogReader, now: datetime, scan_orphans: OrphanScanner | None = None
+) -> MaintenancePlan:
+    """``scan_orphans``: lists a table's location when its policy declares orphan removal, so removal is due
+    only when there are old unreferenced files (and Spark is not started to find there are none)."""
     tables, missing = [], []
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
         current, table = reader.table(loaded.name), reader.pyiceberg_table(loaded.name)
@@ -51,5 +64,11 @@ def maintenance_plan(project: Project, reader: CatalogReader, now: datetime) -> 
         window = compaction_window(effective, current.state, now)
         health = read_health(loaded.name, table, (parse_name(column), cutoff) if column and cutoff else None,
                              (window.column, window.before) if window is not None else None)
-        tables.append(TableMaintenance(loaded.name, health, maintenance_for(effective, current.state, health, now)))
+        orphans = effective.lifecycle.orphan_files
+        if scan_orphans is not None and orphans is not None and orphans.enabled is not False:
+            guard = now - timedelta(milliseconds=(orphans.older_than or DEFAULT_ORPHAN_AGE).millis)
+            health = health.model_copy(update={"orphans": scan_orphans(loaded.name, table, guard)})
+        found = decisions(effective, current.state, health, now)
+        tables.append(TableMaintenance(loaded.name, health, [d for d in found if not isinstance(d, Skip)],
+                                       [d for d in found if isinstance(d, Skip)]))
     return MaintenancePlan(tables, missing)

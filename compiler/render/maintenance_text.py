@@ -32,6 +32,8 @@ def health_lines(h: TableHealth) -> list[str]:
         f"  manifests     {h.manifests:,}",
         f"  metadata      {h.metadata_files:,} file(s)",
         f"  rows          {rows}",
+        *([f"  orphan files  {h.orphans.files:,} ({h.orphans.bytes:,} bytes) past the guard, {h.orphans.young:,} newer"
+           + (f"; removal refused: {h.orphans.refused}" if h.orphans.refused else "")] if h.orphans else []),
     ]
 
 
@@ -52,7 +54,8 @@ def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
         line
         for t in plan.tables
         for line in [*_heading(t, paint), *health_lines(t.health),
-                     f"  due now       {', '.join(a.action for a in t.actions) or 'nothing'}"]
+                     f"  due now       {', '.join(a.action for a in t.actions) or 'nothing'}",
+                     *(f"  not due       {k.action}: {k.reason}" for k in t.skips)]
     ]
     return "\n".join([*lines, *_missing(plan), ""]).lstrip("\n")
 
@@ -61,7 +64,8 @@ def render_maintenance(plan: MaintenancePlan, paint: Painter = no_color, catalog
     """The due actions table by table; with ``catalog``, the SQL each runs (``--dry-run``)."""
     due = [t for t in plan.tables if t.actions]
     lines = [line for t in due
-             for line in [*_heading(t, paint), *(x for a in t.actions for x in action_lines(a, paint, catalog))]]
+             for line in [*_heading(t, paint), *(x for a in t.actions for x in action_lines(a, paint, catalog)),
+                          *(f"  - skip {k.action}  [{k.code}]: {k.reason}" for k in t.skips)]]
     count = len(plan.actions)
     lines += ["", f"{count} action(s) due on {len(due)} of {len(plan.tables)} table(s)." if count
               else f"No maintenance due on {len(plan.tables)} table(s).", *_missing(plan)]
@@ -80,7 +84,8 @@ def maintenance_json(plan: MaintenancePlan, catalog: str, target: dict[str, str]
         "catalog": target or {"name": catalog},
         "tables": [{"table": list(t.table), "health": t.health.model_dump(mode="json"),
                     "actions": [{**a.model_dump(mode="json"), "summary": a.summary, "sql": action_sql(a, catalog)}
-                                for a in t.actions]}
+                                for a in t.actions],
+                    "skipped": [{"code": k.code, "action": k.action, "reason": k.reason} for k in t.skips]}
                    for t in plan.tables],
         "missing": [list(n) for n in plan.missing],
     }, indent=2) + "\n"

@@ -109,10 +109,33 @@ def run(
     raise typer.Exit(int(code))
 
 
+class FindingsFormat(StrEnum):
+    text = "text"
+    github = "github"
+    json = "json"
+
+
 @app.command()
-def validate(path: PolicyPath = Path("policies")) -> None:
+def validate(
+    path: PolicyPath = Path("policies"),
+    output: Annotated[FindingsFormat, typer.Option(
+        "--format", "-f", help="text (terminal), github (workflow annotations on the file and line) or json.")]
+    = FindingsFormat.text,
+) -> None:
     """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
-    run(lambda: commands().validate(path))
+    run(lambda: commands().validate(path, output=output.value))
+
+
+@app.command()
+def init(
+    directory: Annotated[Path, typer.Argument(help="Where to create the policy repository.")] = Path("."),
+    install: Annotated[str, typer.Option(
+        "--install", help="The pinned requirement CI installs tablepolicy from (a version, git URL with a commit, "
+                          "or a path); never a bare name.")] = "",
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
+) -> None:
+    """Scaffold a policy repository: workflows, org rules, an example table, editor schema, pre-commit."""
+    run(lambda: commands().init(directory, install=install, force=force))
 
 
 @app.command()
@@ -205,9 +228,11 @@ def health(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
     output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report here.")]
+    = None,
 ) -> None:
     """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
-    run(lambda: lifecycle().health(path, catalog, output=output.value))
+    run(lambda: lifecycle().health(path, catalog, output=output.value, html=html), outputs={"--html": html})
 
 
 @app.command()

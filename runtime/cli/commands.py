@@ -21,6 +21,7 @@ from compiler.plan.cache import PlanCache
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.project import find_project, load_selected, restrict_plan
 from compiler.render.drift import render_drift
+from compiler.render.findings import findings_json, findings_markdown, github_annotations
 from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
@@ -61,11 +62,31 @@ def valid_project(path: Path, *, use_cache: bool = True) -> Project:
     return project
 
 
-def validate(path: Path) -> int:
+def validate(path: Path, *, output: str = "text") -> int:
     _, files, diagnostics = load_selected(path, project_cache(path))
-    show_diagnostics(diagnostics)
-    typer.echo(summary_line(diagnostics, files), err=True)
+    if output == "json":
+        typer.echo(findings_json(diagnostics, files), nl=False)
+    else:
+        if output == "github":  # annotations for the workflow; the same findings readable in the log below
+            typer.echo(github_annotations(diagnostics), nl=False)
+        show_diagnostics(diagnostics)
+        typer.echo(summary_line(diagnostics, files), err=True)
     return Exit.ERROR if diagnostics.has_errors else Exit.OK
+
+
+def init(directory: Path, *, install: str, force: bool) -> int:
+    from runtime.scaffold import DEFAULT_SPEC, Scaffold, ScaffoldError
+
+    try:
+        written = Scaffold(directory, install or DEFAULT_SPEC).write(force=force)
+    except ScaffoldError as exc:
+        error(str(exc))
+        return Exit.ERROR
+    for path in written:
+        info(f"wrote {display_path(path)}")
+    info(f"Workflows install {install or DEFAULT_SPEC!r} (change with --install). Next: tablepolicy validate "
+         f"{display_path(directory / 'policies')}, then open a pull request.")
+    return Exit.OK
 
 
 def ddl(path: Path, catalog: str | None) -> int:
@@ -132,7 +153,15 @@ def plan(
     config = resolve_catalog(catalog, path)
     if output == "json":
         catalog_header(config, err=True)  # stdout is the plan file, which records the catalog itself
-    result = compute_plan(path, config, use_cache=use_cache)
+    try:
+        result = compute_plan(path, config, use_cache=use_cache)
+    except PolicyError as exc:
+        if output != "markdown":
+            raise
+        # the pull-request comment of a plan that could not be made shows why, not nothing
+        typer.echo(f"### tablepolicy plan · {config.header()}\n\n**The plan could not be made:** fix these "
+                   f"findings and push again.\n\n{findings_markdown(exc.diagnostics)}", nl=False)
+        raise
     typer.echo(RENDERERS[output](result, config), nl=False)
     if out is not None:
         out.write_text(plan_to_json(result.plan), encoding="utf-8")

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import typer
+from pyiceberg.table import Table
 
 from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.erasure.plan import erasure_plan
@@ -14,6 +15,7 @@ from compiler.erasure.requests import load_requests
 from compiler.errors import PolicyError
 from compiler.loader import display_path
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
+from compiler.maintenance.health import OrphanFigures
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
@@ -23,14 +25,29 @@ from runtime.cli.views import catalog_header, error, info, paint
 
 
 def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, CatalogConfig]:
+    from runtime.maintain import shared_location
+    from runtime.orphans import orphan_figures
+
     config = resolve_catalog(catalog, path)
     project = valid_project(path)
     with open_reader(config) as reader:
-        return maintenance_plan(project, reader, datetime.now(UTC).replace(microsecond=0)), config
+        def scan(name: tuple[str, ...], table: Table, guard: datetime) -> OrphanFigures | None:
+            # a location another table shares cannot be judged from this table's metadata: the removal stays
+            # due and maintain refuses it, naming the other table
+            return None if shared_location(reader, name) else orphan_figures(table, guard)
+
+        now = datetime.now(UTC).replace(microsecond=0)
+        return maintenance_plan(project, reader, now, scan_orphans=scan), config
 
 
-def health(path: Path, catalog: str | None, *, output: str) -> int:
+def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None) -> int:
     plan, config = due_now(path, catalog)
+    if html is not None:
+        from compiler.render.health_html import TableReport, render_health_html
+
+        reports = [TableReport(t.health, t.actions) for t in plan.tables]
+        html.write_text(render_health_html(reports, config.header(), datetime.now(UTC)), encoding="utf-8")
+        typer.echo(f"Wrote the health report of {len(reports)} table(s) to {html}", err=True)
     if output == "json":
         typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
         return Exit.OK
