@@ -1,35 +1,42 @@
-"""Plan -> a pull-request comment: warnings first, a summary table, then each table's changes and SQL."""
+"""Plan -> a pull-request comment that always fits: a header (catalog, plan id, policies commit), warnings
+and blocked changes first, a summary table by table and safety, then each table's changes with its SQL
+folded. Past the budget (GitHub refuses comments over 65,536 characters) the summary stays and the
+remaining tables' details are left to the plan file in the workflow's artifact."""
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 
 from compiler.diagnostics import Diagnostics
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
-from compiler.plan.model import Plan
+from compiler.plan.model import Plan, TablePlan
+from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.render.text import summary_counts
 
 ICONS = {Safety.SAFE: "🟢", Safety.BREAKING: "🟠", Safety.DESTRUCTIVE: "🔴"}
+BUDGET = 60_000  # characters; leaves room under GitHub's limit for the sticky comment's marker
+NOTICES = 50  # warnings, blocked changes and unmanaged tables listed before "and N more"
+
+
+def plan_id(plan: Plan) -> str:
+    """The id apply stamps on the tables it changes: the first 16 hex digits of the plan file's sha256."""
+    return hashlib.sha256(plan_to_json(plan).encode()).hexdigest()[:16]
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog: str | None = None) -> str:
+def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog: str | None = None,
+                    budget: int = BUDGET) -> str:
     """``catalog``: the header line naming the catalog (``Catalog: prod (sql, ...)``), the comment's first line."""
-    out = [f"### tablepolicy plan · {catalog}" if catalog else "### tablepolicy plan", ""]
-    for finding in diagnostics or []:
-        out.append(f"> ⛔ **{finding.code}** `{finding.location}` {finding.message} — {finding.hint or ''}")
-    for blocked in plan.blocked:
-        out.append(f"> ⛔ **blocked** `{format_name(blocked.table)}`: {blocked.summary}. To approve, add to "
-                   f"`{blocked.policy_file}`: `allow_destructive: [\"{blocked.approval}\"]`")
-    for name in plan.unmanaged:
-        out.append(f"> ⚠️ unmanaged table `{format_name(name)}`: no policy declares it (left alone)")
-    if out[-1] != "":
-        out.append("")
+    commit = f" · policies `{plan.git_sha[:12]}`" if plan.git_sha else ""
+    out = [f"### tablepolicy plan · {catalog}" if catalog else "### tablepolicy plan", "",
+           f"plan `{plan_id(plan)}`{commit} · tablepolicy {plan.tool_version}", ""]
+    out += _notices(plan, diagnostics)
     if not plan.has_changes:
         out.append("**No changes.** The catalog matches the policies.")
         return "\n".join(out) + "\n"
@@ -43,14 +50,41 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog:
             out.append(f"| `{_cell(format_name(table.table))}` | {counts[Safety.SAFE]} | "
                        f"{counts[Safety.BREAKING]} | {counts[Safety.DESTRUCTIVE]} |")
     out.append("")
-    for table in plan.tables:
-        if not table.changes:
-            continue
-        out += [f"#### `{format_name(table.table)}`", ""]
-        out += [f"- {ICONS[c.safety]} {_cell(c.summary)} `{c.code}`" for c in table.changes]
-        sql = [s for c in table.changes for s in change_sql(c, plan.catalog)]
-        out += ["", "<details><summary>SQL</summary>", "", "```sql", ";\n\n".join(sql) + ";", "```", "",
-                "</details>", ""]
-    if plan.namespaces:
-        out += ["#### namespaces", ""] + [f"- 🟢 {c.summary}" for c in plan.namespaces] + [""]
-    return "\n".join(out).rstrip("\n") + "\n"
+    head = "\n".join(out)
+    changed = [t for t in plan.tables if t.changes]
+    details: list[str] = []
+    used = len(head)
+    for index, table in enumerate(changed):
+        section = _details(table, plan.catalog)
+        if used + len(section) > budget - 400:
+            details.append(f"**{len(changed) - index} more table(s) not shown in detail** to keep this comment "
+                           "under GitHub's size limit: the full plan, SQL included, is `plan.json` in the "
+                           "workflow's artifact (`tablepolicy plan --format text` shows it too).\n")
+            break
+        details.append(section)
+        used += len(section)
+    else:
+        if plan.namespaces:
+            details.append("#### namespaces\n\n" + "".join(f"- 🟢 {c.summary}\n" for c in plan.namespaces))
+    return (head + "\n" + "\n".join(details)).rstrip("\n") + "\n"
+
+
+def _notices(plan: Plan, diagnostics: Diagnostics | None) -> list[str]:
+    lines = [f"> ⛔ **{finding.code}** `{finding.location}` {finding.message} — {finding.hint or ''}"
+             for finding in diagnostics or []]
+    lines += [f"> ⛔ **blocked** `{format_name(b.table)}`: {b.summary}. To approve, add to `{b.policy_file}`: "
+              f"`allow_destructive: [\"{b.approval}\"]`" for b in plan.blocked]
+    lines += [f"> ⚠️ unmanaged table `{format_name(name)}`: no policy declares it (left alone)"
+              for name in plan.unmanaged]
+    if len(lines) > NOTICES:
+        lines = [*lines[:NOTICES], f"> … and {len(lines) - NOTICES} more (see the plan file)"]
+    return [*lines, ""] if lines else []
+
+
+def _details(table: TablePlan, catalog: str) -> str:
+    out = [f"#### `{format_name(table.table)}`", ""]
+    out += [f"- {ICONS[c.safety]} {_cell(c.summary)} `{c.code}`" for c in table.changes]
+    sql = [s for c in table.changes for s in change_sql(c, catalog)]
+    out += ["", "<details><summary>SQL</summary>", "", "```sql", ";\n\n".join(sql) + ";", "```", "", "</details>",
+            "", ""]
+    return "\n".join(out)
