@@ -17,6 +17,7 @@ from compiler.loader import Project, discover, display_path
 from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache
 from compiler.plan.cache import PlanCache
+from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.drift import render_drift
 from compiler.render.json_plan import plan_from_json, plan_to_json
@@ -110,7 +111,7 @@ def compute_plan(path: Path, catalog: str | None, *, use_cache: bool = True) -> 
 
 def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
-    result = make_plan(project, reader, reader.config.name, git_sha(path), cache=cache)
+    result = make_plan(project, reader, CatalogRef.of(reader.config), git_sha(path), cache=cache)
     if result.refused:
         raise PolicyError(result.diagnostics)
     if cache is not None:
