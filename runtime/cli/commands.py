@@ -114,6 +114,7 @@ def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cac
     result = make_plan(project, reader, CatalogRef.of(reader.config), git_sha(path), cache=cache)
     if result.refused:
         raise PolicyError(result.diagnostics)
+    show_diagnostics(result.diagnostics)  # warnings, e.g. approvals that approve nothing (TA101)
     if cache is not None:
         cache.save()
     return result
@@ -152,7 +153,7 @@ def apply(
     policies: Path,
     json_report: Path | None,
 ) -> int:
-    from runtime.spark.session import SparkOptions, start_in_background
+    from runtime.spark.session import SparkOptions
 
     saved = path.is_file() and path.suffix == ".json"
     if saved:
@@ -182,10 +183,10 @@ def apply(
         error("apply cancelled")
         return Exit.ERROR
     options = SparkOptions.from_flags(master, conf)
-    session = start_in_background(config, options)  # the JVM boots while apply loads and checks the catalog
     from runtime.apply import apply_plan
 
-    report = apply_plan(planned, config, options, session=session, journal_path=journal, policies=policies,
+    # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
+    report = apply_plan(planned, config, options, journal_path=journal, policies=policies, verify=saved,
                         on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
                                                  + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
                         on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
