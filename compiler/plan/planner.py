@@ -228,8 +228,8 @@ def unused_approvals(project: Project, tables: list[TablePlan]) -> list[Diagnost
         changes, consumed = (plan.changes, plan.consumed_approvals) if plan is not None else ([], ())
         for index in unused(allowed, changes, consumed):
             entry = allowed[index]
-            used = f"; it was consumed by an earlier apply ({', '.join(c for c in consumed if c.startswith(entry))})" \
-                if any(c.startswith(f"{entry} (") or c == entry for c in consumed) else ""
+            earlier = [c.removeprefix(f"{entry} (").removesuffix(")") for c in consumed if c.startswith(f"{entry} (")]
+            used = f"; an earlier apply consumed it for {', '.join(earlier)}" if earlier else ""
             found.append(Diagnostic(
                 UNUSED_APPROVAL, Severity.WARNING, table.source.value(("allow_destructive", index)),
                 f"allow_destructive entry '{entry}' approves no change in this plan{used}",
