@@ -74,6 +74,15 @@ def test_the_same_inputs_give_the_same_bytes_in_any_process(project: Path) -> No
     assert {"add_column", "create_table", "drop_column", "set_properties"} <= actions
 
 
+@pytest.mark.parametrize("output", ["text", "markdown"])
+def test_the_review_views_are_the_same_in_any_process(project: Path, output: str) -> None:
+    runs = [tablepolicy("plan", "policies", "--format", output, "--no-cache", cwd=project, seed=seed)
+            for seed in ("5", "6", "7")]
+    assert all(run.returncode == 0 for run in runs), runs[0].stderr
+    assert all((run.stdout, run.stderr) == (runs[0].stdout, runs[0].stderr) for run in runs)
+    assert "ads.orders" in runs[0].stdout
+
+
 def test_the_plan_file_records_the_catalog_and_reads_back(project: Path) -> None:
     run = tablepolicy("plan", "policies", "--out", "plan.json", cwd=project)
     assert run.returncode == 0, run.stderr
