@@ -251,3 +251,26 @@ def test_struct_type_fixture_is_nested() -> None:  # guards the CREATED fixture 
     assert isinstance(CREATED.columns.field_by_name("api").field_type, StructType)
     assert CREATED.columns.fields[1].field_type == DecimalType(10, 2)
     assert isinstance(CREATED.columns.fields[0], NestedField)
+
+
+def _valid() -> dict[str, object]:
+    return json.loads(plan_to_json(plan_of(CreateNamespace(table=("shop",)), DROP)))  # type: ignore[no-any-return]
+
+
+MALFORMED = {
+    "not json": "{",
+    "a list": "[]",
+    "old format": json.dumps({**_valid(), "format_version": 2}),
+    "catalog as a bare name": json.dumps({**_valid(), "catalog": "lake"}),
+    "a change view that is a list": json.dumps({**_valid(), "namespaces": [[]]}),
+    "a table without its name": json.dumps({**_valid(), "tables": [{"changes": []}]}),
+    "a table entry without 'table'": json.dumps(
+        {**_valid(), "tables": [{k: v for k, v in _valid()["tables"][0].items() if k != "table"}]}),  # type: ignore[index]
+    "an unknown action": json.dumps({**_valid(), "namespaces": [{"change": {"action": "rm_rf", "table": ["x"]}}]}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MALFORMED))
+def test_a_malformed_plan_file_is_one_clear_error(case: str) -> None:
+    with pytest.raises(PlanFileError, match=r"^(not a valid plan file: |plan file format )"):
+        plan_from_json(MALFORMED[case])
