@@ -88,6 +88,9 @@ class Plan(Frozen):
         default_factory=list, description="Tables in managed namespaces that no policy declares (never dropped)."
     )
     blocked: list[Blocked] = Field(default_factory=list, description="Destructive changes without approval.")
+    selected: list[tuple[str, ...]] | None = Field(
+        None, description="The tables of a plan restricted to a path (a file or subfolder); None: the whole "
+                          "project. Apply compares only these with the plan derived now.")
 
     @property
     def catalog(self) -> str:

@@ -46,6 +46,8 @@ def compare(saved: Plan, derived: Plan, in_progress: set[tuple[str, ...]],
     checked them, and the plan id stamped on them is the hash of this file. A namespace the saved plan
     creates may exist by now (created by such a run; CREATE NAMESPACE IF NOT EXISTS is harmless).
     """
+    if saved.selected is not None:  # a plan of one file or subfolder: the derived plan restricted alike
+        derived = restricted(derived, set(saved.selected))
     problems = []
     missing = [ns for ns in derived.namespaces if ns not in saved.namespaces]
     extra = [ns for ns in saved.namespaces if ns not in derived.namespaces and ns.table not in existing_namespaces]
@@ -64,6 +66,16 @@ def compare(saved: Plan, derived: Plan, in_progress: set[tuple[str, ...]],
                  f"(needs allow_destructive: [\"{b.approval}\"] in {b.policy_file})"
                  for b in derived.blocked if b.table not in in_progress]
     return problems
+
+
+def restricted(plan: Plan, tables: set[tuple[str, ...]]) -> Plan:
+    """The plan of only ``tables`` (and the namespaces they need)."""
+    namespaces = {name[:k] for name in tables for k in range(1, len(name))}
+    return plan.model_copy(update={
+        "tables": [t for t in plan.tables if t.table in tables],
+        "namespaces": [c for c in plan.namespaces if c.table in namespaces],
+        "blocked": [b for b in plan.blocked if b.table in tables],
+    })
 
 
 def _table_difference(saved: TablePlan | None, derived: TablePlan | None) -> str | None:

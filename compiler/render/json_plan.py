@@ -60,6 +60,7 @@ def plan_to_json(plan: Plan) -> str:
         ],
         "unmanaged": [list(n) for n in plan.unmanaged],
         "blocked": [b.model_dump(mode="json") for b in plan.blocked],
+        "selected": None if plan.selected is None else [list(n) for n in plan.selected],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
@@ -88,6 +89,7 @@ def plan_from_json(text: str) -> Plan:
                 ],
                 "unmanaged": document.get("unmanaged", []),
                 "blocked": document.get("blocked", []),
+                "selected": document["selected"],
             }
         )
         views = [("namespaces", c) for c in document["namespaces"]]

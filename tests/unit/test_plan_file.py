@@ -136,6 +136,9 @@ def test_the_plan_file_records_the_catalog_and_each_tables_uuid() -> None:
     assert document["catalog"] == {"name": "lake", "type": "sql", "uri": "postgresql://u:***@db/cat"}
     assert document["format_version"] == 3
     assert document["tables"][0]["requirement"]["uuid"] == "5f1e"
+    assert document["selected"] is None
+    selected = plan_of(CASES["drop_column"]).model_copy(update={"selected": [T]})
+    assert plan_from_json(plan_to_json(selected)) == selected
 
 
 def edit_drop(document: dict[str, object], key: str, value: object) -> None:
@@ -198,6 +201,14 @@ COMPARE = {
             PROPS[0].model_copy(update={"origin": "/abs/orders.yaml:3:5"}),)})), []),
     "consumed approvals differ": (plan_of(DROP), plan_of(DROP, consumed=("drop_column api.uid (field id 3)",)),
                                   ["shop.orders: the approvals recorded as consumed differ from the table's"]),
+    "a plan of one file compares only its tables": (
+        plan_of(DROP).model_copy(update={"selected": [T]}),
+        plan_of(DROP).model_copy(update={"tables": [*plan_of(DROP).tables, *plan_of(
+            CASES["set_comment"], table=("shop", "other")).tables]}), []),
+    "a table outside the selection is still refused": (
+        plan_of(DROP).model_copy(update={"selected": [("shop", "other")]}), plan_of(DROP),
+        ["shop.orders: the plan file holds 'drop column api.uid (field id 7; its data is no longer readable)', but "
+         "the policies and catalog need no change"]),
     "namespace added": (plan_of(CreateNamespace(table=("x",)), DROP), plan_of(DROP),
                         ["x: the plan file holds 'create namespace x', which the policies do not give"]),
 }
