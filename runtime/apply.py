@@ -35,7 +35,7 @@ from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_to_json
 from compiler.render.sql import change_sql
 from compiler.validate import validate
-from runtime.executor import run_sql, with_commit_retries
+from runtime.executor import check_steps, execute, run_sql
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_in_background
@@ -214,6 +214,7 @@ def apply_plan(
         session = session or start_in_background(catalog, options)
         with catalog_locks(reader, [".".join(t.table) for t in plan.tables if t.changes], journal_path.parent):
             run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
+            check_steps(run.spark, catalog.name, steps)  # nothing runs unless every step can
             for step in steps:
                 result = run.step(step)
                 report.results.append(result)
@@ -259,9 +260,8 @@ class _Run:
         return is_applied(change, current.state if current else None)
 
     def _execute(self, step: Step) -> None:
-        what = f"step {step.index} ({step.summary})"
-        with_commit_retries(self.spark, lambda: run_sql(self.spark, step.sql, what),
-                            landed=lambda: self._applied(step.change))
+        execute(self.spark, self.reader.config.name, step.change, step.sql, f"step {step.index} ({step.summary})",
+                landed=lambda: self._applied(step.change))
 
     def _safety_tag(self, step: Step) -> None:
         """Tag the current snapshot before a destructive step and say how to get back."""

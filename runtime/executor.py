@@ -1,13 +1,26 @@
-"""Run one Spark SQL statement; a failure becomes an ExecutionError naming the step, never a traceback."""
+"""Run the steps of a plan in Spark; a failure becomes an ExecutionError naming the step, never a traceback.
+
+Every step is prepared before any runs (``check_steps``): its SQL parsed by Spark's own parser, its API
+request built, so nothing is committed to a table before every statement for it is known to be well
+formed. A create runs as one atomic commit through the Iceberg catalog API of the session's catalog
+plugin (spec 0, sort order and identifier fields as declared), a multi-field partition evolution as one
+UpdatePartitionSpec commit; everything else as the plan's SQL, with Spark resolving names
+case-sensitively: tablepolicy spells every name exactly as the catalog or the policy does, and a
+``case_sensitive: true`` table may hold names that differ only by case.
+"""
 
 from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol, TypeVar
 
+from compiler.diff.changes import Change, CreateTable, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
+from compiler.model.table import PartitionFieldState, iceberg_json
+from compiler.render.sql import partition_spec_statements
 
 Result = TypeVar("Result")
 COMMIT_ATTEMPTS = 8
@@ -17,6 +30,157 @@ TRANSIENT = re.compile(r"SQLITE_BUSY|database is locked|CommitFailedException|co
 
 class ExecutionError(TablePolicyError):
     """A step failed in Spark; the message names the change and the statement."""
+
+
+CASE_SENSITIVE = "spark.sql.caseSensitive"
+
+
+class Prepared(Protocol):
+    """A step of a plan: the change and the SQL string the plan shows for it."""
+
+    @property
+    def change(self) -> Change: ...
+
+    @property
+    def sql(self) -> str: ...
+
+    @property
+    def summary(self) -> str: ...
+
+    @property
+    def index(self) -> int: ...
+
+
+def check_steps(spark: Any, catalog: str, steps: Iterable[Prepared]) -> None:
+    """Prepare every step before any runs; the first that cannot run is refused, naming it."""
+    for step in steps:
+        prepare(spark, catalog, step.change, step.sql, f"step {step.index} ({step.summary})")
+
+
+def execute(spark: Any, catalog: str, change: Change, sql: str, what: str,
+            landed: Callable[[], bool] = lambda: False) -> None:
+    """Run one step, retrying a commit that lost a race with another writer (see with_commit_retries)."""
+    run = prepare(spark, catalog, change, sql, what)
+    with_commit_retries(spark, run, landed)
+
+
+def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Callable[[], None]:
+    """Check a step without running it and return what runs it."""
+    try:
+        match change:
+            case CreateTable():
+                _parse(spark, sql)  # the plan's review form: it must stay valid Spark SQL
+                return _create_table(spark, catalog, change, sql, what)
+            case UpdatePartitionSpec():
+                for statement in partition_spec_statements(change, catalog):
+                    _parse(spark, statement)
+                return lambda: _guard(what, sql, lambda: _update_spec(spark, catalog, change))
+            case _:
+                _parse(spark, sql)
+                return lambda: _run_case_sensitive(spark, sql, what)
+    except ExecutionError:
+        raise
+    except Exception as exc:
+        raise ExecutionError(f"{what} cannot run, nothing of it was applied: {_reason(exc)}\n"
+                             f"  statement: {sql}") from None
+
+
+def _run_case_sensitive(spark: Any, sql: str, what: str) -> None:
+    with case_sensitive(spark):
+        run_sql(spark, sql, what)
+
+
+def _parse(spark: Any, sql: str) -> None:
+    spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+
+
+def _guard(what: str, sql: str, run: Callable[[], None]) -> None:
+    try:
+        run()
+    except Exception as exc:
+        raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
+
+
+@contextmanager
+def case_sensitive(spark: Any) -> Iterator[None]:
+    """Resolve names case-sensitively for the statements inside; the session's setting is restored after."""
+    previous = spark.conf.get(CASE_SENSITIVE, None)
+    spark.conf.set(CASE_SENSITIVE, "true")
+    try:
+        yield
+    finally:
+        if previous is None:
+            spark.conf.unset(CASE_SENSITIVE)
+        else:
+            spark.conf.set(CASE_SENSITIVE, previous)
+
+
+def _iceberg_catalog(spark: Any, catalog: str) -> Any:
+    """The Iceberg catalog behind the session's catalog plugin: same configuration, same cache."""
+    return spark._jsparkSession.sessionState().catalogManager().catalog(catalog).icebergCatalog()
+
+
+def _identifier(spark: Any, name: tuple[str, ...]) -> Any:
+    jvm = spark._jvm
+    parts = spark.sparkContext._gateway.new_array(jvm.java.lang.String, len(name) - 1)
+    for i, part in enumerate(name[:-1]):
+        parts[i] = part
+    return jvm.org.apache.iceberg.catalog.TableIdentifier.of(jvm.org.apache.iceberg.catalog.Namespace.of(parts),
+                                                             name[-1])
+
+
+def _create_table(spark: Any, catalog: str, change: CreateTable, sql: str, what: str) -> Callable[[], None]:
+    """Build the schema, spec 0, sort order and properties now (a malformed one is refused before any step
+    runs); the returned call creates the table in one commit, as Spark's CREATE TABLE would, complete."""
+    state = change.state
+    iceberg = spark._jvm.org.apache.iceberg
+    schema_json, spec_json, order_json = iceberg_json(state)
+    schema = iceberg.SchemaParser.fromJson(schema_json)
+    spec = iceberg.PartitionSpecParser.fromJson(schema, spec_json)
+    order = iceberg.SortOrderParser.fromJson(schema, order_json)
+    properties = spark._jvm.java.util.HashMap()
+    extra = {"comment": state.comment} if state.comment is not None else {}
+    for key, value in {"format-version": str(state.format_version), **state.properties, **extra}.items():
+        properties.put(key, value)
+
+    def create() -> None:
+        builder = _iceberg_catalog(spark, catalog).buildTable(_identifier(spark, state.name), schema)
+        builder = builder.withPartitionSpec(spec).withSortOrder(order).withProperties(properties)
+        if state.location:
+            builder = builder.withLocation(state.location)
+        builder.create()
+
+    return lambda: _guard(what, sql, create)
+
+
+def _term(spark: Any, field: PartitionFieldState) -> Any:
+    expressions = spark._jvm.org.apache.iceberg.expressions.Expressions
+    source, transform = ".".join(field.source), field.transform
+    match transform.kind:
+        case "identity":
+            return expressions.ref(source)
+        case "bucket":
+            return expressions.bucket(source, transform.param)
+        case "truncate":
+            return expressions.truncate(source, transform.param)
+        case "year" | "month" | "day" | "hour":
+            return getattr(expressions, transform.kind)(source)
+        case _:
+            raise ExecutionError(f"partition transform {transform} cannot be added")
+
+
+def _update_spec(spark: Any, catalog: str, change: UpdatePartitionSpec) -> None:
+    """Every removal, rename and addition of one table's partition spec in one commit."""
+    table = _iceberg_catalog(spark, catalog).loadTable(_identifier(spark, change.table))
+    table.refresh()
+    update = table.updateSpec()
+    for old in change.remove:
+        update = update.removeField(old.name) if old.name else update.removeField(_term(spark, old))
+    for rename in change.rename:
+        update = update.renameField(rename.old_name, rename.field.name)
+    for new in change.add:
+        update = update.addField(new.name, _term(spark, new)) if new.name else update.addField(_term(spark, new))
+    update.commit()
 
 
 def run_sql(spark: Any, sql: str, what: str) -> None:

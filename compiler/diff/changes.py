@@ -103,6 +103,30 @@ class AddColumn(ChangeBase):
         return f"add column {_col(self.path)} {_type(self.type)}{note}"
 
 
+class ColumnAdd(BaseModel):
+    """One column of an ``AddColumns`` batch."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    path: ColumnPath
+    type: IcebergTypeField
+    doc: str | None = None
+    position: Literal["first", "after", "last"] = "last"
+    after: str | None = None
+
+
+class AddColumns(ChangeBase):
+    """Several new columns of one table in one ``ALTER TABLE ... ADD COLUMNS``: one schema commit."""
+
+    action: Literal["add_columns"] = "add_columns"
+    code: Literal["TC201"] = "TC201"
+    columns: tuple[ColumnAdd, ...] = Field(min_length=2)
+
+    @property
+    def summary(self) -> str:
+        return "add columns " + ", ".join(f"{_col(c.path)} {_type(c.type)}" for c in self.columns)
+
+
 class DropColumn(ChangeBase):
     action: Literal["drop_column"] = "drop_column"
     safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
@@ -212,6 +236,48 @@ class RenamePartitionField(ChangeBase):
     def summary(self) -> str:
         return (f"rename partition field {self.old_name} -> {self.field.name} "
                 f"({self.field.transform.expression(self.field.source)}; readers of the partitions table see it)")
+
+
+class ReplacePartitionField(ChangeBase):
+    """One partition field replaced by another in one commit (``REPLACE PARTITION FIELD``): the table is
+    never without either."""
+
+    action: Literal["replace_partition_field"] = "replace_partition_field"
+    safety: Literal[Safety.BREAKING] = Safety.BREAKING
+    code: Literal["TC407"] = "TC407"
+    old: PartitionFieldState = Field(description="The current field, with the name the catalog gave it.")
+    field: PartitionFieldState = Field(description="The field as declared.")
+
+    @property
+    def summary(self) -> str:
+        name = f" as {self.field.name}" if self.field.name else ""
+        return (f"replace partition field {self.old.transform.expression(self.old.source)} by "
+                f"{self.field.transform.expression(self.field.source)}{name} in one commit (future writes)")
+
+
+class PartitionRename(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    old_name: str
+    field: PartitionFieldState
+
+
+class UpdatePartitionSpec(ChangeBase):
+    """A partition evolution that takes more than one statement, run as one commit of Iceberg's
+    UpdatePartitionSpec API: the table goes from the old spec to the new one and through nothing else."""
+
+    action: Literal["update_partition_spec"] = "update_partition_spec"
+    code: Literal["TC408"] = "TC408"
+    remove: tuple[PartitionFieldState, ...] = ()
+    rename: tuple[PartitionRename, ...] = ()
+    add: tuple[PartitionFieldState, ...] = ()
+
+    @property
+    def summary(self) -> str:
+        parts = [f"drop {f.transform.expression(f.source)}" for f in self.remove]
+        parts += [f"rename {r.old_name} -> {r.field.name}" for r in self.rename]
+        parts += [f"add {f.transform.expression(f.source)}" + (f" as {f.name}" if f.name else "") for f in self.add]
+        return f"evolve the partition spec in one commit: {', '.join(parts)} (future writes)"
 
 
 class SetSortOrder(ChangeBase):
@@ -341,6 +407,7 @@ Change = Annotated[
     | CreateTable
     | DropTable
     | AddColumn
+    | AddColumns
     | DropColumn
     | RenameColumn
     | WidenType
@@ -350,6 +417,8 @@ Change = Annotated[
     | AddPartitionField
     | DropPartitionField
     | RenamePartitionField
+    | ReplacePartitionField
+    | UpdatePartitionSpec
     | SetSortOrder
     | SetIdentifierFields
     | DropIdentifierFields

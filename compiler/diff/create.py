@@ -1,28 +1,22 @@
-"""A table from nothing: CREATE TABLE, then one change for each thing Spark's CREATE cannot say.
+"""A table from nothing: one CreateTable change, applied as one atomic commit.
 
-Spark's PARTITIONED BY cannot name a field, so from the first named field on, partition fields are
-added by ADD PARTITION FIELD ... AS; sort order and identifier fields follow. One change per
-statement lets apply resume a crashed creation step by step.
+The whole declared table — schema with its field ids, partition spec with declared field names, sort
+order, identifier fields, properties — is created through Iceberg's catalog API in one commit, so spec 0
+and sort order 1 are the declared ones and no reader sees a half-made table. Spark SQL cannot name a
+partition field or set a sort order in CREATE TABLE: ``tablepolicy ddl`` prints the plain Spark SQL
+equivalent (CREATE TABLE, then ALTER statements), see ``compiler.render.sql.plain_create_sql``.
 """
 
 from __future__ import annotations
 
-from compiler.diff.changes import AddPartitionField, Change, CreateTable, SetIdentifierFields, SetSortOrder
-from compiler.diff.safety import Safety
+from compiler.diff.changes import Change, CreateTable
 from compiler.model.table import TableState
 
 
 def first_named_partition(state: TableState) -> int:
+    """Spark's PARTITIONED BY can declare the fields before the first one with a declared name."""
     return next((i for i, f in enumerate(state.partition) if f.name), len(state.partition))
 
 
 def creation_changes(state: TableState) -> list[Change]:
-    changes: list[Change] = [CreateTable(table=state.name, state=state)]
-    changes += [AddPartitionField(table=state.name, field=f) for f in state.partition[first_named_partition(state):]]
-    if state.sort:
-        changes.append(SetSortOrder(table=state.name, sort=state.sort,
-                                    distribution_mode=state.properties.get("write.distribution-mode")))
-    if state.identifier_fields:
-        changes.append(SetIdentifierFields(table=state.name, fields=state.identifier_fields,
-                                           safety=Safety.SAFE, code="TC405"))
-    return changes
+    return [CreateTable(table=state.name, state=state)]

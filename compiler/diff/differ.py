@@ -13,18 +13,23 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, Primiti
 
 from compiler.diff.changes import (
     AddColumn,
+    AddColumns,
     AddPartitionField,
     Change,
+    ColumnAdd,
     DropColumn,
     DropIdentifierFields,
     DropPartitionField,
     MakeOptional,
     MoveColumn,
+    PartitionRename,
     RenameColumn,
     RenamePartitionField,
+    ReplacePartitionField,
     SetIdentifierFields,
     SetSortOrder,
     UpdateDoc,
+    UpdatePartitionSpec,
     UpgradeFormat,
     WidenType,
 )
@@ -72,9 +77,10 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
         d.refuse((), "TR105", f"format version {current.format_version} cannot be downgraded to "
                  f"{desired.format_version}", f"set format_version: {current.format_version}")
     layout_early, layout_late = _identifier_fields(d)
+    sort_early, sort_late = _sort(d)
     changes: list[Change] = [
-        *layout_early, *d.drops, *d.renames, *d.updates, *d.adds,
-        *_partitions(d), *_sort(d), *layout_late,
+        *layout_early, *sort_early, *d.drops, *d.renames, *d.updates, *_batch_adds(d.adds),
+        *_partitions(d), *sort_late, *layout_late,
     ]
     if desired.format_version > current.format_version:
         changes.append(UpgradeFormat(table=d.table, old=current.format_version, new=desired.format_version))
@@ -263,7 +269,36 @@ def _longest_increasing(names: list[str], position: dict[str, int]) -> list[str]
     return out[::-1]
 
 
+def _batch_adds(changes: list[Change]) -> list[Change]:
+    """Runs of consecutive safe column adds become one ``ADD COLUMNS`` (one schema commit).
+
+    A re-added name (TC207, breaking) stays on its own, and a move between adds ends a run, so the
+    order of adds and moves is kept.
+    """
+    out: list[Change] = []
+    run: list[AddColumn] = []
+
+    def flush() -> None:
+        if len(run) > 1:
+            out.append(AddColumns(table=run[0].table, columns=tuple(
+                ColumnAdd(path=a.path, type=a.type, doc=a.doc, position=a.position, after=a.after) for a in run)))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for change in changes:
+        if isinstance(change, AddColumn) and not change.readded:
+            run.append(change)
+            continue
+        flush()
+        out.append(change)
+    flush()
+    return out
+
+
 def _partitions(d: _Diff) -> list[Change]:
+    """One statement when one suffices; a replace as one REPLACE PARTITION FIELD; anything more as one
+    UpdatePartitionSpec commit, so no apply passes through a spec that is neither old nor new."""
     current = [f for f in d.current.partition if f.transform.kind != "void"]
     have = {(_current_id(d, f.source), f.transform): f for f in current}
     want = {(d.ids.get(f.source), f.transform): f for f in d.desired.partition}
@@ -275,20 +310,40 @@ def _partitions(d: _Diff) -> list[Change]:
         RenamePartitionField(table=d.table, field=f, old_name=have[key].name or "")
         for key, f in want.items() if key in have and f.name is not None and f.name != have[key].name
     ]
-    return drops + renames + adds
+    if len(drops) + len(renames) + len(adds) <= 1:
+        return drops + renames + adds
+    removed = [c.field for c in drops if isinstance(c, DropPartitionField)]
+    added = [c.field for c in adds if isinstance(c, AddPartitionField)]
+    if len(removed) == 1 and len(added) == 1 and not renames:
+        return [ReplacePartitionField(table=d.table, old=removed[0], field=added[0])]
+    renamed = tuple(PartitionRename(old_name=c.old_name, field=c.field)
+                    for c in renames if isinstance(c, RenamePartitionField))
+    return [UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
+                                safety=Safety.BREAKING if removed or renamed else Safety.SAFE)]
 
 
 def _current_id(d: _Diff, path: ColumnPath) -> int | None:
     return d.current_ids.get(path)
 
 
-def _sort(d: _Diff) -> list[Change]:
+def _sort(d: _Diff) -> tuple[list[Change], list[Change]]:
+    """(order changes to run before column drops, after adds).
+
+    Iceberg refuses to drop a column the current sort order uses, so such an order is replaced first:
+    by the declared one when its columns all exist already, else by no order until the adds have run.
+    """
     have = [(_current_id(d, f.source), f.transform, f.direction, f.nulls) for f in d.current.sort]
     want = [(d.ids.get(f.source), f.transform, f.direction, f.nulls) for f in d.desired.sort]
     if have == want and None not in [w[0] for w in want]:
-        return []
+        return [], []
     mode = d.desired.properties.get("write.distribution-mode")
-    return [SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)]
+    change = SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)
+    dropped = [c.path for c in d.drops if isinstance(c, DropColumn)]
+    if not any(f.source[:len(p)] == p for f in d.current.sort for p in dropped):
+        return [], [change]
+    if None not in [w[0] for w in want]:
+        return [change], []
+    return [SetSortOrder(table=d.table, sort=(), distribution_mode=mode)], [change]
 
 
 def _identifier_fields(d: _Diff) -> tuple[list[Change], list[Change]]:

@@ -5,6 +5,7 @@ The planner compares two TableStates; the renderers and the executor only read t
 
 from __future__ import annotations
 
+import json
 from functools import cached_property
 from itertools import count
 from typing import Annotated, Any, Literal
@@ -248,3 +249,38 @@ def _collect_paths(t: IcebergType, prefix: ColumnPath, out: dict[int, ColumnPath
         out[t.value_id] = (*prefix, "value")
         _collect_paths(t.key_type, (*prefix, "key"), out)
         _collect_paths(t.value_type, (*prefix, "value"), out)
+
+
+# Iceberg's default partition field names (PartitionSpec.Builder), by transform
+_DEFAULT_SUFFIX = {"year": "_year", "month": "_month", "day": "_day", "hour": "_hour", "void": "_null"}
+
+
+def default_partition_name(field: PartitionFieldState) -> str:
+    """The name Iceberg gives a partition field created without one: ``ts_day``, ``id_bucket_16``."""
+    source = ".".join(field.source)
+    kind, param = field.transform.kind, field.transform.param
+    if kind == "identity":
+        return source
+    if kind == "bucket":
+        return f"{source}_bucket_{param}"
+    if kind == "truncate":
+        return f"{source}_trunc_{param}"
+    return source + _DEFAULT_SUFFIX[kind]
+
+
+def iceberg_json(state: TableState) -> tuple[str, str, str]:
+    """(schema, partition spec, sort order) of a table to create, in Iceberg's own JSON forms, as Java's
+    SchemaParser, PartitionSpecParser and SortOrderParser read them. Field ids are those of ``columns``,
+    which are the ids a fresh CREATE TABLE assigns."""
+    ids = state.ids_by_path
+    spec = {"spec-id": 0, "fields": [
+        {"name": f.name or default_partition_name(f), "transform": str(f.transform), "source-id": ids[f.source],
+         "field-id": 1000 + i}
+        for i, f in enumerate(state.partition)
+    ]}
+    order = {"order-id": 1 if state.sort else 0, "fields": [
+        {"transform": str(f.transform), "source-id": ids[f.source], "direction": f.direction,
+         "null-order": f"nulls-{f.nulls}"}
+        for f in state.sort
+    ]}
+    return state.schema_.model_dump_json(), json.dumps(spec), json.dumps(order)

@@ -7,6 +7,7 @@ from typing import assert_never
 
 from compiler.diff.changes import (
     AddColumn,
+    AddColumns,
     AddPartitionField,
     Change,
     CreateNamespace,
@@ -17,8 +18,10 @@ from compiler.diff.changes import (
     DropTable,
     MakeOptional,
     MoveColumn,
+    PartitionRename,
     RenameColumn,
     RenamePartitionField,
+    ReplacePartitionField,
     SetComment,
     SetIdentifierFields,
     SetProperties,
@@ -26,10 +29,11 @@ from compiler.diff.changes import (
     TightenRetention,
     UnsetProperties,
     UpdateDoc,
+    UpdatePartitionSpec,
     UpgradeFormat,
     WidenType,
 )
-from compiler.model.table import ColumnPath, TableState
+from compiler.model.table import ColumnPath, PartitionFieldState, TableState
 
 
 def is_applied(change: Change, current: TableState | None, namespace_exists: bool = False) -> bool:
@@ -44,6 +48,8 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
     match change:
         case AddColumn():
             return change.path in paths
+        case AddColumns():  # one commit: all of them or none
+            return all(c.path in paths for c in change.columns)
         case DropColumn():
             return change.path not in paths
         case RenameColumn():
@@ -70,9 +76,15 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
         case DropPartitionField():
             return (change.field.source, change.field.transform) not in _spec(current)
         case RenamePartitionField():
-            wanted = change.field
-            return any((f.source, f.transform, f.name) == (wanted.source, wanted.transform, wanted.name)
-                       for f in current.partition)
+            return _renamed(current, PartitionRename(old_name=change.old_name, field=change.field))
+        case ReplacePartitionField():
+            spec = _spec(current)
+            return (change.old.source, change.old.transform) not in spec and _has(current, change.field)
+        case UpdatePartitionSpec():  # one commit: all of it or none
+            spec = _spec(current)
+            return (all((f.source, f.transform) not in spec for f in change.remove)
+                    and all(_renamed(current, r) for r in change.rename)
+                    and all(_has(current, f) for f in change.add))
         case SetSortOrder():
             return current.sort == change.sort
         case SetIdentifierFields():
@@ -95,3 +107,15 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
 
 def _spec(current: TableState) -> set[tuple[ColumnPath, object]]:
     return {(f.source, f.transform) for f in current.partition if f.transform.kind != "void"}
+
+
+def _has(current: TableState, wanted: PartitionFieldState) -> bool:
+    """The field is in the current spec (with its name, where one is declared)."""
+    return any((f.source, f.transform) == (wanted.source, wanted.transform)
+               and wanted.name in (None, f.name) for f in current.partition if f.transform.kind != "void")
+
+
+def _renamed(current: TableState, rename: PartitionRename) -> bool:
+    wanted = rename.field
+    return any((f.source, f.transform, f.name) == (wanted.source, wanted.transform, wanted.name)
+               for f in current.partition)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
+from compiler.diff.changes import ColumnAdd
 from compiler.model.table import PartitionFieldState, SortFieldState
 from compiler.model.transforms import TRANSFORM_RULES, Transform
 from compiler.model.types import spark_ddl_type
@@ -84,6 +85,29 @@ def partition_list(fields: Iterable[PartitionFieldState]) -> str:
     return ", ".join(partition_expr(f) for f in fields)
 
 
+def partition_ref(field: PartitionFieldState) -> str:
+    """A current partition field by its name (the catalog always has one), else by its expression."""
+    return ident(field.name) if field.name else partition_expr(field)
+
+
+def partition_names(fields: Iterable[PartitionFieldState]) -> str:
+    return ", ".join(f"{partition_expr(f)} AS {ident(f.name or '')}" for f in fields)
+
+
+def comment_text(text: str) -> str:
+    """Text safe inside a ``--`` comment line: line breaks are written as escapes."""
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def added_columns(columns: Iterable[ColumnAdd]) -> str:
+    """The column list of ``ADD COLUMNS (...)``: path, type, comment and position, one per line."""
+    return ",\n".join(
+        f"  {qualified(c.path)} {spark_type(c.type)}" + (f" COMMENT {literal(c.doc)}" if c.doc else "")
+        + position_clause(c.position, c.after)
+        for c in columns
+    )
+
+
 def sort_list(fields: Iterable[SortFieldState]) -> str:
     return ", ".join(
         f"{transform_sql(f.transform, f.source)} {f.direction.upper()} NULLS {f.nulls.upper()}" for f in fields
@@ -143,6 +167,10 @@ FILTERS = {
     "column_list": column_list,
     "partition_expr": partition_expr,
     "partition_list": partition_list,
+    "partition_ref": partition_ref,
+    "partition_names": partition_names,
+    "comment_text": comment_text,
+    "added_columns": added_columns,
     "sort_list": sort_list,
     "ident_paths": ident_paths,
     "property_list": property_list,

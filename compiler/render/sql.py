@@ -7,6 +7,7 @@ from typing import assert_never
 
 from compiler.diff.changes import (
     AddColumn,
+    AddColumns,
     AddPartitionField,
     Change,
     CreateNamespace,
@@ -20,6 +21,7 @@ from compiler.diff.changes import (
     PropertyChange,
     RenameColumn,
     RenamePartitionField,
+    ReplacePartitionField,
     SetComment,
     SetIdentifierFields,
     SetProperties,
@@ -27,6 +29,7 @@ from compiler.diff.changes import (
     TightenRetention,
     UnsetProperties,
     UpdateDoc,
+    UpdatePartitionSpec,
     UpgradeFormat,
     WidenType,
 )
@@ -50,21 +53,37 @@ class Statement:
 
 
 def statements(change: Change, catalog: str) -> list[Statement]:
-    return [Statement(sql, change) for sql in change_sql(change, catalog)]
+    """Plain Spark SQL, one statement each, as ``tablepolicy ddl`` prints it and a user could run it by hand.
+
+    Apply does better where Spark SQL cannot say it in one statement (see ``change_sql``): a create is one
+    atomic commit through the catalog API, a multi-step partition evolution one UpdatePartitionSpec commit.
+    """
+    match change:
+        case CreateTable():
+            return [Statement(sql, change) for sql in plain_create_sql(change.state, catalog)]
+        case UpdatePartitionSpec():
+            return [Statement(sql, change) for sql in partition_spec_statements(change, catalog)]
+        case _:
+            return [Statement(sql, change) for sql in change_sql(change, catalog)]
 
 
 def change_sql(change: Change, catalog: str) -> list[str]:
+    """The SQL a plan shows and apply runs: one string per step. A create and a partition-spec update run
+    through Iceberg's API in one commit; their string is the equivalent Spark SQL under a comment line
+    that says so."""
     table = (catalog, *change.table)
     match change:
         case CreateNamespace():
             return [render("create_namespace", namespace=table)]
         case CreateTable():
-            return create_table_sql(change.state, catalog)
+            return [atomic_create_sql(change.state, catalog)]
         case DropTable():
             return [render("drop_table", table=table)]
         case AddColumn():
             return [render("add_column", table=table, path=change.path, type=change.type, doc=change.doc,
                            position=change.position, after=change.after)]
+        case AddColumns():
+            return [render("add_columns", table=table, columns=change.columns)]
         case DropColumn():
             return [render("drop_column", table=table, path=change.path)]
         case RenameColumn():
@@ -84,6 +103,10 @@ def change_sql(change: Change, catalog: str) -> list[str]:
             return [render("drop_partition_field", table=table, field=change.field)]
         case RenamePartitionField():
             return [render("rename_partition_field", table=table, old_name=change.old_name, field=change.field)]
+        case ReplacePartitionField():
+            return [render("replace_partition_field", table=table, old=change.old, field=change.field)]
+        case UpdatePartitionSpec():
+            return [render("update_partition_spec", statements=partition_spec_statements(change, catalog))]
         case SetSortOrder():
             if not change.sort:
                 return [render("write_unordered", table=table)]
@@ -113,16 +136,42 @@ def _values(changes: tuple[PropertyChange, ...]) -> dict[str, str]:
     return {c.key: c.new for c in changes if c.new is not None}
 
 
-def create_table_sql(state: TableState, catalog: str) -> list[str]:
-    """CREATE TABLE with the partition fields Spark can declare; ``creation_changes`` adds the rest."""
+def partition_spec_statements(change: UpdatePartitionSpec, catalog: str) -> list[str]:
+    """The Spark SQL equivalent of one UpdatePartitionSpec commit, one statement per field."""
+    table = (catalog, *change.table)
     return [
-        render(
-            "create_table",
-            table=(catalog, *state.name),
-            columns=state.columns.fields,
-            partition=state.partition[: first_named_partition(state)],
-            location=state.location,
-            comment=state.comment,
-            properties={"format-version": str(state.format_version), **state.properties},
-        )
+        *(render("drop_partition_field", table=table, field=f) for f in change.remove),
+        *(render("rename_partition_field", table=table, old_name=r.old_name, field=r.field) for r in change.rename),
+        *(render("add_partition_field", table=table, field=f) for f in change.add),
     ]
+
+
+def _create_context(state: TableState, catalog: str) -> dict[str, object]:
+    return {
+        "table": (catalog, *state.name),
+        "columns": state.columns.fields,
+        "location": state.location,
+        "comment": state.comment,
+        "properties": {"format-version": str(state.format_version), **state.properties},
+    }
+
+
+def atomic_create_sql(state: TableState, catalog: str) -> str:
+    """CREATE TABLE with every partition field, then comment lines for what Spark's CREATE cannot say."""
+    return render("create_table_atomic", **_create_context(state, catalog), partition=state.partition,
+                  named=[f for f in state.partition if f.name], sort=state.sort,
+                  identifier_fields=state.identifier_fields)
+
+
+def plain_create_sql(state: TableState, catalog: str) -> list[str]:
+    """CREATE TABLE with the partition fields Spark can declare, then the ALTER statements for the rest."""
+    create = render("create_table", **_create_context(state, catalog),
+                    partition=state.partition[: first_named_partition(state)])
+    later: list[Change] = [AddPartitionField(table=state.name, field=f)
+                           for f in state.partition[first_named_partition(state):]]
+    if state.sort:
+        later.append(SetSortOrder(table=state.name, sort=state.sort,
+                                  distribution_mode=state.properties.get("write.distribution-mode")))
+    if state.identifier_fields:
+        later.append(SetIdentifierFields(table=state.name, fields=state.identifier_fields))
+    return [create, *(sql for change in later for sql in change_sql(change, catalog))]

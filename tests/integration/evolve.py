@@ -11,7 +11,9 @@ from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.json_plan import plan_from_json, plan_to_json
-from compiler.render.sql import change_sql, statements
+from compiler.render.sql import change_sql
+from runtime.apply import Step
+from runtime.executor import check_steps, execute
 from tests.integration.conftest import Lake
 from tests.metadata_oracle import pyiceberg_reading
 
@@ -32,8 +34,14 @@ def plan(lake: Lake, text: str, today: date | None = None) -> PlanResult:
 
 
 def apply(lake: Lake, result: PlanResult) -> None:
+    """Run the plan's steps as apply runs them (atomic creates and spec updates through the Iceberg API),
+    each step checked by Spark's parser before any runs."""
     assert not result.refused, [d.render() for d in result.diagnostics]
-    lake.run([s for change in result.plan.changes for s in statements(change, lake.config.name)])
+    steps = [Step(i, change, sql) for i, (change, sql) in enumerate(
+        ((c, s) for c in result.plan.changes for s in change_sql(c, lake.config.name)), start=1)]
+    check_steps(lake.spark, lake.config.name, steps)
+    for step in steps:
+        execute(lake.spark, lake.config.name, step.change, step.sql, f"step {step.index} ({step.summary})")
 
 
 def converge(lake: Lake, text: str) -> None:

@@ -75,8 +75,36 @@ CASES = [
     ("partition_add", {"  - day(ts)": "  - day(ts)\n  - bucket(8, id)"},
      [("add_partition_field", "safe")], ["ALTER TABLE {t} ADD PARTITION FIELD bucket(8, `id`)"]),
     ("partition_replace", {"  - day(ts)": "  - hour(ts)"},
-     [("drop_partition_field", "breaking"), ("add_partition_field", "safe")],
-     ["ALTER TABLE {t} DROP PARTITION FIELD days(`ts`)", "ALTER TABLE {t} ADD PARTITION FIELD hours(`ts`)"]),
+     [("replace_partition_field", "breaking")],
+     ["ALTER TABLE {t} REPLACE PARTITION FIELD `ts_day` WITH hours(`ts`)"]),
+    ("partition_replace_named", {"  - day(ts)": "  - {field: hour(ts), name: ts_hourly}"},
+     [("replace_partition_field", "breaking")],
+     ["ALTER TABLE {t} REPLACE PARTITION FIELD `ts_day` WITH hours(`ts`) AS `ts_hourly`"]),
+    ("partition_spec_update", {"  - day(ts)": "  - hour(ts)\n  - {field: 'bucket(4, id)', name: shard}"},
+     [("update_partition_spec", "breaking")],
+     ["-- one commit through Iceberg's UpdatePartitionSpec API; as Spark SQL (one commit per statement):\n"
+      "ALTER TABLE {t} DROP PARTITION FIELD days(`ts`);\n"
+      "ALTER TABLE {t} ADD PARTITION FIELD hours(`ts`);\n"
+      "ALTER TABLE {t} ADD PARTITION FIELD bucket(4, `id`) AS `shard`"]),
+    ("partition_two_adds", {"  - day(ts)": "  - day(ts)\n  - bucket(8, id)\n  - truncate(4, note)"},
+     [("update_partition_spec", "safe")],
+     ["-- one commit through Iceberg's UpdatePartitionSpec API; as Spark SQL (one commit per statement):\n"
+      "ALTER TABLE {t} ADD PARTITION FIELD bucket(8, `id`);\n"
+      "ALTER TABLE {t} ADD PARTITION FIELD truncate(4, `note`)"]),
+    ("adds_batched", {"  - {name: ratio": "  - {name: channel, type: string, doc: where}\n  - {name: ratio",
+                      "{name: y, type: double}": "{name: y, type: double}, {name: z, type: double}",
+                      "partition_by": "  - {name: extra, type: date}\n  - {name: more, type: int}\npartition_by"},
+     [("add_columns", "safe")],
+     ["ALTER TABLE {t} ADD COLUMNS (\n  `point`.`z` DOUBLE,\n  `channel` STRING COMMENT 'where' AFTER `price`,\n"
+      "  `extra` DATE,\n  `more` INT\n)"]),
+    ("adds_around_a_move", {"  - {name: id, type: long, required: true}\n": "  - {name: a0, type: int}\n",
+                            "  - {name: note, type: string, doc: free text}\n":
+                            "  - {name: note, type: string, doc: free text}\n"
+                            "  - {name: id, type: long, required: true}\n"
+                            "  - {name: a1, type: int}\n  - {name: a2, type: int}\n"},
+     [("add_column", "safe"), ("move_column", "safe"), ("add_columns", "safe")],
+     ["ALTER TABLE {t} ADD COLUMN `a0` INT FIRST", "ALTER TABLE {t} ALTER COLUMN `id` AFTER `note`",
+      "ALTER TABLE {t} ADD COLUMNS (\n  `a1` INT AFTER `id`,\n  `a2` INT AFTER `a1`\n)"]),
     ("partition_rename", {"  - day(ts)": "  - {field: day(ts), name: event_day}"},
      [("rename_partition_field", "breaking")],
      ["ALTER TABLE {t} REPLACE PARTITION FIELD `ts_day` WITH days(`ts`) AS `event_day`"]),

@@ -12,8 +12,10 @@ from pyiceberg.types import DecimalType, IntegerType, LongType, NestedField, Str
 from compiler.desired import desired_states
 from compiler.diff.changes import (
     AddColumn,
+    AddColumns,
     AddPartitionField,
     Change,
+    ColumnAdd,
     CreateNamespace,
     CreateTable,
     DropColumn,
@@ -22,9 +24,11 @@ from compiler.diff.changes import (
     DropTable,
     MakeOptional,
     MoveColumn,
+    PartitionRename,
     PropertyChange,
     RenameColumn,
     RenamePartitionField,
+    ReplacePartitionField,
     RetentionEstimate,
     SetComment,
     SetIdentifierFields,
@@ -33,6 +37,7 @@ from compiler.diff.changes import (
     TightenRetention,
     UnsetProperties,
     UpdateDoc,
+    UpdatePartitionSpec,
     UpgradeFormat,
     WidenType,
 )
@@ -72,6 +77,8 @@ CASES: dict[str, Change] = {
     "drop_table": DropTable(table=T),
     "add_column": AddColumn(table=T, path=("api", "ip"), type=StringType(), doc="d", position="after", after="uid",
                             readded=True, code="TC207"),
+    "add_columns": AddColumns(table=T, columns=(ColumnAdd(path=("a",), type=StringType(), doc="x"),
+                                                ColumnAdd(path=("api", "b"), type=LongType(), position="first"))),
     "drop_column": DropColumn(table=T, path=("api", "uid"), field_id=7),
     "rename_column": RenameColumn(table=T, path=("amount",), new_name="total", field_id=2),
     "widen_type": WidenType(table=T, path=("qty",), old=IntegerType(), new=LongType()),
@@ -81,6 +88,10 @@ CASES: dict[str, Change] = {
     "add_partition_field": AddPartitionField(table=T, field=DAY),
     "drop_partition_field": DropPartitionField(table=T, field=HOUR),
     "rename_partition_field": RenamePartitionField(table=T, field=DAY, old_name="placed_at_day"),
+    "replace_partition_field": ReplacePartitionField(table=T, old=DAY, field=HOUR),
+    "update_partition_spec": UpdatePartitionSpec(table=T, remove=(HOUR,), add=(DAY,), rename=(
+        PartitionRename(old_name="id_bucket", field=PartitionFieldState(
+            source=("id",), transform=parse_iceberg_transform("bucket[16]"), name="by_id")),)),
     "set_sort_order": SetSortOrder(table=T, sort=(SORT,), distribution_mode="range"),
     "set_identifier_fields": SetIdentifierFields(table=T, fields=(("id",),)),
     "drop_identifier_fields": DropIdentifierFields(table=T, fields=(("id",),)),
