@@ -1,14 +1,15 @@
 """apply: a reviewed plan -> Spark SQL, step by step, refusing stale or unapproved plans, resumable.
 
-Order of work: gate (destructive changes need approval in git) -> requirements (every table as
-planned, unless this plan already started on it) -> locks -> one Spark session -> steps, each journaled
-durably; a killed run is re-run and skips what is done, checking the live table for the step that
-may have run just before the kill.
+Order of work, every check before Spark starts: origin (the tool version that wrote the plan, the
+catalog it was made against) -> requirements (every table as planned, same UUID, unless this plan
+already started on it) -> the plan derived now from the reviewed policies and the catalog must hold
+exactly the saved changes, all approved -> locks -> one Spark session -> steps, each journaled durably; a
+killed run is re-run and skips what is done, checking the live table for the step that may have run just
+before the kill.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import time
@@ -21,15 +22,16 @@ from typing import Any
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.reader import CatalogReader
 from compiler.diff.changes import Change, CreateTable, DropColumn, DropTable, PropertyChange, SetProperties
-from compiler.diff.safety import Safety
-from compiler.errors import TablePolicyError
+from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
-from compiler.model.properties import DECLARED_KEYS, declared_stamp
+from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, declared_stamp
 from compiler.plan.applied import is_applied
-from compiler.plan.model import Plan
-from compiler.plan.planner import requirement_of
+from compiler.plan.approvals import consumed_stamp
+from compiler.plan.model import CatalogRef, Plan
+from compiler.plan.planner import make_plan, requirement_of
+from compiler.plan.verify import check_origin, compare
 from compiler.render.filters import ident, literal, qualified
-from compiler.render.json_plan import plan_to_json
+from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from compiler.validate import validate
 from runtime.executor import check_steps, execute, run_sql
@@ -48,8 +50,9 @@ class StalePlanError(TablePolicyError):
     """The catalog changed since the plan was made: plan again and review."""
 
 
-class UnapprovedChangeError(TablePolicyError):
-    """The plan holds a destructive change that git does not approve (e.g. an edited plan file)."""
+class PlanMismatchError(TablePolicyError):
+    """The plan file is not what the reviewed policies and the catalog give now (edited, another catalog,
+    another tool version, or unapproved): nothing runs."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +85,7 @@ class ApplyReport:
 
 
 def plan_id_of(plan: Plan) -> str:
-    return hashlib.sha256(plan_to_json(plan).encode()).hexdigest()[:16]
+    return plan_id(plan)
 
 
 def stamps(plan: Plan, plan_id: str) -> dict[str, str]:
@@ -98,6 +101,9 @@ def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
         if not table.changes:
             continue
         stamp = {**run_stamps, DECLARED_KEYS: declared_stamp(table.declared_properties)}
+        consumed = consumed_stamp(table.consumed_approvals, table.changes)
+        if consumed is not None:  # the approvals this plan consumes now approve only what they approved
+            stamp[APPROVALS_KEY] = consumed
         if not table.requirement.exists:
             first = table.changes[0]
             assert isinstance(first, CreateTable)
@@ -112,20 +118,25 @@ def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
                                                          start=1)]
 
 
-def check_approvals(plan: Plan, policies: Path | None) -> None:
-    """Destructive changes must be approved by the policies in git, whatever the plan file says."""
-    destructive = [(t.table, c) for t in plan.tables for c in t.changes if c.safety is Safety.DESTRUCTIVE]
-    if not destructive:
-        return
-    approved: dict[tuple[str, ...], set[str]] = {}
-    if policies is not None and policies.exists():
-        project, _ = validate(policies)
-        approved = {t.name: set(t.policy.allow_destructive) for t in project.tables}
-    missing = [f"{format_name(name)}: {c.summary} (needs allow_destructive: [\"{c.approval}\"])"
-               for name, c in destructive if c.approval not in approved.get(name, set())]
-    if missing:
-        raise UnapprovedChangeError("refusing destructive changes git does not approve, nothing was applied:\n  "
-                                    + "\n  ".join(missing))
+def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | None,
+                           in_progress: set[tuple[str, ...]]) -> None:
+    """The saved plan must be exactly the plan derived now from the policies in git and the catalog, with
+    every destructive change approved there, whatever the plan file says."""
+    if policies is None or not policies.exists():
+        raise PlanMismatchError(f"cannot check the plan against the policies: {policies} does not exist; pass "
+                                "--policies with the reviewed policies the plan was made from; nothing was applied")
+    project, diagnostics = validate(policies)
+    if diagnostics.has_errors:
+        raise PolicyError(diagnostics)
+    derived = make_plan(project, reader, plan.target)
+    if derived.refused:
+        raise PolicyError(derived.diagnostics)
+    existing = {c.table for c in plan.namespaces if reader.namespace_exists(c.table)}
+    problems = compare(plan, derived.plan, in_progress, existing)
+    if problems:
+        raise PlanMismatchError(f"the plan file is not what the policies in {policies} and the catalog give now, "
+                                "nothing was applied:\n  " + "\n  ".join(problems)
+                                + "\nrun tablepolicy plan again and review the new plan")
 
 
 def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed: set[tuple[str, ...]]) -> set[
@@ -148,6 +159,9 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
             stale.append(f"{name}: planned as new, but it exists now")
         elif want.exists and current is None:
             stale.append(f"{name}: it was dropped since the plan was made")
+        elif current is not None and current.uuid != want.uuid:
+            stale.append(f"{name}: dropped and re-created since the plan was made (table UUID {want.uuid} -> "
+                         f"{current.uuid})")
         elif current is not None and current.metadata_location != want.metadata_location:
             now = requirement_of(current)
             changed = [
@@ -170,24 +184,33 @@ def apply_plan(
     *,
     journal_path: Path,
     policies: Path | None,
+    verify: bool = True,
     session: Future[Any] | None = None,
     on_result: Callable[[StepResult], None] = lambda _r: None,
     on_notice: Callable[[str], None] = lambda _m: None,
 ) -> ApplyReport:
-    """``session``: a Spark session already starting (see start_in_background); else one is started here,
-    in the background while the catalog is checked and the locks are taken."""
+    """``verify``: check the plan against the plan derived now from ``policies`` (a saved plan; a plan just
+    derived from them needs no second derivation). ``session``: a Spark session already starting (see
+    start_in_background); else one is started here once every check has passed, in the background while
+    the locks are taken."""
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
     steps = plan_steps(plan, plan_id)
     if not steps:
         return report
-    check_approvals(plan, policies)
-    session = session or start_in_background(catalog, options)
+    problems = check_origin(plan, CatalogRef.of(catalog))
+    if problems:
+        tables = ", ".join(format_name(t.table) for t in plan.tables if t.changes) or "namespaces only"
+        raise PlanMismatchError(f"refusing the plan of {tables}, nothing was applied:\n  " + "\n  ".join(problems)
+                                + "\nrun tablepolicy plan again against this catalog with this tablepolicy")
     journal = Journal(journal_path, plan_id)
     done = journal.completed()
     journaled_tables = {s.change.table for s in steps if s.index in done}
     with CatalogReader(catalog) as reader:
         in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
+        if verify:
+            check_against_policies(plan, reader, policies, in_progress)
+        session = session or start_in_background(catalog, options)
         with catalog_locks(reader, [".".join(t.table) for t in plan.tables if t.changes], journal_path.parent):
             run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
             check_steps(run.spark, catalog.name, steps)  # nothing runs unless every step can

@@ -45,4 +45,4 @@ def pyiceberg_reading(name: tuple[str, ...], table: Table) -> CurrentTable:
     return CurrentTable(state=state, metadata_location=table.metadata_location, schema_id=schema.schema_id,
                         spec_id=spec.spec_id, sort_order_id=order.order_id,
                         history=TableHistory(partition_source_ids=sources, dropped_paths=dropped),
-                        snapshot_id=metadata.current_snapshot_id)
+                        snapshot_id=metadata.current_snapshot_id, uuid=str(metadata.table_uuid))

@@ -97,7 +97,7 @@ def test_plan_file_is_deterministic_and_complete(policies: Path) -> None:
     assert first.read_bytes() == second.read_bytes()
     assert plan_to_json(plan_from_json(first.read_text())) == first.read_text()  # nothing is lost on the way back
     document = json.loads(first.read_text())
-    assert document["format_version"] == 2
+    assert document["format_version"] == 3
     [entry] = document["tables"]
     assert entry["table"] == "logs.app_events"
     assert entry["requirement"]["metadata_location"].endswith(".metadata.json")

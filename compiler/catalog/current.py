@@ -38,6 +38,7 @@ class CurrentTable:
     sort_order_id: int
     history: TableHistory = field(default_factory=TableHistory)
     snapshot_id: int | None = None
+    uuid: str | None = None  # Iceberg's table-uuid (optional in v1): a re-created table has a new one
 
 
 def current_table(name: tuple[str, ...], location: str, metadata: dict[str, Any]) -> CurrentTable:
@@ -81,6 +82,7 @@ def current_table(name: tuple[str, ...], location: str, metadata: dict[str, Any]
         sort_order_id=order_id,
         history=_history(metadata, set(paths)),
         snapshot_id=None if snapshot_id in (None, -1) else snapshot_id,
+        uuid=metadata.get("table-uuid"),
     )
 
 

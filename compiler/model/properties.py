@@ -73,7 +73,8 @@ MANAGED_PROPERTIES: dict[str, str] = {
 # which property keys its policy declared by hand (so a key later removed from git is unset, while keys
 # other tools set are never touched). Records, not settings: never compared by the planner.
 DECLARED_KEYS = "tablepolicy.declared-properties"
-STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", DECLARED_KEYS})
+APPROVALS_KEY = "tablepolicy.approvals"  # approvals consumed on the table (compiler/plan/approvals.py)
+STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", DECLARED_KEYS, APPROVALS_KEY})
 
 
 def declared_stamp(keys: Iterable[str]) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 from functools import cached_property
 from itertools import count
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
@@ -24,6 +24,25 @@ from compiler.spec.columns import Column, ListOf, MapOf, StructOf
 from compiler.spec.table import SortField, TablePolicy, split_sort
 
 ColumnPath = tuple[str, ...]
+
+
+def _pairs_to_dict(value: Any) -> Any:
+    """The plan file's form of a by-path dict ``[[path, value], ...]`` back to ``{path: value}``."""
+    return {tuple(path): item for path, item in value} if isinstance(value, list) else value
+
+
+def _dict_to_pairs(value: dict[ColumnPath, Any]) -> list[list[Any]]:
+    return [[list(path), item] for path, item in sorted(value.items())]
+
+
+# By-path dicts as JSON: a list of [path, value] pairs sorted by path (a JSON object key cannot hold a
+# tuple, and joining the names would not round-trip a name holding the separator).
+RenamesByPath = Annotated[dict[ColumnPath, str], BeforeValidator(_pairs_to_dict),
+                          PlainSerializer(_dict_to_pairs, when_used="json")]
+PinsByPath = Annotated[dict[ColumnPath, int], BeforeValidator(_pairs_to_dict),
+                       PlainSerializer(_dict_to_pairs, when_used="json")]
+# Sets as JSON: sorted, so the plan file does not follow string hashing (PYTHONHASHSEED).
+SortedKeys = Annotated[frozenset[str], PlainSerializer(sorted, when_used="json")]
 
 
 class State(BaseModel):
@@ -56,10 +75,10 @@ class TableState(State):
     location: str | None = None
     format_version: int = 2
     # Desired side only: declared renames (path -> former name) and pinned field ids, by column path.
-    renamed_from: dict[ColumnPath, str] = {}
-    pinned_ids: dict[ColumnPath, int] = {}
-    ignore_properties: frozenset[str] = frozenset()
-    declared_properties: frozenset[str] = frozenset()  # keys written by hand under properties (table + defaults)
+    renamed_from: RenamesByPath = {}
+    pinned_ids: PinsByPath = {}
+    ignore_properties: SortedKeys = frozenset()
+    declared_properties: SortedKeys = frozenset()  # keys written by hand under properties (table + defaults)
 
     @property
     def namespace(self) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ from compiler import __version__
 from compiler.diff.changes import TightenRetention
 from compiler.plan.model import TablePlan
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: plans carry table UUIDs and consumed approvals (plan file format 3)
 
 
 @dataclass

@@ -2,17 +2,39 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from compiler import __version__
 from compiler.diff.changes import Change
 from compiler.diff.safety import Safety
 
-PLAN_FORMAT_VERSION = 2  # 2: each table carries the property keys its policy declares
+if TYPE_CHECKING:  # the catalog configuration finds the project, which reads plans: no import at run time
+    from compiler.catalog.config import CatalogConfig
+
+# 2: each table carries the property keys its policy declares; 3: the catalog's type and redacted URI, each
+# table's UUID and the approvals it consumed, by-path dicts as [path, value] pairs (a create with renamed_from)
+PLAN_FORMAT_VERSION = 3
 
 
 class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class CatalogRef(Frozen):
+    """The catalog a plan targets, as printed and recorded: never its credentials."""
+
+    name: str
+    type: str | None = Field(None, description="sql, rest, hive, glue, ...")
+    uri: str | None = Field(None, description="The catalog URI with any password masked.")
+
+    @classmethod
+    def of(cls, config: CatalogConfig) -> CatalogRef:
+        return cls(name=config.name, type=config.kind, uri=config.redacted().get("uri"))
+
+    def describe(self) -> str:
+        return f"catalog '{self.name}' ({self.type or '?'}, {self.uri or '?'})"
 
 
 class Requirement(Frozen):
@@ -24,6 +46,7 @@ class Requirement(Frozen):
 
     exists: bool = Field(description="Whether the table existed.")
     metadata_location: str | None = Field(None, description="Metadata file the plan was made against.")
+    uuid: str | None = Field(None, description="The table's UUID: a table dropped and re-created since is stale.")
     schema_id: int | None = None
     spec_id: int | None = None
     sort_order_id: int | None = None
@@ -49,6 +72,9 @@ class TablePlan(Frozen):
     declared_properties: tuple[str, ...] = Field(
         (), description="Property keys the policy declares by hand; apply records them on the table, so a key "
                         "later removed from git is unset and keys other tools set are never touched.")
+    consumed_approvals: tuple[str, ...] = Field(
+        (), description="Approvals earlier applies consumed on this table, each qualified by what it approved "
+                        "(e.g. 'drop_column order_id (field id 3)'); apply adds the ones this plan consumes.")
 
     @property
     def safety(self) -> Safety:
@@ -58,7 +84,7 @@ class TablePlan(Frozen):
 class Plan(Frozen):
     format_version: int = PLAN_FORMAT_VERSION
     tool_version: str = __version__
-    catalog: str = Field(description="Catalog name the plan was made against (never its credentials).")
+    target: CatalogRef = Field(description="The catalog the plan was made against (never its credentials).")
     git_sha: str | None = Field(None, description="Commit of the policies, when planned inside git.")
     namespaces: list[Change] = Field(default_factory=list, description="Namespaces to create first.")
     tables: list[TablePlan] = Field(default_factory=list)
@@ -66,6 +92,14 @@ class Plan(Frozen):
         default_factory=list, description="Tables in managed namespaces that no policy declares (never dropped)."
     )
     blocked: list[Blocked] = Field(default_factory=list, description="Destructive changes without approval.")
+    selected: list[tuple[str, ...]] | None = Field(
+        None, description="The tables of a plan restricted to a path (a file or subfolder); None: the whole "
+                          "project. Apply compares only these with the plan derived now.")
+
+    @property
+    def catalog(self) -> str:
+        """The catalog's name, as the SQL names it."""
+        return self.target.name
 
     @property
     def changes(self) -> list[Change]:

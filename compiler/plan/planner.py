@@ -32,9 +32,10 @@ from compiler.forked import forked_map, workers_for
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import parse_name
+from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, unused
 from compiler.plan.cache import PlanCache
 from compiler.plan.locate import column_yaml_path
-from compiler.plan.model import Blocked, Plan, Requirement, TablePlan
+from compiler.plan.model import Blocked, CatalogRef, Plan, Requirement, TablePlan
 from compiler.spec.units import Duration
 
 
@@ -65,7 +66,7 @@ class PlanResult:
 def make_plan(
     project: Project,
     source: StateSource,
-    catalog: str,
+    catalog: str | CatalogRef,
     git_sha: str | None = None,
     today: date | None = None,
     cache: PlanCache | None = None,
@@ -73,7 +74,10 @@ def make_plan(
     """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical.
 
     With a cache and a catalog that lists metadata locations in one query, unchanged tables are not read.
+    ``catalog``: the catalog as the plan file records it (a bare name records only the name).
     """
+    target = catalog if isinstance(catalog, CatalogRef) else CatalogRef(name=catalog)
+    catalog = target.name
     day = today or datetime.now(UTC).date()
     present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name)
     diagnostics = Diagnostics()
@@ -91,8 +95,9 @@ def make_plan(
     declared = {t.name for t in project.tables}
     managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
     unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared})
-    plan = Plan(catalog=catalog, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged,
+    plan = Plan(target=target, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged,
                 blocked=_blocked(project, tables))
+    diagnostics.extend(unused_approvals(project, tables))
     return PlanResult(plan, diagnostics)
 
 
@@ -166,7 +171,8 @@ def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnosti
         diagnostics.add(Diagnostic(refusal.code, Severity.ERROR, where, refusal.message, refusal.hint))
     changes = [_annotate(c, desired, source, day) for c in result.changes]
     return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=changes,
-                     declared_properties=tuple(sorted(state.declared_properties)))
+                     declared_properties=tuple(sorted(state.declared_properties)),
+                     consumed_approvals=consumed_in(current.state.properties))
 
 
 def _annotate(change: Change, desired: DesiredTable, source: StateSource, day: date) -> Change:
@@ -190,27 +196,59 @@ def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
     if current is None:
         return None
     return TablePlan(table=table.name, policy_file=table.source.file, requirement=requirement_of(current),
-                     changes=[DropTable(table=table.name)])
+                     changes=[DropTable(table=table.name)], consumed_approvals=consumed_in(current.state.properties))
 
 
 def _blocked(project: Project, tables: list[TablePlan]) -> list[Blocked]:
     declared = {t.name: t for t in project.tables}
+    blocked = []
+    for t in tables:
+        for c in t.changes:
+            if c.approval is None:
+                continue
+            # policies are read only for tables with such changes
+            allowed = declared[t.table].policy.allow_destructive if t.table in declared else []
+            verdict = judge(c, allowed, t.consumed_approvals)
+            if not verdict.approved:
+                summary = f"{c.summary}: {verdict.reason}" if verdict.reason else c.summary
+                blocked.append(Blocked(table=t.table, code=c.code, summary=summary, approval=verdict.entry or "",
+                                       policy_file=t.policy_file or ""))
+    return blocked
 
-    def approved(table: tuple[str, ...], approval: str) -> bool:  # policies are read only for such changes
-        return table in declared and approval in declared[table].policy.allow_destructive
 
-    return [
-        Blocked(table=t.table, code=c.code, summary=c.summary, approval=c.approval, policy_file=t.policy_file or "")
-        for t in tables
-        for c in t.changes
-        if c.approval is not None and not approved(t.table, c.approval)
-    ]
+def unused_approvals(project: Project, tables: list[TablePlan]) -> list[Diagnostic]:
+    """A warning for each ``allow_destructive`` entry that approves nothing in this plan (TA101)."""
+    planned = {t.table: t for t in tables}
+    found = []
+    for table in project.tables:
+        if _no_approvals(table) or not table.policy.allow_destructive:
+            continue
+        allowed = table.policy.allow_destructive
+        plan = planned.get(table.name)
+        changes, consumed = (plan.changes, plan.consumed_approvals) if plan is not None else ([], ())
+        for index in unused(allowed, changes, consumed):
+            entry = allowed[index]
+            earlier = [c.removeprefix(f"{entry} (").removesuffix(")") for c in consumed if c.startswith(f"{entry} (")]
+            used = f"; an earlier apply consumed it for {', '.join(earlier)}" if earlier else ""
+            found.append(Diagnostic(
+                UNUSED_APPROVAL, Severity.WARNING, table.source.value(("allow_destructive", index)),
+                f"allow_destructive entry '{entry}' approves no change in this plan{used}",
+                "delete this line: a leftover approval must not approve a later change"))
+    return found
+
+
+def _no_approvals(table: LoadedTable) -> bool:
+    """Whether a policy restored from the model cache has no approvals, without building its model (a warm
+    plan builds few); the JSON is pydantic's, where a key is never part of an escaped string."""
+    text = table.model_json if table.model is None else None
+    return text is not None and ('"allow_destructive"' not in text or '"allow_destructive":[]' in text)
 
 
 def requirement_of(current: CurrentTable) -> Requirement:
     return Requirement(
         exists=True,
         metadata_location=current.metadata_location,
+        uuid=current.uuid,
         schema_id=current.schema_id,
         spec_id=current.spec_id,
         sort_order_id=current.sort_order_id,

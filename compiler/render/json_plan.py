@@ -1,11 +1,14 @@
 """Plan -> the versioned JSON plan file CD applies, and back.
 
-Deterministic: the same inputs give byte-identical JSON (no timestamps; keys in model order).
-Each change carries what a reviewer reads (action, safety, code, summary) and the SQL it runs.
+Deterministic: the same inputs give byte-identical JSON in any process (no timestamps, keys in model
+order, sets sorted). Each change carries what a reviewer reads (action, safety, code, summary) and the
+SQL it runs; reading the file back rebuilds each change from its full model and refuses the file if any
+of those views is not what that change renders (an edited SQL, summary or approval).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -37,9 +40,9 @@ def _change_view(change: Change, catalog: str) -> dict[str, Any]:
 
 def plan_to_json(plan: Plan) -> str:
     document = {
+        "catalog": plan.target.model_dump(mode="json"),
         "format_version": plan.format_version,
         "tool_version": plan.tool_version,
-        "catalog": plan.catalog,
         "git_sha": plan.git_sha,
         "safety": str(plan.safety),
         "namespaces": [_change_view(c, plan.catalog) for c in plan.namespaces],
@@ -50,6 +53,7 @@ def plan_to_json(plan: Plan) -> str:
                 "policy_file": t.policy_file,
                 "requirement": t.requirement.model_dump(mode="json"),
                 "declared_properties": list(t.declared_properties),
+                "consumed_approvals": list(t.consumed_approvals),
                 "changes": [_change_view(c, plan.catalog) for c in t.changes],
             }
             for t in plan.tables
@@ -57,6 +61,7 @@ def plan_to_json(plan: Plan) -> str:
         ],
         "unmanaged": [list(n) for n in plan.unmanaged],
         "blocked": [b.model_dump(mode="json") for b in plan.blocked],
+        "selected": None if plan.selected is None else [list(n) for n in plan.selected],
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
@@ -70,23 +75,61 @@ def plan_from_json(text: str) -> Plan:
                 f"plan file format {document.get('format_version')!r} is not {PLAN_FORMAT_VERSION}: "
                 "plan again with this version of tablepolicy"
             )
-        return Plan.model_validate(
+        plan = Plan.model_validate(
             {
                 "format_version": document["format_version"],
                 "tool_version": document["tool_version"],
-                "catalog": document["catalog"],
+                "target": document["catalog"],
                 "git_sha": document.get("git_sha"),
                 "namespaces": [c["change"] for c in document["namespaces"]],
                 "tables": [
                     {"table": t["name"], "policy_file": t.get("policy_file"), "requirement": t["requirement"],
-                     "declared_properties": t["declared_properties"], "changes": [c["change"] for c in t["changes"]]}
+                     "declared_properties": t["declared_properties"],
+                     "consumed_approvals": t["consumed_approvals"], "changes": [c["change"] for c in t["changes"]]}
                     for t in document["tables"]
                 ],
                 "unmanaged": document.get("unmanaged", []),
                 "blocked": document.get("blocked", []),
+                "selected": document["selected"],
             }
         )
+        views = [("namespaces", c) for c in document["namespaces"]]
+        views += [(t["table"], c) for t in document["tables"] for c in t["changes"]]
     except PlanFileError:
         raise
-    except (ValueError, KeyError, TypeError, ValidationError) as exc:
-        raise PlanFileError(f"not a valid plan file: {str(exc).splitlines()[0]}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, ValidationError) as exc:
+        raise PlanFileError(f"not a valid plan file: {_first_line(exc)}") from None
+    _check_views(plan, views)
+    moved = [f"{'.'.join(t.table)}: '{c.summary}' changes another table" for t in plan.tables for c in t.changes
+             if c.table != t.table]
+    moved += [f"{t['table']}: listed as table {'.'.join(t['name'])}" for t in document["tables"]
+              if t["table"] != ".".join(t["name"])]
+    if moved:
+        raise PlanFileError("the plan file was edited after planning, nothing was applied:\n  " + "\n  ".join(moved))
+    return plan
+
+
+def _first_line(exc: Exception) -> str:
+    lines = str(exc).splitlines()
+    return " ".join(lines[:3]) if isinstance(exc, ValidationError) else (lines[0] if lines else type(exc).__name__)
+
+
+def _check_views(plan: Plan, views: list[tuple[str, Any]]) -> None:
+    """Every view a reviewer read (summary, safety, approval, SQL) must be what its change renders: the SQL
+    apply runs is the SQL stored in the file, and no edit of the file can reword what a change does."""
+    edited = []
+    for (where, stored), change in zip(views, plan.changes, strict=True):
+        rendered = _change_view(change, plan.catalog)
+        differs = [key for key in rendered if key != "change" and stored.get(key) != rendered[key]]
+        if {*stored} != {*rendered}:
+            differs.append("keys")
+        if differs:
+            edited.append(f"{where}: '{change.summary}': {', '.join(differs)} not what the change renders")
+    if edited:
+        raise PlanFileError("the plan file was edited after planning, nothing was applied:\n  " + "\n  ".join(edited)
+                            + "\nplan again and review the new plan")
+
+
+def plan_id(plan: Plan) -> str:
+    """The plan's id: the first 16 hex digits of its plan file's sha256 (apply stamps it on the tables)."""
+    return hashlib.sha256(plan_to_json(plan).encode()).hexdigest()[:16]

@@ -5,25 +5,19 @@ remaining tables' details are left to the plan file in the workflow's artifact."
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
 from compiler.diagnostics import Diagnostics
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.plan.model import Plan, TablePlan
-from compiler.render.json_plan import plan_to_json
+from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from compiler.render.text import summary_counts
 
 ICONS = {Safety.SAFE: "🟢", Safety.BREAKING: "🟠", Safety.DESTRUCTIVE: "🔴"}
 BUDGET = 60_000  # characters; leaves room under GitHub's limit for the sticky comment's marker
 NOTICES = 50  # warnings, blocked changes and unmanaged tables listed before "and N more"
-
-
-def plan_id(plan: Plan) -> str:
-    """The id apply stamps on the tables it changes: the first 16 hex digits of the plan file's sha256."""
-    return hashlib.sha256(plan_to_json(plan).encode()).hexdigest()[:16]
 
 
 def _cell(text: str) -> str:

@@ -18,6 +18,7 @@ from compiler.loader import Project, discover, display_path
 from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache
 from compiler.plan.cache import PlanCache
+from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.project import find_project, load_selected, restrict_plan
 from compiler.render.drift import render_drift
@@ -132,9 +133,11 @@ def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: 
 
 def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
-    result = make_plan(project, reader, reader.config.name, git_sha(find_project(path).policies), cache=cache)
+    result = make_plan(project, reader, CatalogRef.of(reader.config), git_sha(find_project(path).policies),
+                       cache=cache)
     if result.refused:
         raise PolicyError(result.diagnostics)
+    show_diagnostics(result.diagnostics)  # warnings, e.g. approvals that approve nothing (TA101)
     if cache is not None:
         cache.save()
     return PlanResult(restrict_plan(result.plan, project), result.diagnostics)
@@ -184,7 +187,7 @@ def apply(
     policies: Path,
     json_report: Path | None,
 ) -> int:
-    from runtime.spark.session import SparkOptions, start_in_background
+    from runtime.spark.session import SparkOptions
 
     catalog_header(apply_catalog(path, catalog, policies))
     saved = path.is_file() and path.suffix == ".json"
@@ -215,10 +218,10 @@ def apply(
         error("apply cancelled")
         return Exit.ERROR
     options = SparkOptions.from_flags(master, conf)
-    session = start_in_background(config, options)  # the JVM boots while apply loads and checks the catalog
     from runtime.apply import apply_plan
 
-    report = apply_plan(planned, config, options, session=session, journal_path=journal, policies=policies,
+    # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
+    report = apply_plan(planned, config, options, journal_path=journal, policies=policies, verify=saved,
                         on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
                                                  + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
                         on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))

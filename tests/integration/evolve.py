@@ -10,6 +10,7 @@ from compiler.checks import check_project
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
 from compiler.plan.planner import PlanResult, make_plan
+from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.sql import change_sql
 from runtime.apply import Step
 from runtime.executor import check_steps, execute
@@ -26,7 +27,10 @@ def project_of(text: str) -> Project:
 
 
 def plan(lake: Lake, text: str, today: date | None = None) -> PlanResult:
-    return make_plan(project_of(text), CatalogReader(lake.config), lake.config.name, today=today)
+    result = make_plan(project_of(text), CatalogReader(lake.config), lake.config.name, today=today)
+    kept = result.plan.model_copy(update={"tables": [t for t in result.plan.tables if t.changes]})
+    assert plan_from_json(plan_to_json(result.plan)) == kept  # every step's plan survives the plan file
+    return result
 
 
 def apply(lake: Lake, result: PlanResult) -> None:

@@ -10,10 +10,11 @@ import pytest
 
 from compiler.catalog.reader import CatalogReader
 from compiler.desired import desired_states
+from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.validate import validate
-from runtime.apply import StalePlanError, UnapprovedChangeError, apply_plan
+from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
 from runtime.lock import LockHeldError, catalog_locks
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches
@@ -26,7 +27,7 @@ def plan_dir(lake: Lake, policies: Path):  # type: ignore[no-untyped-def]
     project, diagnostics = validate(policies)
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     with CatalogReader(lake.config) as reader:
-        result = make_plan(project, reader, lake.config.name)
+        result = make_plan(project, reader, CatalogRef.of(lake.config))
     assert not result.refused, [d.render() for d in result.diagnostics]
     return project, result.plan
 
@@ -124,7 +125,7 @@ def test_hand_edited_destructive_plan_is_refused(lake: Lake, tmp_path: Path) -> 
     with pytest.raises(PlanFileError):
         plan_from_json(json.dumps(document))
     (policies / "t.yaml").write_text(BASE.format(name="edited"))  # git no longer approves the drop
-    with pytest.raises(UnapprovedChangeError, match="drop column note"):
+    with pytest.raises(PlanMismatchError, match="drop column note"):
         apply_plan(plan, lake.config, SparkOptions(), journal_path=tmp_path / "j2.jsonl", policies=policies)
     with CatalogReader(lake.config) as reader:
         current = reader.table(("ops", "edited"))

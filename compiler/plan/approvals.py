@@ -1,0 +1,81 @@
+"""Approvals that mean one thing: an ``allow_destructive`` entry approves one destructive change of one
+field (or one retention value) as git held it when it was approved.
+
+When apply runs an approved destructive change it records on the table, in ``tablepolicy.approvals``,
+the entry qualified by what it approved: ``drop_column order_id (field id 3)``. From then on the plain
+entry ``drop_column order_id`` approves only field id 3; dropping a later column re-added under the
+same name needs the qualified line the plan prints. Entries that approve nothing are reported (TA101).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from compiler.diff.changes import Change, DropColumn, TightenRetention
+from compiler.model.properties import APPROVALS_KEY
+
+UNUSED_APPROVAL = "TA101"
+
+
+def identity(change: Change) -> str | None:
+    """What one approval of this change is bound to (None: the change is not recorded per field)."""
+    if isinstance(change, DropColumn):
+        return f"field id {change.field_id}"
+    if isinstance(change, TightenRetention):
+        return f"keep {change.new}"
+    return None
+
+
+def qualified(change: Change) -> str | None:
+    """The id-qualified entry approving exactly this change: ``drop_column order_id (field id 7)``."""
+    bound = identity(change)
+    return f"{change.approval} ({bound})" if change.approval is not None and bound is not None else None
+
+
+def consumed_in(properties: Mapping[str, str]) -> tuple[str, ...]:
+    """The qualified approvals a table records as consumed (none if unstamped or unreadable)."""
+    try:
+        entries = json.loads(properties.get(APPROVALS_KEY, "[]"))
+    except ValueError:
+        return ()
+    return tuple(sorted({e for e in entries if isinstance(e, str)})) if isinstance(entries, list) else ()
+
+
+def consumed_stamp(consumed: tuple[str, ...], changes: list[Change]) -> str | None:
+    """The APPROVALS_KEY value after applying ``changes``: earlier records plus what these consume."""
+    new = {q for c in changes if (q := qualified(c)) is not None}
+    if not new:
+        return None
+    return json.dumps(sorted({*consumed, *new}), separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    approved: bool
+    entry: str | None  # the allow_destructive entry that approves it, or the one to write
+    reason: str | None = None  # why a plain entry present in git does not approve it
+
+
+def judge(change: Change, allowed: list[str], consumed: tuple[str, ...]) -> Verdict:
+    """Whether git approves a destructive change, given what earlier applies consumed on the table."""
+    plain, exact = change.approval, qualified(change)
+    if plain is None:
+        return Verdict(True, None)
+    if exact is not None and exact in allowed:
+        return Verdict(True, exact)
+    if plain not in allowed:
+        return Verdict(False, plain)
+    used = [c for c in consumed if c.startswith(f"{plain} (") and c != exact]
+    if exact is None or not used:
+        return Verdict(True, plain)
+    earlier = used[0].removeprefix(f"{plain} (").removesuffix(")")
+    return Verdict(False, exact, f"the entry '{plain}' in git was consumed by an earlier apply ({earlier}); "
+                                 f"it does not approve this change ({identity(change)})")
+
+
+def unused(allowed: list[str], changes: list[Change], consumed: tuple[str, ...]) -> list[int]:
+    """Positions of ``allowed`` entries that approve none of ``changes``."""
+    used = {v.entry for c in changes if (v := judge(c, allowed, consumed)).approved}
+    return [i for i, entry in enumerate(allowed) if entry not in used]
