@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Protocol
 
+from compiler.catalog.config import CatalogConfig
 from compiler.catalog.current import CurrentTable
 from compiler.catalog.estimate import retention_cutoff
 from compiler.desired import DesiredTable, desired_table, namespaces_of
@@ -76,7 +77,7 @@ def make_plan(
     With a cache and a catalog that lists metadata locations in one query, unchanged tables are not read.
     ``catalog``: the catalog as the plan file records it (a bare name records only the name).
     """
-    target = catalog if isinstance(catalog, CatalogRef) else CatalogRef(name=catalog)
+    target = catalog if isinstance(catalog, CatalogRef) else _target(catalog, source)
     catalog = target.name
     day = today or datetime.now(UTC).date()
     present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name)
@@ -127,6 +128,15 @@ def _plan_tables(
         if cache is not None and not any(f.severity is Severity.ERROR for f in findings):
             cache.put(planned, keys[position])
     return [t for t in tables if t is not None]
+
+
+def _target(name: str, source: StateSource) -> CatalogRef:
+    """The catalog a bare name denotes: the one the source reads when it reads that catalog (a plan records
+    the catalog it was made against, type and redacted URI included, however it was asked for)."""
+    config = getattr(source, "config", None)
+    if isinstance(config, CatalogConfig) and config.name == name:
+        return CatalogRef.of(config)
+    return CatalogRef(name=name)
 
 
 Planned = tuple[int, TablePlan, list[Diagnostic]]
