@@ -124,4 +124,6 @@ def restrict_plan(plan: Plan, project: Project) -> Plan:
     if not isinstance(project, SelectedProject):
         return plan
     unmanaged = [n for n in plan.unmanaged if n not in project.declared_elsewhere and n[:-1] in project.managed]
-    return plan.model_copy(update={"unmanaged": unmanaged})
+    # recorded in the plan file, so apply compares only these tables with the plan it derives from git
+    selected = sorted({t.name for t in project.tables})
+    return plan.model_copy(update={"unmanaged": unmanaged, "selected": selected})

@@ -79,7 +79,9 @@ def restricted(plan: dict[str, Any], files: set[str]) -> dict[str, Any]:
     """The directory plan restricted to the tables declared in ``files``."""
     tables = [t for t in plan["tables"] if t["policy_file"] in files]
     namespaces = {tuple(t["name"][:-1]) for t in tables}
+    whole = files == set(TABLE_FILES)  # the project itself is not a restriction: apply compares every table
     return plan | {"tables": tables, "unmanaged": [n for n in plan["unmanaged"] if tuple(n[:-1]) in namespaces],
+                   "selected": None if whole else sorted(t["name"] for t in tables),
                    "namespaces": [c for c in plan["namespaces"] if tuple(c["change"]["table"]) in namespaces],
                    "blocked": [b for b in plan["blocked"] if b["policy_file"] in files]}
 

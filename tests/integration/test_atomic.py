@@ -19,6 +19,7 @@ import pytest
 from compiler.catalog.reader import CatalogReader, open_catalog
 from compiler.desired import desired_states
 from compiler.model.table import TableState, default_partition_name, field_paths
+from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from compiler.render.sql import change_sql
 from compiler.validate import validate
@@ -37,7 +38,7 @@ def apply_dir(lake: Lake, policies: Path, journal: Path) -> None:
     project, diagnostics = validate(policies)
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     with CatalogReader(lake.config) as reader:
-        result = make_plan(project, reader, lake.config.name)
+        result = make_plan(project, reader, CatalogRef.of(lake.config))
     assert not result.refused, [d.render() for d in result.diagnostics]
     apply_plan(result.plan, lake.config, SparkOptions(), journal_path=journal, policies=policies)
 
@@ -168,7 +169,7 @@ def test_partition_change_with_a_writer_in_another_process_is_one_new_spec(
     assert table.scan().to_arrow().num_rows == written
     with CatalogReader(lake.config) as reader:
         project, _ = validate(policies)
-        assert make_plan(project, reader, lake.config.name).plan.changes == []
+        assert make_plan(project, reader, CatalogRef.of(lake.config)).plan.changes == []
 
 
 CASED = """table: cased.t
@@ -191,7 +192,7 @@ def test_a_case_sensitive_table_applies_and_converges(lake: Lake, tmp_path: Path
         (1, "quantity"), (2, "Quantity"), (3, "QUANTITY"), (4, "Note"), (5, "note")]
     with CatalogReader(lake.config) as reader:
         project, _ = validate(policies)
-        assert make_plan(project, reader, lake.config.name).plan.changes == []
+        assert make_plan(project, reader, CatalogRef.of(lake.config)).plan.changes == []
     assert lake.spark.conf.get("spark.sql.caseSensitive") == "false"  # restored after apply
 
 

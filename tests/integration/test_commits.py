@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from compiler.catalog.reader import CatalogReader, open_catalog
+from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from compiler.validate import validate
 from runtime.apply import apply_plan
@@ -87,7 +88,7 @@ def test_commits_of_the_examples_and_the_applied_evolution(lake: Lake, tmp_path:
         project, diagnostics = validate(policies)
         assert not diagnostics.has_errors
         with CatalogReader(lake.config) as reader:
-            result = make_plan(project, reader, lake.config.name)
+            result = make_plan(project, reader, CatalogRef.of(lake.config))
         assert not result.refused
         apply_plan(result.plan, lake.config, SparkOptions(), journal_path=tmp_path / "j.jsonl", policies=policies)
 

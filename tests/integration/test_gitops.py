@@ -171,14 +171,14 @@ def test_catalog_change_between_review_and_merge_refuses_and_says_so_on_the_pr(l
 
 
 def test_a_failing_plan_comments_its_findings(loop: Loop) -> None:
-    loop.write(extra="  - {name: total, type: decimal(40,2)}\n")
+    loop.write(extra="  - {name: total, type: 'decimal(40,2)'}\n")
     pr, head = loop.open_pr("bad type")
     planned = loop.plan(pr, head)
     assert not planned.success
     assert planned.step("plan").outputs["code"] == "1"
     [comment] = loop.comments(pr)
-    assert "policies/sales/orders.yaml:5" in comment and "TP" in comment
-    assert "::error file=policies/sales/orders.yaml,line=5" in planned.step("validate").log
+    assert "policies/sales/orders.yaml:6" in comment and "TP" in comment and "could not be made" in comment
+    assert "::error file=policies/sales/orders.yaml,line=6" in planned.step("validate").log
 
 
 def test_a_120_table_plan_comment_fits(loop: Loop) -> None:

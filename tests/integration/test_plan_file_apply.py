@@ -216,3 +216,23 @@ def test_the_untampered_plan_applies_and_its_approval_then_approves_nothing_else
     assert current is not None
     assert json.loads(current.state.properties["tablepolicy.approvals"]) == [
         "drop_column note (field id 3)", "drop_column note (field id 4)"]
+
+
+def test_a_saved_plan_of_one_file_applies_while_other_tables_have_changes_too(tmp_path: Path) -> None:
+    """The plan of one file records its selection; apply compares only that table with the plan it derives
+    from all of git, so the other table's pending change neither blocks it nor runs."""
+    policies = tmp_path / "policies" / "shop"
+    policies.mkdir(parents=True)
+    (policies / "orders.yaml").write_text(orders(note=False))
+    (policies / "customers.yaml").write_text(CUSTOMERS)
+    code, output = tablepolicy(tmp_path, "apply", "policies", "--auto-approve")
+    assert code == 0, output
+    (policies / "orders.yaml").write_text(orders(note=True))
+    (policies / "customers.yaml").write_text(CUSTOMERS + "  - {name: email, type: string}\n")
+    code, output = tablepolicy(tmp_path, "plan", "policies/shop/customers.yaml", "--out", "plan.json")
+    assert code == 0, output
+    assert json.loads((tmp_path / "plan.json").read_text())["selected"] == [["shop", "customers"]]
+    code, output = tablepolicy(tmp_path, "apply", "plan.json")
+    assert code == 0, output
+    assert columns(tmp_path, "customers") == ["customer_id", "qty", "note", "email"]
+    assert columns(tmp_path, "orders") == ["order_id", "qty"]  # its change was not in the reviewed plan
