@@ -10,6 +10,7 @@ before the kill.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -104,6 +105,8 @@ def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
         consumed = consumed_stamp(table.consumed_approvals, table.changes)
         if consumed is not None:  # the approvals this plan consumes now approve only what they approved
             stamp[APPROVALS_KEY] = consumed
+        elif not table.requirement.exists and table.consumed_approvals:  # spent before the table existed
+            stamp[APPROVALS_KEY] = json.dumps(list(table.consumed_approvals), separators=(",", ":"))
         if not table.requirement.exists:
             first = table.changes[0]
             assert isinstance(first, CreateTable)

@@ -116,8 +116,14 @@ def case_sensitive(spark: Any) -> Iterator[None]:
 
 
 def _iceberg_catalog(spark: Any, catalog: str) -> Any:
-    """The Iceberg catalog behind the session's catalog plugin: same configuration, same cache."""
-    return spark._jsparkSession.sessionState().catalogManager().catalog(catalog).icebergCatalog()
+    """The Iceberg catalog behind the session's catalog plugin: same configuration, same cache.
+
+    The plugin is loaded from the JVM thread's active session's configuration; a session built in another
+    thread (apply starts Spark in the background) is not active here until made so, and the first step of
+    an apply may be this create, before any spark.sql() has loaded the plugin."""
+    session = spark._jsparkSession
+    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session)
+    return session.sessionState().catalogManager().catalog(catalog).icebergCatalog()
 
 
 def _identifier(spark: Any, name: tuple[str, ...]) -> Any:

@@ -77,6 +77,7 @@ class DropTable(ChangeBase):
     action: Literal["drop_table"] = "drop_table"
     safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TC302"] = "TC302"
+    uuid: str | None = Field(None, description="The table dropped: an approval approves this table only.")
 
     @property
     def summary(self) -> str:

@@ -5,6 +5,10 @@ When apply runs an approved destructive change it records on the table, in ``tab
 the entry qualified by what it approved: ``drop_column order_id (field id 3)``. From then on the plain
 entry ``drop_column order_id`` approves only field id 3; dropping a later column re-added under the
 same name needs the qualified line the plan prints. Entries that approve nothing are reported (TA101).
+
+A dropped table keeps no record, so the record is made when a table is created: a ``drop_table`` entry
+already in git then is spent on it (``BEFORE_CREATE``), and dropping the new table needs the line bound
+to its UUID, ``drop_table (table uuid ...)``.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from compiler.diff.changes import Change, DropColumn, TightenRetention
+from compiler.diff.changes import Change, DropColumn, DropTable, TightenRetention
 from compiler.model.properties import APPROVALS_KEY
 
 UNUSED_APPROVAL = "TA101"
+BEFORE_CREATE = "drop_table (in git before this table was created)"
 
 
 def identity(change: Change) -> str | None:
@@ -25,7 +30,15 @@ def identity(change: Change) -> str | None:
         return f"field id {change.field_id}"
     if isinstance(change, TightenRetention):
         return f"keep {change.new}"
+    if isinstance(change, DropTable) and change.uuid is not None:
+        return f"table uuid {change.uuid}"
     return None
+
+
+def spent_at_create(allowed: list[str]) -> tuple[str, ...]:
+    """What a table created now records as consumed: a drop_table entry git already holds approves nothing
+    on the new table (it was written for the table before)."""
+    return (BEFORE_CREATE,) if "drop_table" in allowed else ()
 
 
 def qualified(change: Change) -> str | None:

@@ -33,7 +33,7 @@ from compiler.forked import forked_map, workers_for
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import parse_name
-from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, unused
+from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from compiler.plan.cache import PlanCache
 from compiler.plan.locate import column_yaml_path
 from compiler.plan.model import Blocked, CatalogRef, Plan, Requirement, TablePlan
@@ -174,7 +174,8 @@ def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnosti
     current = source.table(state.name)
     if current is None:
         return TablePlan(table=state.name, policy_file=file, requirement=Requirement(exists=False),
-                         changes=creation_changes(state), declared_properties=tuple(sorted(state.declared_properties)))
+                         changes=creation_changes(state), declared_properties=tuple(sorted(state.declared_properties)),
+                         consumed_approvals=spent_at_create(desired.table.policy.allow_destructive))
     result = diff_table(current.state, state, current.history)
     for refusal in result.refusals:
         where = desired.table.source.value(column_yaml_path(desired.table.policy.columns, refusal.path))
@@ -206,7 +207,8 @@ def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
     if current is None:
         return None
     return TablePlan(table=table.name, policy_file=table.source.file, requirement=requirement_of(current),
-                     changes=[DropTable(table=table.name)], consumed_approvals=consumed_in(current.state.properties))
+                     changes=[DropTable(table=table.name, uuid=current.uuid)],
+                     consumed_approvals=consumed_in(current.state.properties))
 
 
 def _blocked(project: Project, tables: list[TablePlan]) -> list[Blocked]:

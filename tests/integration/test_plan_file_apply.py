@@ -236,3 +236,22 @@ def test_a_saved_plan_of_one_file_applies_while_other_tables_have_changes_too(tm
     assert code == 0, output
     assert columns(tmp_path, "customers") == ["customer_id", "qty", "note", "email"]
     assert columns(tmp_path, "orders") == ["order_id", "qty"]  # its change was not in the reviewed plan
+
+
+def test_a_drop_table_approval_left_in_git_does_not_drop_the_table_created_again(tmp_path: Path) -> None:
+    policies = tmp_path / "policies" / "shop"
+    policies.mkdir(parents=True)
+    approved = orders(note=False, approval="drop_table")
+    (policies / "orders.yaml").write_text(orders(note=False))
+    assert tablepolicy(tmp_path, "apply", "policies", "--auto-approve")[0] == 0
+    (policies / "orders.yaml").write_text(approved + "state: absent\n")  # the reviewed drop
+    code, output = tablepolicy(tmp_path, "apply", "policies", "--auto-approve")
+    assert code == 0, output  # approved: dropped
+    (policies / "orders.yaml").write_text(approved)  # created again; the approval still in the file
+    code, output = tablepolicy(tmp_path, "apply", "policies", "--auto-approve")
+    assert code == 0 and "TA101" in output, output
+    (policies / "orders.yaml").write_text(approved + "state: absent\n")
+    code, output = tablepolicy(tmp_path, "plan", "policies")
+    assert code == 3, output
+    assert "before this table was created" in output and "drop_table (table uuid " in output
+    assert columns(tmp_path, "orders") == ["order_id", "qty"]

@@ -296,3 +296,16 @@ MALFORMED = {
 def test_a_malformed_plan_file_is_one_clear_error(case: str) -> None:
     with pytest.raises(PlanFileError, match=r"^(not a valid plan file: |plan file format )"):
         plan_from_json(MALFORMED[case])
+
+
+def test_a_drop_table_entry_in_git_before_a_table_existed_does_not_approve_dropping_it() -> None:
+    from compiler.diff.changes import DropTable
+    from compiler.plan.approvals import BEFORE_CREATE, spent_at_create
+
+    assert spent_at_create(["drop_table"]) == (BEFORE_CREATE,) and spent_at_create(["drop_column x"]) == ()
+    drop = DropTable(table=("shop", "orders"), uuid="u-2")
+    assert judge(drop, ["drop_table"], ()).approved  # the first table's drop, approved as before
+    verdict = judge(drop, ["drop_table"], (BEFORE_CREATE,))
+    assert not verdict.approved and verdict.entry == "drop_table (table uuid u-2)"
+    assert verdict.reason is not None and "before this table was created" in verdict.reason
+    assert judge(drop, ["drop_table (table uuid u-2)"], (BEFORE_CREATE,)).approved
