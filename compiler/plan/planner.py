@@ -116,7 +116,10 @@ def _plan_tables(
     tables: list[TablePlan | None] = []
     todo: list[tuple[int, LoadedTable, str]] = []
     for table in present:
-        key = PlanCache.key([*(ns.digest for ns in namespace_chain(project, table)), table.digest], catalog)
+        # a cached plan names its files as this run displays them (policy_file, origins): paths are in the key
+        chain = namespace_chain(project, table)
+        files = [*(f"{ns.source.file}\0{ns.digest}" for ns in chain), f"{table.source.file}\0{table.digest}"]
+        key = PlanCache.key(files, catalog)
         location = locations.get(table.name) if locations is not None else None
         tables.append(cache.get(table.name, key, location) if cache is not None and location else None)
         if tables[-1] is None:  # only a miss builds the desired state and reads the table

@@ -1,0 +1,38 @@
+"""A warm plan names files as this run would: the plan cache never hands back paths spelled for another
+working folder (a plan's bytes depend on its inputs, not on which run filled the cache)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from compiler.desired import desired_states
+from compiler.validate import validate
+from tests.catalog_fixtures import create_like, embedded_catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+TABLEPOLICY = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "tablepolicy")
+
+
+def plan_text(cwd: Path, path: str, *flags: str) -> str:
+    run = subprocess.run([TABLEPOLICY, "plan", path, *flags], cwd=cwd, capture_output=True, text=True,
+                         env={**os.environ, "NO_COLOR": "1"}, timeout=120)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def test_a_cache_filled_from_another_folder_gives_the_uncached_plan(tmp_path: Path) -> None:
+    policies = shutil.copytree(ROOT / "policies", tmp_path / "policies")
+    project, _ = validate(policies)
+    catalog = embedded_catalog(policies)
+    for state in desired_states(project):
+        catalog.create_namespace_if_not_exists(state.name[:-1])
+        kept = {k: v for k, v in state.properties.items() if not k.startswith("history.expire")}
+        create_like(catalog, state.model_copy(update={"properties": kept}))  # git then sets the expiry keys
+    assert "from policies/logs/_namespace.yaml" in plan_text(tmp_path, "policies")  # fills the plan cache
+    inside = tmp_path / "policies"
+    warm = plan_text(inside, "logs/app_events.yaml")
+    assert "from logs/_namespace.yaml" in warm
+    assert warm == plan_text(inside, "logs/app_events.yaml", "--no-cache")
