@@ -31,6 +31,7 @@ from compiler.plan.approvals import consumed_stamp
 from compiler.plan.model import CatalogRef, Plan
 from compiler.plan.planner import make_plan, requirement_of
 from compiler.plan.verify import check_origin, compare
+from compiler.project import find_project
 from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
@@ -128,7 +129,9 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | N
     if policies is None or not policies.exists():
         raise PlanMismatchError(f"cannot check the plan against the policies: {policies} does not exist; pass "
                                 "--policies with the reviewed policies the plan was made from; nothing was applied")
-    project, diagnostics = validate(policies)
+    # the whole project the path belongs to (namespace defaults above a subfolder included); the plan's own
+    # selection, if any, restricts the comparison
+    project, diagnostics = validate(find_project(policies).scope)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     derived = make_plan(project, reader, plan.target)

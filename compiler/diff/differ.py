@@ -341,7 +341,8 @@ def _sort(d: _Diff) -> tuple[list[Change], list[Change]]:
     dropped = [c.path for c in d.drops if isinstance(c, DropColumn)]
     if not any(f.source[:len(p)] == p for f in d.current.sort for p in dropped):
         return [], [change]
-    if None not in [w[0] for w in want]:
+    if all(d.ids.get(f.source) is not None and d.current_ids.get(f.source) == d.ids.get(f.source)
+           for f in d.desired.sort):  # every column it names is there now, under that name
         return [change], []
     return [SetSortOrder(table=d.table, sort=(), distribution_mode=mode)], [change]
 

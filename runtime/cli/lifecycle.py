@@ -34,7 +34,10 @@ def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, CatalogCo
         def scan(name: tuple[str, ...], table: Table, guard: datetime) -> OrphanFigures | None:
             # a location another table shares cannot be judged from this table's metadata: the removal stays
             # due and maintain refuses it, naming the other table
-            return None if shared_location(reader, name) else orphan_figures(table, guard)
+            try:
+                return None if shared_location(reader, name) else orphan_figures(table, guard)
+            except Exception:  # storage this process cannot list (credentials, permissions): Spark lists it
+                return None
 
         now = datetime.now(UTC).replace(microsecond=0)
         return maintenance_plan(project, reader, now, scan_orphans=scan), config

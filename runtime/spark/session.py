@@ -105,7 +105,9 @@ def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession
     conf = session_conf(catalog, options)
     for key, value in conf.items():
         builder = builder.config(key, value)
-    log = Path(tempfile.gettempdir()) / f"tablepolicy-spark-{os.getpid()}.log"  # this process's JVM writes here
+    handle, name = tempfile.mkstemp(prefix="tablepolicy-spark-", suffix=".log")  # this process's JVM writes here
+    os.close(handle)  # created 0600 under a name no one can guess or plant a link at
+    log = Path(name)
     launched = False
     try:
         launched = _launch_quietly(options, conf, log)

@@ -51,6 +51,11 @@ CASES = [
      ["update_partition_spec"]),
     ("drop of the sort source", {"  - {name: r, type: float}\n": "", "sort_by: [r]": "sort_by: [id]"},
      ["set_sort_order", "drop_column"]),
+    # the new order names a column only the rename creates: no order until the rename has run
+    ("drop of the sort source, order by a renamed column", {
+        "  - {name: r, type: float}\n": "", "sort_by: [r]": "sort_by: [key]",
+        "{name: id, type: long, required: true}": "{name: key, type: long, required: true, renamed_from: id}"},
+     ["set_sort_order", "drop_column", "rename_column", "set_sort_order"]),
 ]
 
 
