@@ -63,7 +63,7 @@ def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
 def render_maintenance(plan: MaintenancePlan, paint: Painter = no_color, catalog: str | None = None) -> str:
     """The due actions table by table; with ``catalog``, the SQL each runs (``--dry-run``)."""
     due = [t for t in plan.tables if t.actions]
-    lines = [line for t in due
+    lines = [line for t in plan.tables if t.actions or t.skips
              for line in [*_heading(t, paint), *(x for a in t.actions for x in action_lines(a, paint, catalog)),
                           *(f"  - skip {k.action}  [{k.code}]: {k.reason}" for k in t.skips)]]
     count = len(plan.actions)
