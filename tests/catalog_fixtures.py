@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pyiceberg.catalog import Catalog
@@ -39,3 +40,15 @@ def create_like(catalog: Catalog, state: TableState) -> None:
     if state.comment:
         props["comment"] = state.comment
     catalog.create_table(state.name, schema=state.schema_, partition_spec=spec, sort_order=order, properties=props)
+
+
+def create_examples(policies: Path, edit: Callable[[TableState], TableState] = lambda state: state) -> None:
+    """Every table the policies under ``policies`` declare, created in their embedded catalog (``edit``: how
+    each differs from its policy)."""
+    from compiler.desired import desired_states
+    from compiler.validate import validate
+
+    project, _ = validate(policies)
+    catalog = embedded_catalog(policies)
+    for state in desired_states(project):
+        create_like(catalog, edit(state))

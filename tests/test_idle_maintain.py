@@ -8,21 +8,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from compiler.desired import desired_states
-from compiler.validate import validate
-from tests.catalog_fixtures import create_like, embedded_catalog
+from tests.catalog_fixtures import create_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLEPOLICY = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "tablepolicy")
 
 
 def test_an_idle_maintain_never_imports_pyspark(tmp_path: Path) -> None:
-    policies = shutil.copytree(ROOT / "policies", tmp_path / "policies")
-    project, _ = validate(policies)
-    catalog = embedded_catalog(policies)
-    for state in desired_states(project):
-        catalog.create_namespace_if_not_exists(state.name[:-1])
-        create_like(catalog, state)
+    create_examples(shutil.copytree(ROOT / "policies", tmp_path / "policies"))
     blocker = tmp_path / "no-spark" / "pyspark"
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('pyspark must not be imported by an idle run')\n")

@@ -8,9 +8,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from compiler.desired import desired_states
-from compiler.validate import validate
-from tests.catalog_fixtures import create_like, embedded_catalog
+from compiler.model.table import TableState
+from tests.catalog_fixtures import create_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 TABLEPOLICY = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "tablepolicy")
@@ -24,13 +23,11 @@ def plan_text(cwd: Path, path: str, *flags: str) -> str:
 
 
 def test_a_cache_filled_from_another_folder_gives_the_uncached_plan(tmp_path: Path) -> None:
-    policies = shutil.copytree(ROOT / "policies", tmp_path / "policies")
-    project, _ = validate(policies)
-    catalog = embedded_catalog(policies)
-    for state in desired_states(project):
-        catalog.create_namespace_if_not_exists(state.name[:-1])
+    def without_expiry(state: TableState) -> TableState:  # git then sets the expiry keys
         kept = {k: v for k, v in state.properties.items() if not k.startswith("history.expire")}
-        create_like(catalog, state.model_copy(update={"properties": kept}))  # git then sets the expiry keys
+        return state.model_copy(update={"properties": kept})
+
+    create_examples(shutil.copytree(ROOT / "policies", tmp_path / "policies"), without_expiry)
     assert "from policies/logs/_namespace.yaml" in plan_text(tmp_path, "policies")  # fills the plan cache
     inside = tmp_path / "policies"
     warm = plan_text(inside, "logs/app_events.yaml")
