@@ -115,7 +115,8 @@ while not Path(stop).exists():
                                "ts": pa.array([1_700_000_000_000_000 + written * 3_600_000_000],
                                               pa.timestamp("us", tz="UTC"))}))
         written += 1
-        Path(count).write_text(str(written))
+        Path(count + ".tmp").write_text(str(written))
+        Path(count + ".tmp").replace(count)  # atomic: a reader never sees a half-written count
     except (CommitFailedException, IndexError, ValueError):
         time.sleep(0.02)  # lost a race with the apply: load the table again and append once more
 print(written)
@@ -124,10 +125,15 @@ WRITES = "table: atomic.{name}\ncolumns:\n  - {{name: id, type: long}}\n  - {{na
          "partition_by:\n"
 
 
+def _written(count: Path) -> int:
+    text = count.read_text() if count.exists() else ""
+    return int(text) if text else 0
+
+
 def _wait_for(count: Path, at_least: int) -> None:
     deadline = time.time() + 120
     while time.time() < deadline:
-        if count.exists() and count.read_text() and int(count.read_text()) >= at_least:
+        if _written(count) >= at_least:
             return
         time.sleep(0.05)
     raise TimeoutError(f"the writer did not reach {at_least} commits")
@@ -153,7 +159,7 @@ def test_partition_change_with_a_writer_in_another_process_is_one_new_spec(
         _wait_for(count, 3)
         (policies / "t.yaml").write_text(WRITES.format(name=name) + new_spec)
         apply_dir(lake, policies, tmp_path / "j2.jsonl")
-        _wait_for(count, int(count.read_text()) + 3)
+        _wait_for(count, _written(count) + 3)
     finally:
         stop.touch()
         out, err = writer.communicate(timeout=120)
