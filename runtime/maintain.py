@@ -8,7 +8,6 @@ scheduled run decides again from the health it then reads.
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from runtime.executor import ExecutionError, query_sql, with_commit_retries
 from runtime.lock import catalog_locks
+from runtime.orphans import normalize
 from runtime.spark.session import SparkOptions, start_session
 
 
@@ -76,9 +76,8 @@ def run_maintenance(
 
 
 def _location(text: str) -> str:
-    """A table location comparable across engines: ``file:/x``, ``file:///x`` and ``/x`` are one place."""
-    text = text.rstrip("/")
-    return re.sub(r"^file:/*", "/", text) if text.startswith("file:") else text
+    """A table location comparable across engines (``file:/x``, ``file:///x`` and ``/x`` are one place)."""
+    return normalize(text).rstrip("/")
 
 
 def shared_location(reader: CatalogReader, name: tuple[str, ...]) -> str | None:
