@@ -133,15 +133,14 @@ def table_metadata(
     return metadata
 
 
-def current_of(
-    text: str,
+def applied(
+    state: TableState,
     *,
     properties: Mapping[str, str | None] = {},
     dropped: Sequence[str] = (),
     older_partition_sources: Sequence[ColumnPath] = (),
 ) -> CurrentTable:
-    """The table ``text`` declares as the catalog holds it after an apply, read the way the planner reads it."""
-    state = declared_state(text)
+    """``state`` as the catalog holds it after an apply (see table_metadata), read as the planner reads it."""
     metadata = table_metadata(state, properties=properties, dropped=dropped,
                               older_partition_sources=older_partition_sources)
     location = f"{metadata['location']}/metadata/00001-{metadata['table-uuid']}.metadata.json"

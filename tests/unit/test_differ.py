@@ -23,10 +23,11 @@ from compiler.diff.changes import Change, RetentionEstimate
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.sql import change_sql
-from tests.memory_catalog import MemoryCatalog, current_of, project_of
+from tests.memory_catalog import MemoryCatalog, applied, declared_state, project_of
 
 T = "`lake`.`u`.`t`"
 TODAY = date(2026, 1, 15)
+GIT_SHA = "0123456789abcdef0123456789abcdef01234567"
 CATALOG = CatalogRef(name="lake", type="sql", uri="sqlite:////lake/catalog.db")
 APPROVALS = "tablepolicy.approvals"
 ESTIMATE = RetentionEstimate(files=3, partial_files=1, rows=1200, rows_upper=1500, bytes=4096)
@@ -50,16 +51,15 @@ class Case:
     xfail: str | None = None  # why the planner is wrong here (the expectation is what is right)
 
 
-def plan_case(case: Case) -> PlanResult:
+def plan_case(case: Case, catalog: CatalogRef = CATALOG) -> PlanResult:
     """The plan of ``case``: its current table in an in-memory catalog, its desired policy as the project."""
     if case.current is None:
         source = MemoryCatalog(namespaces={("u",)} if case.namespace_exists else set())
     else:
-        source = MemoryCatalog.of(current_of("table: u.t\n" + case.current, properties=case.properties,
-                                             dropped=case.dropped,
-                                             older_partition_sources=case.older_partition_sources),
-                                  estimate=ESTIMATE)
-    return make_plan(project_of("table: u.t\n" + case.desired), source, CATALOG, git_sha="0" * 40, today=TODAY)
+        current = applied(declared_state("table: u.t\n" + case.current), properties=case.properties,
+                          dropped=case.dropped, older_partition_sources=case.older_partition_sources)
+        source = MemoryCatalog.of(current, estimate=ESTIMATE)
+    return make_plan(project_of("table: u.t\n" + case.desired), source, catalog, git_sha=GIT_SHA, today=TODAY)
 
 
 def outcome(result: PlanResult) -> tuple[list[tuple[str, str, str, str]], list[str], list[tuple[str, str]]]:
