@@ -449,11 +449,18 @@ def test_every_change_kind_and_code_has_a_case() -> None:
     assert codes == kind_codes() | written_codes()
 
 
-def test_the_plan_is_the_same_whatever_the_order_of_unrelated_properties() -> None:
+def test_a_downgrade_is_refused_whatever_line_the_finding_names() -> None:
+    """The xfail case above pins the right line; this proves the code (TR105) while it is wrong."""
+    case = next(c for c in CASES if c.id == "a format cannot be downgraded")
+    result = plan_case(case)
+    assert [(d.code, str(d.severity)) for d in result.diagnostics] == [("TR105", "error")]
+
+
+def test_set_properties_lists_owned_keys_sorted() -> None:
     case = next(c for c in CASES if c.id == "set a property, the owner and a write mode")
-    shuffled = Case(case.id, case.current, case.desired.replace(
+    more = Case(case.id, case.current, case.desired.replace(
         "properties: {commit.retry.num-retries: 10}", "properties: {commit.retry.num-retries: 10, a.b: x}"),
         [], properties={"z.other": "1", "a.other": "2"})
-    [(*_, sql)] = outcome(plan_case(shuffled))[0]
-    assert sql.splitlines()[1:4] == ["  'a.b' = 'x',", "  'commit.retry.num-retries' = '10',",
-                                     "  'tablepolicy.owner' = 'b',"]
+    [(*_, sql)] = outcome(plan_case(more))[0]
+    assert sql.splitlines()[1:] == ["  'a.b' = 'x',", "  'commit.retry.num-retries' = '10',",
+                                    "  'tablepolicy.owner' = 'b',", "  'write.delete.mode' = 'merge-on-read'", ")"]
