@@ -31,7 +31,7 @@ from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from runtime.executor import ExecutionError, query_sql, with_commit_retries
 from runtime.lock import catalog_locks
-from runtime.orphans import normalize, orphan_figures, stored_bytes
+from runtime.orphans import normalize, orphan_figures, stored_files
 from runtime.spark.session import SparkOptions, start_session
 
 if TYPE_CHECKING:
@@ -177,7 +177,10 @@ class _Run:
         before = self._stored(planned.table)
         outcome = work_table(planned, self.execute, self.sql, self.progress.step)
         after = self._stored(planned.table) if before is not None else None
-        return replace(outcome, stored_bytes=(before, after) if before is not None and after is not None else None)
+        if before is None or after is None:
+            return outcome
+        freed = sum(size for path, size in before.items() if path not in after)
+        return replace(outcome, stored_bytes=(sum(before.values()), sum(after.values())), freed_bytes=freed)
 
     def execute(self, action: Action, current: TableMaintenance) -> tuple[Step, TableMaintenance | None]:
         self.progress.action(action)
@@ -208,10 +211,10 @@ class _Run:
         scan = orphan_scanner(self.reader, self.locations)
         return current.basis.decide(current.table, current.basis.health_of(current.table, table, scan))
 
-    def _stored(self, name: tuple[str, ...]) -> int | None:
+    def _stored(self, name: tuple[str, ...]) -> dict[str, int] | None:
+        """Every file under the table location with its size, or None where it cannot be listed."""
         table = self.reader.pyiceberg_table(name, fresh=True)
         try:
-            return stored_bytes(table.location()) if table is not None else None
+            return stored_files(table.location()) if table is not None else None
         except Exception:  # storage this process cannot list: the report says "unknown"
             return None
-

@@ -83,9 +83,9 @@ def list_files(location: str) -> list[pafs.FileInfo]:
         return []
 
 
-def stored_bytes(location: str) -> int:
-    """Bytes of every file under a location: what the table costs in storage, orphans included."""
-    return sum(int(info.size or 0) for info in list_files(location))
+def stored_files(location: str) -> dict[str, int]:
+    """Every file under a location and its size: what the table costs in storage, orphans included."""
+    return {info.path: int(info.size or 0) for info in list_files(location)}
 
 
 def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[str] = ()) -> OrphanScan:

@@ -55,6 +55,7 @@ class TableOutcome:
     steps: tuple[Step, ...] = ()
     skips: tuple[Skip, ...] = ()
     stored_bytes: tuple[int, int] | None = None  # bytes under the table location before and after, when listed
+    freed_bytes: int | None = None  # bytes of the files listed before that are gone after
 
     @property
     def failed(self) -> bool:
@@ -66,10 +67,11 @@ class TableOutcome:
 
     @property
     def bytes_reclaimed(self) -> int | None:
-        """Storage freed: the location's bytes before minus after when both were listed (a compaction alone
-        adds bytes until expiry removes the files it replaced), else the orphan bytes removed."""
-        if self.stored_bytes is not None:
-            return self.stored_bytes[0] - self.stored_bytes[1]
+        """Storage freed: the bytes of files under the location that the run deleted (expired snapshots' files,
+        orphans; the files a run writes are not subtracted) when the location was listed before and after, else
+        (a dry run) the orphan bytes removal would delete."""
+        if self.freed_bytes is not None:
+            return self.freed_bytes
         removed = [s.effect.bytes_removed for s in self.steps if s.ok and s.effect.bytes_removed is not None]
         return sum(removed) if removed else (0 if not any(s.ok for s in self.steps) else None)
 

@@ -191,7 +191,8 @@ def report_json(report: MaintenanceReport) -> str:
         "tables": [{
             "table": list(t.table), "before": _figures(t.before), "after": _figures(t.after),
             "after_is_estimate": report.dry_run, "rows_deleted": t.rows_deleted,
-            "bytes_reclaimed": t.bytes_reclaimed, "stored_bytes": list(t.stored_bytes) if t.stored_bytes else None,
+            "bytes_reclaimed": t.bytes_reclaimed,
+            "stored_bytes": {"before": t.stored_bytes[0], "after": t.stored_bytes[1]} if t.stored_bytes else None,
             "failed": t.failed, "steps": [_step(s) for s in t.steps],
             "skipped": [{"section": SECTIONS[k.action], "action": k.action, "code": k.code, "reason": k.reason}
                         for k in t.skips],
