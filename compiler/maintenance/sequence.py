@@ -65,7 +65,8 @@ def work_table(
             on_step(note)
         pending, current = later, fresh
     ran = {s.action.action for s in steps} | {s.action for s in changed}
-    skips = tuple(s for s in planned.skips if s.action not in ran) + tuple(changed)
+    # the declared actions that never ran, with the reason the last decision gave
+    skips = tuple(s for s in current.skips if s.action not in ran) + tuple(changed)
     return TableOutcome(planned.table, planned.health, current.health, tuple(steps), skips)
 
 
