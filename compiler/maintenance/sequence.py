@@ -26,7 +26,6 @@ BECAUSE: dict[tuple[str, str], str] = {
     ("rewrite_data_files", "rewrite_manifests"): "manifests already merged by compaction",
     ("delete_expired_rows", "rewrite_data_files"): "retention deleted the small files compaction would take",
     ("rewrite_data_files", "rewrite_position_delete_files"): "compaction applied the delete files",
-    ("expire_snapshots", "remove_orphan_files"): "expiry removed the unreferenced files",
 }
 
 
