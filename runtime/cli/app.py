@@ -188,15 +188,25 @@ def apply(
 def maintain(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due and its SQL; change nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due, its SQL and estimated effect; change "
+                                                            "nothing.")] = False,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
-    json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
+    json_report: Annotated[Path | None, typer.Option("--json-report", help="Write the before/after report (JSON).")]
+    = None,
+    output: Annotated[Format, typer.Option(
+        "--format", "-f", help="The report on stdout: text, markdown (a PR or ticket) or json.")] = Format.text,
+    table: Annotated[list[str] | None, typer.Option(
+        "--table", "-t", help="Only this declared table, e.g. logs.app_events (repeatable).")] = None,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="Only this lifecycle action: retention, compaction, delete_files, manifests, snapshots, "
+                       "orphan_files (repeatable).")] = None,
 ) -> None:
     """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
     check_spark_conf(spark_conf)
     run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
-                                   json_report=json_report),
+                                   json_report=json_report, output=output.value, tables=table or [],
+                                   only=only or []),
         outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
 
