@@ -13,7 +13,7 @@ from compiler.model.names import format_name
 from compiler.plan.model import Plan, TablePlan
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
-from compiler.render.text import summary_counts
+from compiler.render.text import overlay_groups, summary_counts
 
 ICONS = {Safety.SAFE: "🟢", Safety.BREAKING: "🟠", Safety.DESTRUCTIVE: "🔴"}
 BUDGET = 60_000  # characters; leaves room under GitHub's limit for the sticky comment's marker
@@ -31,6 +31,7 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog:
     out = [f"### tablepolicy plan · {catalog}" if catalog else "### tablepolicy plan", "",
            f"plan `{plan_id(plan)}`{commit} · tablepolicy {plan.tool_version}", ""]
     out += _notices(plan, diagnostics)
+    out += _environment(plan)
     if not plan.has_changes:
         out.append("**No changes.** The catalog matches the policies.")
         return "\n".join(out) + "\n"
@@ -61,6 +62,19 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog:
         if plan.namespaces:
             details.append("#### namespaces\n\n" + "".join(f"- 🟢 {c.summary}\n" for c in plan.namespaces))
     return (head + "\n" + "\n".join(details)).rstrip("\n") + "\n"
+
+
+def _environment(plan: Plan) -> list[str]:
+    """The overlay's values and where each was written, folded: one row per value, however many tables."""
+    if plan.environment is None:
+        return []
+    groups = overlay_groups(plan.environment)
+    rows = [f"| `{_cell(setting)}` | `{_cell(value)}` | `{_cell(origin)}` | {_cell(', '.join(tables))} |"
+            for setting, value, origin, tables in groups]
+    return [f"<details><summary>Environment <b>{plan.environment.name}</b>: {len(groups)} value(s) from "
+            f"<code>{plan.environment.file}</code></summary>", "", "| setting | value | from | tables |",
+            "| --- | --- | --- | --- |", *rows[:NOTICES], *([f"| … {len(rows) - NOTICES} more | | | |"]
+                                                              if len(rows) > NOTICES else []), "", "</details>", ""]
 
 
 def _notices(plan: Plan, diagnostics: Diagnostics | None) -> list[str]:

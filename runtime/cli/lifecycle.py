@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from pyiceberg.table import Table
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import CatalogConfig
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from compiler.errors import PolicyError
@@ -19,17 +19,18 @@ from compiler.maintenance.health import OrphanFigures
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
+from compiler.target import resolve_target
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint
 
 
-def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, CatalogConfig]:
+def due_now(path: Path, catalog: str | None, environment: str | None = None) -> tuple[MaintenancePlan, CatalogConfig]:
     from runtime.maintain import shared_location
     from runtime.orphans import orphan_figures
 
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
+    config = resolve_target(path, catalog, environment).catalog  # the environment's lifecycle is the one due
+    project = valid_project(path, environment=environment)
     with open_reader(config) as reader:
         def scan(name: tuple[str, ...], table: Table, guard: datetime) -> OrphanFigures | None:
             # a location another table shares cannot be judged from this table's metadata: the removal stays
@@ -43,8 +44,9 @@ def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, CatalogCo
         return maintenance_plan(project, reader, now, scan_orphans=scan), config
 
 
-def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None) -> int:
-    plan, config = due_now(path, catalog)
+def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
+           environment: str | None = None) -> int:
+    plan, config = due_now(path, catalog, environment)
     if html is not None:
         from compiler.render.health_html import TableReport, render_health_html
 
@@ -60,12 +62,13 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
 
 
 def maintain(
-    path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None
+    path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None,
+    environment: str | None = None,
 ) -> int:
     from runtime.maintain import run_maintenance
     from runtime.spark.session import SparkOptions
 
-    plan, config = due_now(path, catalog)
+    plan, config = due_now(path, catalog, environment)
     catalog_header(config)
     typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None), nl=False)
     if dry_run or not plan.actions:
@@ -93,13 +96,13 @@ def _output(row: dict[str, object]) -> str:
 
 def erase(
     path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
-    conf: list[str],
+    conf: list[str], environment: str | None = None,
 ) -> int:
     from runtime.erase import run_erasure
     from runtime.spark.session import SparkOptions
 
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
+    config = resolve_target(path, catalog, environment).catalog
+    project = valid_project(path, environment=environment)
     catalog_header(config)
     try:
         text = requests_file.read_text(encoding="utf-8")
