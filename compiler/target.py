@@ -9,7 +9,13 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import (
+    EMBEDDED_NAME,
+    CatalogConfig,
+    CatalogNotDefinedError,
+    configured_catalogs,
+    resolve_catalog,
+)
 from compiler.diagnostics import Diagnostics
 from compiler.environment import LoadedEnvironment
 from compiler.errors import CatalogError, PolicyError
@@ -56,4 +62,12 @@ def resolve_target(path: Path, catalog: str | None, environment: str | None) -> 
         raise CatalogConflictError(
             f"{given_by} {explicit} conflicts with environment '{name}', which targets catalog '{wanted}' "
             f"({overlay.catalog_origin()}); drop {given_by}, or select the environment of catalog '{explicit}'")
-    return Target(resolve_catalog(wanted, path, f"environment '{name}', {overlay.catalog_origin()}"), overlay, flag)
+    catalogs, _ = configured_catalogs()
+    embedded = not catalogs and wanted == EMBEDDED_NAME
+    if wanted.lower() not in catalogs and not embedded:  # resolve_catalog would blame --catalog, which nobody gave
+        defined = f"defined catalogs: {', '.join(catalogs)}" if catalogs else "no catalog is configured"
+        raise CatalogNotDefinedError(
+            f"catalog '{wanted}' of environment '{name}' ({overlay.catalog_origin()}) is not defined ({defined}); "
+            f"define it in .pyiceberg.yaml or with PYICEBERG_CATALOG__{wanted.upper()}__URI, or change the "
+            "environment's catalog")
+    return Target(resolve_catalog(wanted, path), overlay, flag)
