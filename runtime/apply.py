@@ -130,7 +130,8 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | N
                                 "--policies with the reviewed policies the plan was made from; nothing was applied")
     # the whole project the path belongs to (namespace defaults above a subfolder included); the plan's own
     # selection, if any, restricts the comparison
-    project, _, diagnostics = load_selected(find_project(policies).scope, environment=environment)
+    project, _, diagnostics = load_selected(find_project(policies).scope, environment=environment,
+                                            environment_flag="the plan's environment")
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     derived = make_plan(project, reader, plan.target)

@@ -209,3 +209,17 @@ def test_plan_bytes_are_deterministic_and_the_cache_follows_the_overlay(project:
     cold = tool("plan", "policies", "--env", "prod", "--format", "json", "--no-cache", cwd=project)
     assert warm.stdout == cold.stdout
     assert f'"new": "{3 * 86_400_000}"' in warm.stdout
+
+
+def test_maintenance_reads_the_environment_lifecycle(project: Path) -> None:
+    created_catalog(project, "prod")
+    lines = {}
+    for argv in (["--env", "prod"], ["-c", "prod"]):
+        run = tool("maintain", "policies", "--dry-run", *argv, cwd=project)
+        assert run.returncode == 0, run.stderr
+        lines[argv[0]] = [line for line in run.stdout.splitlines() if "expire_snapshots" in line]
+    assert lines["--env"] == [
+        "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 1 (min_keep)",
+        "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 10 (min_keep)",
+        "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 6h beyond the newest 1 (min_keep)"]
+    assert [line.split(" older than ")[1].split()[0] for line in lines["-c"]] == ["2d", "1d", "6h"]  # the files'

@@ -5,6 +5,7 @@ remaining tables' details are left to the plan file in the workflow's artifact."
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 
 from compiler.diagnostics import Diagnostics
@@ -69,12 +70,19 @@ def _environment(plan: Plan) -> list[str]:
     if plan.environment is None:
         return []
     groups = overlay_groups(plan.environment)
-    rows = [f"| `{_cell(setting)}` | `{_cell(value)}` | `{_cell(origin)}` | {_cell(', '.join(tables))} |"
+    rows = [f"| `{_cell(setting)}` | `{_cell(value)}` | `{_cell(origin)}` | {_cell(_some(tables))} |"
             for setting, value, origin, tables in groups]
-    return [f"<details><summary>Environment <b>{plan.environment.name}</b>: {len(groups)} value(s) from "
-            f"<code>{plan.environment.file}</code></summary>", "", "| setting | value | from | tables |",
-            "| --- | --- | --- | --- |", *rows[:NOTICES], *([f"| … {len(rows) - NOTICES} more | | | |"]
-                                                              if len(rows) > NOTICES else []), "", "</details>", ""]
+    more = [f"| … {len(rows) - NOTICES} more | | | |"] if len(rows) > NOTICES else []
+    summary = (f"<details><summary>Environment <b>{html.escape(plan.environment.name)}</b>: {len(groups)} value(s) "
+               f"from <code>{html.escape(plan.environment.file)}</code></summary>")
+    return [summary, "", "| setting | value | from | tables |", "| --- | --- | --- | --- |", *rows[:NOTICES], *more,
+            "", "</details>", ""]
+
+
+def _some(tables: list[str], shown: int = 20) -> str:
+    """A cell that stays small however many tables a value of ``defaults:`` reaches (the plan file lists all)."""
+    rest = f" and {len(tables) - shown} more" if len(tables) > shown else ""
+    return ", ".join(tables[:shown]) + rest
 
 
 def _notices(plan: Plan, diagnostics: Diagnostics | None) -> list[str]:
