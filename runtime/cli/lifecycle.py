@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import CatalogConfig
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from compiler.errors import PolicyError
@@ -18,26 +18,28 @@ from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.select import selection
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql
+from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
+from compiler.target import resolve_target
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
+from runtime.cli.views import catalog_header, error, info, paint, show_maintenance_report
 
 if TYPE_CHECKING:
     from runtime.maintain import Locations
-from compiler.render.maintenance_report import report_json
-from runtime.cli.views import catalog_header, error, info, paint, show_maintenance_report
 
 
 def due_now(
-    path: Path, catalog: str | None, *, tables: list[str] | None = None, only: list[str] | None = None,
-    locations: Locations | None = None,
+    path: Path, catalog: str | None, environment: str | None = None, *, tables: list[str] | None = None,
+    only: list[str] | None = None, locations: Locations | None = None,
 ) -> tuple[MaintenancePlan, CatalogConfig]:
     """``tables``/``only``: ``--table``/``--only`` (checked before the catalog is read); ``locations``: the
-    run's map of table locations, reused when the run removes orphan files."""
+    run's map of table locations, reused when the run removes orphan files. The environment's lifecycle is
+    the one due."""
     from runtime.maintain import Locations, orphan_scanner
 
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
+    config = resolve_target(path, catalog, environment).catalog
+    project = valid_project(path, environment=environment)
     chosen = selection((t.name for t in project.tables if t.state == "present"), tables or [], only or [])
     with open_reader(config) as reader:
         scan = orphan_scanner(reader, locations if locations is not None else Locations())
@@ -45,8 +47,9 @@ def due_now(
         return maintenance_plan(project, reader, now, scan_orphans=scan, selection=chosen), config
 
 
-def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None) -> int:
-    plan, config = due_now(path, catalog)
+def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
+           environment: str | None = None) -> int:
+    plan, config = due_now(path, catalog, environment)
     if html is not None:
         from compiler.render.health_html import TableReport, render_health_html
 
@@ -64,6 +67,7 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
 def maintain(
     path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None,
     output: str = "text", tables: list[str] | None = None, only: list[str] | None = None,
+    environment: str | None = None,
 ) -> int:
     """Decide, then (without ``dry_run``) run with progress on stderr; the report goes to stdout as
     ``output`` asks and to ``json_report``."""
@@ -73,7 +77,7 @@ def maintain(
     from runtime.maintain import Locations
 
     locations = Locations()
-    plan, config = due_now(path, catalog, tables=tables, only=only, locations=locations)
+    plan, config = due_now(path, catalog, environment, tables=tables, only=only, locations=locations)
     if output == "text":
         catalog_header(config)
         typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None),
@@ -95,13 +99,13 @@ def maintain(
 
 def erase(
     path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
-    conf: list[str],
+    conf: list[str], environment: str | None = None,
 ) -> int:
     from runtime.erase import run_erasure
     from runtime.spark.session import SparkOptions
 
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
+    config = resolve_target(path, catalog, environment).catalog
+    project = valid_project(path, environment=environment)
     catalog_header(config)
     try:
         text = requests_file.read_text(encoding="utf-8")
