@@ -1,10 +1,13 @@
-"""The erasure request ledger, kept with the catalog: two tables in a SQL catalog's own database.
+"""The erasure request ledger, kept with the catalog: two tables beside Iceberg's own.
 
 ``tablepolicy_erasure_ledger`` holds a row per catalog, request and table: received date, deadline, state
 (pending / done / held / failed), a salted hash of the keys (never a key value), timestamps and the id of
 the proof. ``tablepolicy_erasure_proofs`` holds each table proof of a run once, however many requests it
-covers. Both sit beside Iceberg's ``iceberg_tables`` (as ``tablepolicy_locks`` does), so every checkout, CI
-runner and ``erase status`` sees the same ledger, on SQLite and PostgreSQL alike.
+covers. In a PostgreSQL catalog both sit in the catalog's database beside Iceberg's ``iceberg_tables`` (as
+``tablepolicy_locks`` does), so every checkout, CI runner and ``erase status`` sees the same ledger. A SQLite
+catalog gets them in ``tablepolicy-erasure-ledger.db`` beside its database file, as it gets lock files
+(runtime/lock.py): a write into the catalog's own file between two of Spark's commits makes Spark's JDBC
+connection fail its next commit with SQLITE_BUSY_SNAPSHOT (seen in tests/integration/test_erase_ledger.py).
 
 A catalog without a SQL database (REST, Glue, Hive) has nowhere to put it: the ledger is then the SQLite
 file ``.tablepolicy/erasure-ledger.db`` of the project, and every command that uses it says so.
@@ -30,6 +33,8 @@ from compiler.erasure.ledger import Entry, State
 from compiler.errors import CatalogError
 
 LEDGER_FILE = "erasure-ledger.db"
+SQLITE_LEDGER_FILE = "tablepolicy-erasure-ledger.db"  # beside a SQLite catalog's database file
+SQLITE_TIMEOUT_SECONDS = 30  # a concurrent erase holding the ledger file: wait, as the catalog's busy timeout does
 # INSERT ... ON CONFLICT, as both dialects spell it (their Insert classes share the methods, not a base class)
 _UPSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
 _BATCH = 500  # rows per statement: PostgreSQL and SQLite both take this many bound tuples comfortably
@@ -64,24 +69,32 @@ class Ledger:
     engine: Engine
     catalog: str
     where: str  # "catalog database" or the ledger file, for the output
-    note: str | None = None  # why the ledger is not in the catalog's database
+    note: str | None = None  # why the ledger is not kept with the catalog
+    own_engine: bool = False  # an engine this ledger opened (a catalog's engine belongs to its reader)
     exists: bool = True  # False: nothing was ever recorded (and a read-only use created nothing)
 
     @staticmethod
     def open(catalog_engine: Engine | None, catalog: str, kind: str, project_dir: Path, *, create: bool) -> Ledger:
-        """The ledger of ``catalog``: in its database when it is SQLite or PostgreSQL, else a project file.
-        Without ``create`` (status, dry runs) nothing is created: a ledger never written to is empty."""
-        if catalog_engine is not None and catalog_engine.url.get_backend_name() in _UPSERTS:
+        """The ledger of ``catalog``: tables in its PostgreSQL database; a file beside its SQLite database; else a
+        project file. Without ``create`` (status, dry runs) nothing is created: a ledger never written is empty."""
+        backend = catalog_engine.url.get_backend_name() if catalog_engine is not None else None
+        database = catalog_engine.url.database if catalog_engine is not None else None
+        if catalog_engine is not None and backend == "postgresql":
             ledger = Ledger(catalog_engine, catalog, "the catalog database")
         else:
-            path = project_dir / LEDGER_FILE
-            note = (f"catalog '{catalog}' ({kind}) has no SQLite or PostgreSQL database to hold the erasure "
-                    f"ledger: it is kept in {path}; keep that file (a CI runner must restore it), or re-runs "
-                    "redo done requests and status cannot see them")
+            note = None
+            if backend == "sqlite" and database and database != ":memory:":
+                path = Path(database).resolve().parent / SQLITE_LEDGER_FILE
+            else:
+                path = project_dir / LEDGER_FILE
+                note = (f"catalog '{catalog}' ({kind}) has no PostgreSQL or SQLite database file to keep the erasure "
+                        f"ledger with: it is kept in {path}; keep that file (a CI runner must restore it), or "
+                        "re-runs redo done requests and status cannot see them")
             if not create and not path.exists():
-                return Ledger(create_engine("sqlite://"), catalog, str(path), note, exists=False)
+                return Ledger(create_engine("sqlite://"), catalog, str(path), note, own_engine=True, exists=False)
             path.parent.mkdir(parents=True, exist_ok=True)
-            ledger = Ledger(create_engine(f"sqlite:///{path}"), catalog, str(path), note)
+            ledger = Ledger(create_engine(f"sqlite:///{path}", connect_args={"timeout": SQLITE_TIMEOUT_SECONDS}),
+                            catalog, str(path), note, own_engine=True)
         try:
             if create:
                 metadata.create_all(ledger.engine, checkfirst=True)
@@ -141,7 +154,7 @@ class Ledger:
                           "deadline": excluded.deadline, "updated": excluded.updated, "done_at": excluded.done_at}))
 
     def close(self) -> None:
-        if self.note is not None:  # our own file's engine; a catalog's engine belongs to its reader
+        if self.own_engine:
             self.engine.dispose()
 
 

@@ -18,7 +18,7 @@ from compiler.desired import desired_table
 from compiler.erasure.ledger import Entry, outstanding, subject_entry
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
-from runtime.ledger import LEDGER_FILE, Ledger
+from runtime.ledger import LEDGER_FILE, SQLITE_LEDGER_FILE, Ledger
 from tests.catalog_fixtures import create_examples
 from tests.integration.evolve import project_of
 from tests.pgserver import postgres_server
@@ -78,7 +78,7 @@ def test_a_run_is_recorded_read_back_and_skipped_the_next_time(engine: object, t
 
     todo = outstanding([table], entries, requests)  # type: ignore[arg-type]
     assert [s.request for t in todo.tables for s in t.subjects] == ["B"] and [e.request for e in todo.done] == ["A"]
-    with engine.connect() as connection:  # type: ignore[attr-defined]
+    with ledger.engine.connect() as connection:
         stored = json.dumps([list(r) for r in connection.execute(text(
             "SELECT * FROM tablepolicy_erasure_ledger l LEFT JOIN tablepolicy_erasure_proofs p "
             "ON p.proof_id = l.proof_id"))])
@@ -105,7 +105,7 @@ def test_a_catalog_without_a_database_keeps_the_ledger_in_a_project_file_and_say
     reading = Ledger.open(None, "rest_cat", "rest", tmp_path / ".tablepolicy", create=False)
     assert reading.entries() == {} and not (tmp_path / ".tablepolicy").exists()  # status creates nothing
     ledger = Ledger.open(None, "rest_cat", "rest", tmp_path / ".tablepolicy", create=True)
-    assert ledger.note is not None and "catalog 'rest_cat' (rest) has no SQLite or PostgreSQL database" in ledger.note
+    assert ledger.note is not None and "catalog 'rest_cat' (rest) has no PostgreSQL or SQLite database file" in ledger.note
     ledger.record([Entry("A", "t.x", date(2026, 1, 1), date(2026, 1, 31), "held", "s:h")], PROOF, NOW)
     ledger.close()
     assert (tmp_path / ".tablepolicy" / LEDGER_FILE).is_file()
@@ -135,7 +135,8 @@ def test_status_before_and_after_a_recorded_run_flags_the_overdue_request(tmp_pa
 
     code, out, err = status(tmp_path)
     assert (code, err) == (0, "")
-    assert out.splitlines()[1:] == ["No erasure request recorded for these tables in the catalog database."]
+    assert out.splitlines()[1:] == [
+        f"No erasure request recorded for these tables in {tmp_path.resolve() / '.lake' / SQLITE_LEDGER_FILE}."]
     code, out, _ = status(tmp_path, "--requests", str(requests))
     assert code == 1
     assert out.splitlines()[1:] == [
@@ -152,6 +153,7 @@ def test_status_before_and_after_a_recorded_run_flags_the_overdue_request(tmp_pa
     ledger.record_pending([Entry("NEW-2", "ads.click_log", date(2999, 1, 2), date(2999, 2, 1), "pending", "s:h")],
                           NOW)
     engine.dispose()
+    assert ledger.where == str(tmp_path / ".lake" / SQLITE_LEDGER_FILE)  # kept with the catalog's database
     code, out, _ = status(tmp_path)
     assert code == 0
     assert out.splitlines()[1:] == [
@@ -174,7 +176,7 @@ def test_status_before_and_after_a_recorded_run_flags_the_overdue_request(tmp_pa
 def test_status_refuses_what_resolves_to_nothing(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "policies", tmp_path / "policies")
     create_examples(tmp_path / "policies")
-    code, out, err = status(tmp_path, "--requests", "missing.csv")
+    code, _, err = status(tmp_path, "--requests", "missing.csv")
     assert code == 1 and "error: --requests missing.csv: cannot read it" in err
     (tmp_path / "r.txt").write_text("x")
     code, _, err = status(tmp_path, "--requests", "r.txt")

@@ -170,9 +170,9 @@ def test_a_request_listed_twice_alike_is_erased_once_with_a_warning() -> None:
     assert [r[0] for r in loaded(text, "r.csv")] == ["A", "B"]
 
 
-NESTED = POLICY.replace("  - {name: account, type: long}\n",
-                        "  - {name: account, type: long}\n  - name: user\n    type: {struct: [{name: uid, type: long}]}\n"
-                        ).replace("key: [user_id, account]", "key: [user_id, user.uid]")
+NESTED = POLICY.replace("  - {name: account, type: long}\n", "  - {name: account, type: long}\n"
+                        "  - name: user\n    type: {struct: [{name: uid, type: long}]}\n").replace(
+    "key: [user_id, account]", "key: [user_id, user.uid]")
 
 
 def csv_plan(text: str, policy: str = NESTED) -> tuple[list[str], list[str]]:
