@@ -45,10 +45,10 @@ def test_bad_requests_files_name_line_and_key() -> None:
         "req.yaml:1:1: error TP003: an erasure requests file is a mapping with a 'requests:' list"]
 
 
-def plan(requests_text: str) -> tuple[list[str], list[str]]:
-    project = project_of(POLICY)
+def plan(requests_text: str, file: str = "req.yaml", policy: str = POLICY) -> tuple[list[str], list[str]]:
+    project = project_of(policy)
     state = desired_table(project, project.tables[0]).state
-    requests, diagnostics = load_requests(requests_text, "req.yaml")
+    requests, diagnostics = load_requests(requests_text, file)
     assert requests is not None, [d.render() for d in diagnostics]
     tables, found = erasure_plan(project, requests, {state.name: state})
     return [t.sql_predicate() for t in tables], [d.render().splitlines()[0] for d in found]
@@ -175,13 +175,8 @@ NESTED = POLICY.replace("  - {name: account, type: long}\n", "  - {name: account
     "key: [user_id, account]", "key: [user_id, user.uid]")
 
 
-def csv_plan(text: str, policy: str = NESTED) -> tuple[list[str], list[str]]:
-    project = project_of(policy)
-    state = desired_table(project, project.tables[0]).state
-    requests, diagnostics = load_requests(text, "r.csv")
-    assert requests is not None, [d.render() for d in diagnostics]
-    tables, found = erasure_plan(project, requests, {state.name: state})
-    return [t.sql_predicate() for t in tables], [d.render().splitlines()[0] for d in found]
+def csv_plan(text: str) -> tuple[list[str], list[str]]:
+    return plan(text, "r.csv", NESTED)
 
 
 def test_csv_cells_take_the_type_of_their_key_column() -> None:

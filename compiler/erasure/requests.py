@@ -311,6 +311,8 @@ def _request(
 
 _QUOTED = re.compile(r'"((?:[^"]|"")*)"')
 _PLAIN = re.compile(r'[^,"\r\n]*')
+# one field and what ends it: a comma, a line break (CRLF, LF or CR) or the end of the text
+_FIELD = re.compile(r'(?:"((?:[^"]|"")*)"|([^,"\r\n]*))(,|\r\n|\n|\r|\Z)')
 
 
 class _CsvError(Exception):
@@ -330,36 +332,39 @@ def _csv_records(text: str) -> Iterator[tuple[int, list[tuple[str, int]]]]:
     while pos < end:
         record_line, fields = line, []
         while True:
+            field = _FIELD.match(text, pos)
+            if field is None:
+                raise _csv_error(text, pos, line, line_start)
+            quoted, plain, stop = field.groups()
             col = pos - line_start + 1 if line == record_line else 1
-            quoted_field = text.startswith('"', pos)
-            if quoted_field:
-                quoted = _QUOTED.match(text, pos)
-                if quoted is None:
-                    raise _CsvError(line, pos - line_start + 1, "a quoted field is never closed",
-                                    'end it with a quote; a quote inside a quoted field is written twice: ""')
-                newlines = text.count("\n", pos, quoted.end())
-                if newlines:
-                    line, line_start = line + newlines, text.rfind("\n", pos, quoted.end()) + 1
-                value, pos = quoted[1].replace('""', '"'), quoted.end()
+            if quoted is None:
+                fields.append((plain, col))
             else:
-                plain = _PLAIN.match(text, pos)
-                assert plain is not None  # the pattern matches the empty string
-                value, pos = plain[0], plain.end()
-            fields.append((value, col))
-            if pos >= end:
+                fields.append((quoted.replace('""', '"'), col))
+                newlines = quoted.count("\n")
+                if newlines:
+                    line, line_start = line + newlines, text.rfind("\n", pos, field.end()) + 1
+            pos = field.end()
+            if stop != ",":
+                if stop:
+                    line, line_start = line + 1, pos
                 break
-            if text[pos] == ",":
-                pos += 1
-                continue
-            if text[pos] in "\r\n":
-                pos += 2 if text.startswith("\r\n", pos) else 1
-                line, line_start = line + 1, pos
-                break
-            raise _CsvError(line, pos - line_start + 1, "text after a closing quote" if quoted_field else
-                            "a quote inside a field that does not start with one",
-                            'quote the whole field and double the quotes inside it: "say ""hi"""')
-        if fields != [("", fields[0][1])]:  # a blank line holds no record
+        if len(fields) > 1 or fields[0][0]:  # a blank line holds no record
             yield record_line, fields
+
+
+def _csv_error(text: str, pos: int, line: int, line_start: int) -> _CsvError:
+    """Why no field starts at ``pos``: an unclosed quote, or a quote where a field cannot have one."""
+    if text.startswith('"', pos) and _QUOTED.match(text, pos) is None:
+        return _CsvError(line, pos - line_start + 1, "a quoted field is never closed",
+                         'end it with a quote; a quote inside a quoted field is written twice: ""')
+    quoted = _QUOTED.match(text, pos)
+    stray = quoted.end() if quoted is not None else _PLAIN.match(text, pos).end()  # type: ignore[union-attr]
+    line_start_at = text.rfind("\n", 0, stray) + 1
+    return _CsvError(line + text.count("\n", pos, stray), stray - max(line_start, line_start_at) + 1,
+                     "text after a closing quote" if quoted is not None else
+                     "a quote inside a field that does not start with one",
+                     'quote the whole field and double the quotes inside it: "say ""hi"""')
 
 
 def _csv_requests(text: str, file: str, diagnostics: Diagnostics) -> tuple[list[Request], CsvPositions]:
