@@ -105,7 +105,7 @@ def test_a_catalog_without_a_database_keeps_the_ledger_in_a_project_file_and_say
     reading = Ledger.open(None, "rest_cat", "rest", tmp_path / ".tablepolicy", create=False)
     assert reading.entries() == {} and not (tmp_path / ".tablepolicy").exists()  # status creates nothing
     ledger = Ledger.open(None, "rest_cat", "rest", tmp_path / ".tablepolicy", create=True)
-    assert ledger.note is not None and "catalog 'rest_cat' (rest) has no PostgreSQL or SQLite database file" in ledger.note
+    assert "catalog 'rest_cat' (rest) has no PostgreSQL or SQLite database file" in (ledger.note or "")
     ledger.record([Entry("A", "t.x", date(2026, 1, 1), date(2026, 1, 31), "held", "s:h")], PROOF, NOW)
     ledger.close()
     assert (tmp_path / ".tablepolicy" / LEDGER_FILE).is_file()

@@ -18,7 +18,7 @@ import typer
 
 from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.diagnostics import Diagnostic, Diagnostics
-from compiler.erasure.ledger import Entry, State, outstanding, planned_entries, statuses, subject_entry
+from compiler.erasure.ledger import Entry, Outstanding, State, outstanding, planned_entries, statuses, subject_entry
 from compiler.erasure.plan import TableErasure, erasure_plan
 from compiler.erasure.requests import LoadedRequests, load_requests, requests_format
 from compiler.errors import PolicyError, TablePolicyError
@@ -72,26 +72,16 @@ def erase(
     path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
     conf: list[str],
 ) -> int:
-    from runtime.ledger import new_salt, now_utc, opened_ledger
+    from runtime.ledger import opened_ledger
 
     config = resolve_catalog(catalog, path)
     catalog_header(config)
-    with open_reader(config) as reader, opened_ledger(reader, cache_dir(path), create=not dry_run) as ledger:
-        reached = read_requests(path, requests_file, reader)
-        _ledger_note(ledger)
-        todo = outstanding(reached.tables, ledger.entries(format_name(t.table) for t in reached.tables),
-                           reached.requests)
-        if todo.findings.has_errors:
-            raise PolicyError(todo.findings)
-        today = datetime.now(UTC).date()
-        _show_plan(reached.tables, todo.tables, todo.done, config, today, dry_run=dry_run)
-        if dry_run:
-            return Exit.OK
-        received = {r.id: r.received for r in reached.requests.model.requests}
-        salt = new_salt()
-        ledger.record_pending([subject_entry(t, s, received[s.request], "pending", salt)
-                               for t in todo.tables for s in t.subjects], now_utc())
-        outcomes = [_erase_table(table, config, ledger, received, salt, path, master, conf) for table in todo.tables]
+    with open_reader(config) as reader:
+        reached = read_requests(path, requests_file, reader)  # every finding before the ledger is touched
+        with opened_ledger(reader, cache_dir(path), create=not dry_run) as ledger:
+            outcomes, todo, today = _run(reached, ledger, config, path, dry_run=dry_run, master=master, conf=conf)
+    if outcomes is None:
+        return Exit.OK
     entries = todo.done + [e for _, recorded in outcomes for e in recorded]
     if entries:
         info("Certificate (no key values):")
@@ -107,6 +97,30 @@ def erase(
                     "certificate": status_document(statuses(entries), today)}
         proof.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return Exit.OK if all(p.complete for p, _ in outcomes) else Exit.ERROR
+
+
+def _run(
+    reached: Reached, ledger: Ledger, config: CatalogConfig, path: Path, *, dry_run: bool, master: str,
+    conf: list[str],
+) -> tuple[list[tuple[TableProof, list[Entry]]] | None, Outstanding, date]:
+    """Skip what the ledger says is done, show the rest, and (unless a dry run) erase it table by table."""
+    from runtime.ledger import new_salt, now_utc
+
+    _ledger_note(ledger)
+    todo = outstanding(reached.tables, ledger.entries(format_name(t.table) for t in reached.tables),
+                       reached.requests)
+    if todo.findings.has_errors:
+        raise PolicyError(todo.findings)
+    today = datetime.now(UTC).date()
+    _show_plan(reached.tables, todo.tables, todo.done, config, today, dry_run=dry_run)
+    if dry_run:
+        return None, todo, today
+    received = {r.id: r.received for r in reached.requests.model.requests}
+    salt = new_salt()
+    ledger.record_pending([subject_entry(t, s, received[s.request], "pending", salt)
+                           for t in todo.tables for s in t.subjects], now_utc())
+    outcomes = [_erase_table(table, config, ledger, received, salt, path, master, conf) for table in todo.tables]
+    return outcomes, todo, today
 
 
 def _show_plan(

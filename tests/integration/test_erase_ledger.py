@@ -102,7 +102,7 @@ def test_a_rerun_skips_done_requests_and_status_lists_them(lake: Lake, tmp_path:
         ("REQ-1", "done", True), ("REQ-2", "done", True)]
 
 
-def test_help_shows_the_run_options_and_the_status_command() -> None:
+def test_help_shows_the_run_options_and_the_status_command(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     runner = CliRunner(env={"NO_COLOR": "1", "COLUMNS": "120"})
     run_help = runner.invoke(app, ["erase", "--help"]).output
     assert "Usage: tablepolicy erase [OPTIONS] [path]" in run_help
@@ -112,3 +112,10 @@ def test_help_shows_the_run_options_and_the_status_command() -> None:
     assert "erase" in runner.invoke(app, ["--help"]).output
     missing = runner.invoke(app, ["erase", "policies"])
     assert missing.exit_code == 2 and "Missing option '--requests'" in missing.output
+    monkeypatch.chdir(tmp_path)  # the oldest form: no path (policies/ of the working directory), no subcommand
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "events.yaml").write_text(POLICY)
+    (tmp_path / "requests.txt").write_text("x")
+    default = runner.invoke(app, ["erase", "--requests", "requests.txt", "--dry-run"])
+    assert default.exit_code == 1
+    assert "requests.txt: error TP604: unknown requests format '.txt'" in default.output
