@@ -220,8 +220,8 @@ def status(path: Path, catalog: str | None, *, requests_file: Path | None, outpu
 
 
 def _ledger_note(ledger: Ledger) -> None:
-    if ledger.note:
-        error(f"note: {ledger.note}")
+    if ledger.note:  # a warning, not an error: the run goes on with the project's ledger file
+        typer.echo(f"{paint('warning:', 'yellow', err=True)} {ledger.note}", err=True)
 
 
 def _few(items: Iterable[str], limit: int = 10) -> str:
