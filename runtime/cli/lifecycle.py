@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,7 +11,6 @@ import typer
 from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.select import selection
-from compiler.model.names import format_name
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
@@ -20,7 +18,7 @@ from runtime.cli.exits import Exit
 if TYPE_CHECKING:
     from runtime.maintain import Locations
 from compiler.render.maintenance_report import report_json
-from runtime.cli.views import catalog_header, error, info, paint, show_maintenance_report
+from runtime.cli.views import catalog_header, paint, show_maintenance_report
 
 
 def due_now(
