@@ -17,7 +17,7 @@ from pyiceberg.types import IntegerType, LongType, StringType
 
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.effective import effective_settings
-from compiler.erasure.requests import KeyValue, LoadedRequests
+from compiler.erasure.requests import KeyValue, LoadedRequests, column_value
 from compiler.loader import Project
 from compiler.model.names import format_name, parse_name
 from compiler.model.table import ColumnPath, TableState
@@ -97,7 +97,7 @@ def erasure_plan(
             if set(request.keys) != set(erasure.key):
                 continue
             reached.add(request.id)
-            values = tuple(request.keys[c] for c in erasure.key)
+            values = tuple(_typed(request.keys[c], kind) for c, kind in zip(erasure.key, kinds, strict=True))
             diagnostics.extend(_misfits(requests, index, loaded.name, erasure.key, kinds))
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
             subjects.append(Subject(request.id, values, deadline))
@@ -119,13 +119,20 @@ def _misfits(
     request = requests.model.requests[index]
     for column, kind in zip(columns, kinds, strict=True):
         value = request.keys[column]
-        if kind is not None and (kind == "integer") == isinstance(value, int):
+        if kind is not None and column_value(value, integer=kind == "integer") is not None:
             continue
         problem = (f"{column} of {format_name(table)} is not a string or integer column" if kind is None
                    else f"{column} = {value!r} does not fit the {kind} key column of {format_name(table)}")
         yield Diagnostic("TP603", Severity.ERROR, requests.at(index, "keys", column),
                          f"request '{request.id}': {problem}",
                          "erasure keys are string or integer columns; quote strings, write integers bare")
+
+
+def _typed(value: KeyValue, kind: KeyKind | None) -> KeyValue:
+    """The value as its column holds it (a CSV cell ``42`` of a long column is 42); a misfit stays as it is,
+    refused by _misfits."""
+    typed = column_value(value, integer=kind == "integer") if kind is not None else None
+    return value if typed is None else typed
 
 
 def _key_kinds(state: TableState, columns: tuple[ColumnPath, ...]) -> list[KeyKind | None]:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from typer._click.core import Context as ClickContext  # typer 0.29 carries its own click
+from typer.core import TyperCommand, TyperGroup
 
 from compiler import __version__
 from compiler.catalog.config import configured_catalogs
@@ -68,7 +70,7 @@ def commands() -> types.ModuleType:
 
 
 def lifecycle() -> types.ModuleType:
-    """health, maintain and erase: table health reads pull in pyiceberg's table module, loaded on use."""
+    """health and maintain: table health reads pull in pyiceberg's table module, loaded on use."""
     from runtime.cli import lifecycle as module
 
     return module
@@ -220,9 +222,42 @@ def maintain(
         outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
 
-@app.command()
+def erasure() -> types.ModuleType:
+    """erase and erase status: the requests file, the ledger and the certificate, loaded on use."""
+    from runtime.cli import erasure as module
+
+    return module
+
+
+class DefaultCommandGroup(TyperGroup):
+    """``erase status ...`` runs the subcommand; anything else runs ``erase run ...``, so the command erase has
+    always been (``tablepolicy erase policies/ --requests requests.yaml``) keeps working, --help included."""
+
+    default = "run"
+
+    def parse_args(self, ctx: ClickContext, args: list[str]) -> list[str]:
+        if not args or args[0] not in self.commands:
+            args = [self.default, *args]
+        return super().parse_args(ctx, args)
+
+
+class DefaultCommand(TyperCommand):
+    """The default command of a DefaultCommandGroup: its usage line reads as the group's own."""
+
+    def get_usage(self, ctx: ClickContext) -> str:
+        return super().get_usage(ctx).replace(f" {ctx.info_name} [", " [", 1)
+
+
+erase_app = typer.Typer(cls=DefaultCommandGroup, help="Erase data subjects' rows physically and prove it; "
+                        "'erase status' shows where each request stands.", no_args_is_help=False)
+app.add_typer(erase_app, name="erase")
+RequestsFile = Annotated[Path, typer.Option(
+    "--requests", "-r", help="The erasure requests file: .yaml/.yml, .csv or .jsonl/.ndjson (by its extension).")]
+
+
+@erase_app.command("run", cls=DefaultCommand, hidden=True)
 def erase(
-    requests: Annotated[Path, typer.Option("--requests", "-r", help="The erasure requests file (YAML).")],
+    requests: RequestsFile,
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
@@ -232,11 +267,35 @@ def erase(
     spark_conf: SparkConf = None,
     env: EnvName = None,
 ) -> None:
-    """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it."""
+    """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it,
+    record it in the request ledger (requests done earlier are skipped) and print a certificate.
+
+    'tablepolicy erase status [PATH]' lists each request: done, pending, held or OVERDUE.
+    """
     check_spark_conf(spark_conf)
-    run(lambda: lifecycle().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
+    run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or [], environment=env),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
+
+
+class StatusFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@erase_app.command("status")
+def erase_status(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    requests: Annotated[Path | None, typer.Option(
+        "--requests", "-r", help="Also list this file's requests the ledger does not know yet (as pending).")]
+    = None,
+    output: Annotated[StatusFormat, typer.Option("--format", "-f", help="text or json.")] = StatusFormat.text,
+    env: EnvName = None,
+) -> None:
+    """Each erasure request from the ledger (no JVM): done with its proof, pending, held or OVERDUE (received +
+    lifecycle.erasure.within has passed). Exit 1 if any request is overdue."""
+    run(lambda: erasure().status(path, catalog, requests_file=requests, output=output.value, environment=env))
 
 
 class HealthFormat(StrEnum):

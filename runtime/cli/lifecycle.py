@@ -1,8 +1,7 @@
-"""health, maintain and erase: what the tables' metadata says, and the lifecycle work policy makes due."""
+"""health and maintain: what the tables' metadata says, and the lifecycle work policy makes due."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,20 +9,14 @@ from typing import TYPE_CHECKING
 import typer
 
 from compiler.catalog.config import CatalogConfig
-from compiler.erasure.plan import erasure_plan
-from compiler.erasure.requests import load_requests
-from compiler.errors import PolicyError
-from compiler.loader import display_path
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.select import selection
-from compiler.model.names import format_name
-from compiler.render.erasure import delete_sql
 from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from compiler.target import resolve_target
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
-from runtime.cli.views import catalog_header, error, info, paint, show_maintenance_report
+from runtime.cli.views import catalog_header, paint, show_maintenance_report
 
 if TYPE_CHECKING:
     from runtime.maintain import Locations
@@ -95,54 +88,3 @@ def maintain(
     if json_report is not None:
         json_report.write_text(report_json(report), encoding="utf-8")
     return Exit.ERROR if report.failed else Exit.OK
-
-
-def erase(
-    path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
-    conf: list[str], environment: str | None = None,
-) -> int:
-    from runtime.erase import run_erasure
-    from runtime.spark.session import SparkOptions
-
-    config = resolve_target(path, catalog, environment).catalog
-    project = valid_project(path, environment=environment)
-    catalog_header(config)
-    try:
-        text = requests_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        error(f"cannot read {display_path(requests_file)}: {exc}")
-        return Exit.ERROR
-    requests, diagnostics = load_requests(text, display_path(requests_file))
-    if requests is None:
-        raise PolicyError(diagnostics)
-    with open_reader(config) as reader:
-        states = {t.name: current.state for t in project.tables if (current := reader.table(t.name)) is not None}
-    tables, findings = erasure_plan(project, requests, states)
-    if findings.has_errors:
-        raise PolicyError(findings)
-    today = datetime.now(UTC).date()
-    for table in tables:
-        deadline = min(s.deadline for s in table.subjects)
-        late = sorted({s.request for s in table.subjects if s.deadline < today})
-        info(paint(f"- {table.summary} (earliest deadline {deadline})", "red")
-             + (paint(f"; overdue: {', '.join(late)}", "red", bold=True) if late else ""))
-        if dry_run:
-            info(f"    {delete_sql(table, config.name)};")
-    if dry_run or not tables:
-        return Exit.OK
-    proofs = run_erasure(tables, config, SparkOptions.from_flags(master, conf),
-                         lock_dir=cache_dir(path))
-    document = {"catalog": config.summary(), "erased_at": datetime.now(UTC).isoformat(),
-                "requests": [r.id for r in requests.model.requests], "tables": [p.as_json() for p in proofs]}
-    if proof is not None:
-        proof.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    for p in proofs:
-        state = paint("erased and proven", "green") if p.complete else paint("NOT complete", "red", bold=True)
-        info(f"  {format_name(p.table)}: {p.rows_before} row(s) in {len(p.files_with_keys)} file(s): {state}; "
-             f"{len(p.snapshots_checked)} snapshot(s) checked, {p.rows_after} row(s) found after")
-        if p.error:
-            error(p.error)
-        for ref in p.blocking_refs:
-            error(f"{format_name(p.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
-                  f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")
-    return Exit.OK if all(p.complete for p in proofs) else Exit.ERROR

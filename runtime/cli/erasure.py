@@ -1,0 +1,237 @@
+"""erase and erase status: requests file -> the tables they reach -> the ledger -> Spark -> proof and certificate.
+
+The ledger (runtime/ledger.py) says which (request, table) pairs an earlier run erased and proved: a run
+skips them and says so, records every pair it starts as pending, and each table's outcome with its proof
+as soon as that table is done. ``status`` reads only the ledger and the catalog (no JVM).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from compiler.catalog.config import CatalogConfig
+from compiler.diagnostics import Diagnostic, Diagnostics
+from compiler.erasure.ledger import Entry, Outstanding, State, outstanding, planned_entries, statuses, subject_entry
+from compiler.erasure.plan import TableErasure, erasure_plan
+from compiler.erasure.requests import LoadedRequests, load_requests, requests_format
+from compiler.errors import PolicyError, TablePolicyError
+from compiler.loader import Project, display_path
+from compiler.model.names import format_name
+from compiler.render.erasure import delete_sql
+from compiler.render.erasure_report import render_status, status_document, status_json
+from compiler.target import resolve_target
+from runtime.cli.commands import cache_dir, open_reader, valid_project
+from runtime.cli.exits import Exit
+from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
+
+if TYPE_CHECKING:
+    from runtime.erase import TableProof
+    from runtime.ledger import Ledger
+
+
+@dataclass(frozen=True)
+class Reached:
+    """A requests file checked against the policies and the catalog: the tables each request reaches."""
+
+    requests: LoadedRequests
+    tables: list[TableErasure]
+
+
+def read_requests(path: Path, requests_file: Path, reader: Any, environment: str | None = None) -> Reached:
+    """Parse the file (format by extension) and plan it on ``path``'s tables (with ``environment``'s overlay:
+    its erasure SLA is the one that counts); every finding raises at once."""
+    project = valid_project(path, environment=environment)
+    name = display_path(requests_file)
+    kind = requests_format(name)
+    if isinstance(kind, Diagnostic):
+        raise PolicyError(Diagnostics([kind]))
+    try:
+        text = requests_file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TablePolicyError(f"--requests {name}: cannot read it: {exc}") from None
+    requests, diagnostics = load_requests(text, name)
+    if requests is None:
+        raise PolicyError(diagnostics)
+    show_diagnostics(diagnostics)  # warnings: a request listed twice alike
+    tables, findings = erasure_plan(project, requests, _states(project, reader))
+    if findings.has_errors:
+        raise PolicyError(findings)
+    return Reached(requests, tables)
+
+
+def _states(project: Project, reader: Any) -> dict[tuple[str, ...], Any]:
+    return {t.name: current.state for t in project.tables if (current := reader.table(t.name)) is not None}
+
+
+def erase(
+    path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
+    conf: list[str], environment: str | None = None,
+) -> int:
+    from runtime.ledger import opened_ledger
+
+    config = resolve_target(path, catalog, environment).catalog
+    catalog_header(config)
+    with open_reader(config) as reader:
+        reached = read_requests(path, requests_file, reader, environment)  # every finding before the ledger is touched
+        with opened_ledger(reader, cache_dir(path), create=not dry_run) as ledger:
+            outcomes, todo, today = _run(reached, ledger, config, path, dry_run=dry_run, master=master, conf=conf)
+    if outcomes is None:
+        return Exit.OK
+    entries = todo.done + [e for _, recorded in outcomes for e in recorded]
+    if entries:
+        info("Certificate (no key values):")
+        info(_indent(render_status(statuses(entries), today, lambda t, c: paint(t, c))))
+    if proof is not None:
+        document = {"catalog": config.summary(), "erased_at": datetime.now(UTC).isoformat(),
+                    "requests": [r.id for r in reached.requests.model.requests],
+                    "complete": all(p.complete for p, _ in outcomes),
+                    "tables": [_scrubbed(p.as_json(), table) for (p, _), table in zip(outcomes, todo.tables,
+                                                                                        strict=True)],
+                    "skipped": [{"request": e.request, "table": e.table,
+                                 "done_at": e.done_at.isoformat() if e.done_at else None} for e in todo.done],
+                    "certificate": status_document(statuses(entries), today)}
+        proof.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return Exit.OK if all(p.complete for p, _ in outcomes) else Exit.ERROR
+
+
+def _run(
+    reached: Reached, ledger: Ledger, config: CatalogConfig, path: Path, *, dry_run: bool, master: str,
+    conf: list[str],
+) -> tuple[list[tuple[TableProof, list[Entry]]] | None, Outstanding, date]:
+    """Skip what the ledger says is done, show the rest, and (unless a dry run) erase it table by table."""
+    from runtime.ledger import new_salt, now_utc
+
+    _ledger_note(ledger)
+    todo = outstanding(reached.tables, ledger.entries(format_name(t.table) for t in reached.tables),
+                       reached.requests)
+    if todo.findings.has_errors:
+        raise PolicyError(todo.findings)
+    today = datetime.now(UTC).date()
+    _show_plan(reached.tables, todo.tables, todo.done, config, today, dry_run=dry_run)
+    if dry_run:
+        return None, todo, today
+    received = {r.id: r.received for r in reached.requests.model.requests}
+    salt = new_salt()
+    ledger.record_pending([subject_entry(t, s, received[s.request], "pending", salt)
+                           for t in todo.tables for s in t.subjects], now_utc())
+    outcomes = [_erase_table(table, config, ledger, received, salt, path, master, conf) for table in todo.tables]
+    return outcomes, todo, today
+
+
+def _show_plan(
+    reached: list[TableErasure], todo: list[TableErasure], done: list[Entry], config: CatalogConfig, today: date,
+    *, dry_run: bool,
+) -> None:
+    skipped: dict[str, list[Entry]] = {}
+    for entry in done:
+        skipped.setdefault(entry.table, []).append(entry)
+    remaining = {t.table: t for t in todo}
+    for table in reached:
+        name = format_name(table.table)
+        if name in skipped:
+            last = max((e.done_at for e in skipped[name] if e.done_at), default=None)
+            info(f"- {name}: skipped {len(skipped[name])} request(s) already erased and proven"
+                 + (f" (last on {last.date()})" if last else "") + " (the ledger says so)")
+        current = remaining.get(table.table)
+        if current is None:
+            continue
+        deadline = min(s.deadline for s in current.subjects)
+        late = sorted({s.request for s in current.subjects if s.deadline < today})
+        info(paint(f"- {current.summary} (earliest deadline {deadline})", "red")
+             + (paint(f"; overdue: {_few(late)}", "red", bold=True) if late else ""))
+        if dry_run:
+            info(f"    {delete_sql(current, config.name)};")
+    if not todo:
+        info("Nothing to erase: every request is done on every table it reaches.")
+
+
+def _erase_table(
+    table: TableErasure, config: CatalogConfig, ledger: Ledger, received: dict[str, date], salt: str, path: Path,
+    master: str, conf: list[str],
+) -> tuple[TableProof, list[Entry]]:
+    """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved."""
+    from runtime.erase import run_erasure
+    from runtime.ledger import now_utc
+    from runtime.spark.session import SparkOptions
+
+    (proof,) = run_erasure([table], config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path))
+    state: State = "done" if proof.complete else "failed"
+    now = now_utc()
+    document = _scrubbed(proof.as_json(), table)
+    entries = [subject_entry(table, s, received[s.request], state, salt) for s in table.subjects]
+    ledger.record(entries, document, now)
+    verdict = paint("erased and proven", "green") if proof.complete else paint("NOT complete", "red", bold=True)
+    info(f"  {format_name(proof.table)}: {proof.rows_before} row(s) in {len(proof.files_with_keys)} file(s): "
+         f"{verdict}; {len(proof.snapshots_checked)} snapshot(s) checked, {proof.rows_after} row(s) found after")
+    if document["error"]:
+        error(document["error"])
+    for ref in proof.blocking_refs:
+        error(f"{format_name(proof.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
+              f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")
+    recorded = [Entry(e.request, e.table, e.received, e.deadline, e.state, e.fingerprint, document, now,
+                      now if state == "done" else None) for e in entries]
+    return proof, recorded
+
+
+def _scrubbed(proof: dict[str, Any], table: TableErasure) -> dict[str, Any]:
+    """The proof with no key value in it: an error's statement (which holds the keys) is cut, and any value
+    Spark quoted in its first line is masked."""
+    message = proof.get("error")
+    if message:
+        message = str(message).split("\n", 1)[0]
+        for value in sorted({str(v) for s in table.subjects for v in s.values}, key=len, reverse=True):
+            message = message.replace(value, "***")
+        proof = {**proof, "error": message + " (statement withheld: it holds key values)"}
+    return proof
+
+
+def status(
+    path: Path, catalog: str | None, *, requests_file: Path | None, output: str, environment: str | None = None
+) -> int:
+    """Each request of the ledger (or of ``requests_file``) on the tables of ``path``; exit 1 if one is overdue."""
+    from runtime.ledger import opened_ledger
+
+    config = resolve_target(path, catalog, environment).catalog
+    if output == "text":
+        catalog_header(config)
+    today = datetime.now(UTC).date()
+    with open_reader(config) as reader, opened_ledger(reader, cache_dir(path), create=False) as ledger:
+        _ledger_note(ledger)
+        if requests_file is not None:
+            reached = read_requests(path, requests_file, reader, environment)
+            names = [format_name(t.table) for t in reached.tables]
+            recorded = ledger.entries(names)
+            received = {r.id: r.received for r in reached.requests.model.requests}
+            entries = [recorded.get((e.request, e.table), e) for e in planned_entries(reached.tables, received)]
+        else:
+            project = valid_project(path, environment=environment)
+            entries = list(ledger.entries(format_name(t.name) for t in project.tables).values())
+    found = statuses(entries)
+    if output == "json":
+        typer.echo(status_json(found, today, config.summary()), nl=False)
+    elif not found:
+        info(f"No erasure request recorded for these tables in {ledger.where}.")
+    else:
+        typer.echo(render_status(found, today, lambda t, c: paint(t, c)), nl=False)
+    return Exit.ERROR if any(s.overdue(today) for s in found) else Exit.OK
+
+
+def _ledger_note(ledger: Ledger) -> None:
+    if ledger.note:  # a warning, not an error: the run goes on with the project's ledger file
+        typer.echo(f"{paint('warning:', 'yellow', err=True)} {ledger.note}", err=True)
+
+
+def _few(items: Iterable[str], limit: int = 10) -> str:
+    listed = list(items)
+    return ", ".join(listed[:limit]) + (f" and {len(listed) - limit} more" if len(listed) > limit else "")
+
+
+def _indent(text: str) -> str:
+    return "".join(f"  {line}\n" for line in text.splitlines())

@@ -1,0 +1,205 @@
+"""The erasure request ledger, kept with the catalog: two tables beside Iceberg's own.
+
+``tablepolicy_erasure_ledger`` holds a row per catalog, request and table: received date, deadline, state
+(pending / done / held / failed), a salted hash of the keys (never a key value), timestamps and the id of
+the proof. ``tablepolicy_erasure_proofs`` holds each table proof of a run once, however many requests it
+covers. In a PostgreSQL catalog both sit in the catalog's database beside Iceberg's ``iceberg_tables`` (as
+``tablepolicy_locks`` does), so every checkout, CI runner and ``erase status`` sees the same ledger. A SQLite
+catalog gets them in ``tablepolicy-erasure-ledger.db`` beside its database file, as it gets lock files
+(runtime/lock.py): a write into the catalog's own file between two of Spark's commits makes Spark's JDBC
+connection fail its next commit with SQLITE_BUSY_SNAPSHOT (seen in tests/integration/test_erase_ledger.py).
+
+A catalog without a SQL database (REST, Glue, Hive) has nowhere to put it: the ledger is then the SQLite
+file ``.tablepolicy/erasure-ledger.db`` of the project, and every command that uses it says so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Column, MetaData, String, Table, Text, create_engine, inspect, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Engine
+
+from compiler.erasure.ledger import Entry, State
+from compiler.errors import CatalogError
+
+LEDGER_FILE = "erasure-ledger.db"
+SQLITE_LEDGER_FILE = "tablepolicy-erasure-ledger.db"  # beside a SQLite catalog's database file
+SQLITE_TIMEOUT_SECONDS = 30  # a concurrent erase holding the ledger file: wait, as the catalog's busy timeout does
+# INSERT ... ON CONFLICT, as both dialects spell it (their Insert classes share the methods, not a base class)
+_UPSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
+_BATCH = 500  # rows per statement: PostgreSQL and SQLite both take this many bound tuples comfortably
+
+metadata = MetaData()
+ledger_table = Table(
+    "tablepolicy_erasure_ledger", metadata,
+    Column("catalog_name", String(255), primary_key=True),
+    Column("request_id", String(255), primary_key=True),
+    Column("table_name", String(1000), primary_key=True),
+    Column("received", String(10), nullable=False),  # ISO dates and UTC timestamps as text: the same on every DB
+    Column("deadline", String(10), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("keys_hash", String(100), nullable=False),
+    Column("proof_id", String(32)),
+    Column("first_seen", String(32), nullable=False),
+    Column("updated", String(32), nullable=False),
+    Column("done_at", String(32)),
+)
+proof_table = Table(
+    "tablepolicy_erasure_proofs", metadata,
+    Column("proof_id", String(32), primary_key=True),
+    Column("catalog_name", String(255), nullable=False),
+    Column("table_name", String(1000), nullable=False),
+    Column("recorded", String(32), nullable=False),
+    Column("proof", Text, nullable=False),
+)
+
+
+@dataclass
+class Ledger:
+    engine: Engine
+    catalog: str
+    where: str  # "catalog database" or the ledger file, for the output
+    note: str | None = None  # why the ledger is not kept with the catalog
+    own_engine: bool = False  # an engine this ledger opened (a catalog's engine belongs to its reader)
+    exists: bool = True  # False: nothing was ever recorded (and a read-only use created nothing)
+
+    @staticmethod
+    def open(catalog_engine: Engine | None, catalog: str, kind: str, project_dir: Path, *, create: bool) -> Ledger:
+        """The ledger of ``catalog``: tables in its PostgreSQL database; a file beside its SQLite database; else a
+        project file. Without ``create`` (status, dry runs) nothing is created: a ledger never written is empty."""
+        backend = catalog_engine.url.get_backend_name() if catalog_engine is not None else None
+        database = catalog_engine.url.database if catalog_engine is not None else None
+        if catalog_engine is not None and backend == "postgresql":
+            ledger = Ledger(catalog_engine, catalog, "the catalog database")
+        else:
+            note = None
+            if backend == "sqlite" and database and database != ":memory:":
+                path = Path(database).resolve().parent / SQLITE_LEDGER_FILE
+            else:
+                path = project_dir / LEDGER_FILE
+                note = (f"catalog '{catalog}' ({kind}) has no PostgreSQL or SQLite database file to keep the erasure "
+                        f"ledger with: it is kept in {path}; keep that file (a CI runner must restore it), or "
+                        "re-runs redo done requests and status cannot see them")
+            if not create and not path.exists():
+                return Ledger(create_engine("sqlite://"), catalog, str(path), note, own_engine=True, exists=False)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            ledger = Ledger(create_engine(f"sqlite:///{path}", connect_args={"timeout": SQLITE_TIMEOUT_SECONDS}),
+                            catalog, str(path), note, own_engine=True)
+        try:
+            if create:
+                metadata.create_all(ledger.engine, checkfirst=True)
+            else:
+                ledger.exists = inspect(ledger.engine).has_table(ledger_table.name)
+        except Exception as exc:  # a read-only database, a permission: one line, no traceback
+            raise CatalogError(f"cannot {'create' if create else 'read'} the erasure ledger in {ledger.where}: "
+                               f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+        return ledger
+
+    def entries(self, tables: Iterable[str] | None = None) -> dict[tuple[str, str], Entry]:
+        """Every entry of this catalog (of ``tables`` only, when given), by (request, table)."""
+        if not self.exists:
+            return {}
+        query = select(ledger_table, proof_table.c.proof).outerjoin(
+            proof_table, proof_table.c.proof_id == ledger_table.c.proof_id).where(
+            ledger_table.c.catalog_name == self.catalog)
+        if tables is not None:
+            query = query.where(ledger_table.c.table_name.in_(sorted(set(tables))))
+        proofs: dict[str, Mapping[str, Any]] = {}  # one proof covers many requests: parsed once
+        found = {}
+        with self.engine.connect() as connection:
+            for row in connection.execute(query).mappings():
+                proof = None
+                if row["proof_id"] is not None:
+                    proof = proofs.setdefault(row["proof_id"], json.loads(row["proof"]))
+                entry = Entry(row["request_id"], row["table_name"], date.fromisoformat(row["received"]),
+                              date.fromisoformat(row["deadline"]), _state(row["state"]), row["keys_hash"], proof,
+                              _time(row["updated"]), _time(row["done_at"]))
+                found[(entry.request, entry.table)] = entry
+        return found
+
+    def record_pending(self, entries: list[Entry], now: datetime) -> None:
+        """Note requests a run is about to erase; an entry already there keeps its state."""
+        upsert = _UPSERTS[self.engine.url.get_backend_name()]
+        with self.engine.begin() as connection:
+            for batch in _batches([_row(self.catalog, e, now, None) for e in entries]):
+                connection.execute(upsert(ledger_table).values(batch).on_conflict_do_nothing())
+
+    def record(self, entries: list[Entry], proof: Mapping[str, Any], now: datetime) -> None:
+        """The outcome of one table's erasure for its requests, with its proof (no key values)."""
+        if not entries:
+            return
+        upsert = _UPSERTS[self.engine.url.get_backend_name()]
+        proof_id = uuid.uuid4().hex
+        with self.engine.begin() as connection:
+            connection.execute(proof_table.insert().values(
+                proof_id=proof_id, catalog_name=self.catalog, table_name=entries[0].table, recorded=_stamp(now),
+                proof=json.dumps(proof, sort_keys=True)))
+            for batch in _batches([_row(self.catalog, e, now, proof_id) for e in entries]):
+                statement = upsert(ledger_table).values(batch)
+                excluded = statement.excluded
+                connection.execute(statement.on_conflict_do_update(
+                    index_elements=[ledger_table.c.catalog_name, ledger_table.c.request_id,
+                                    ledger_table.c.table_name],
+                    set_={"state": excluded.state, "keys_hash": excluded.keys_hash, "proof_id": excluded.proof_id,
+                          "deadline": excluded.deadline, "updated": excluded.updated, "done_at": excluded.done_at}))
+
+    def close(self) -> None:
+        if self.own_engine:
+            self.engine.dispose()
+
+
+@contextlib.contextmanager
+def opened_ledger(reader: Any, project_dir: Path, *, create: bool) -> Iterator[Ledger]:
+    """The ledger of the catalog ``reader`` reads (a CatalogReader: its SQL catalog's engine, if any)."""
+    ledger = Ledger.open(getattr(reader.catalog, "engine", None), reader.config.name, reader.config.kind,
+                         project_dir, create=create)
+    try:
+        yield ledger
+    finally:
+        ledger.close()
+
+
+def new_salt() -> str:
+    return secrets.token_hex(16)
+
+
+def now_utc() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+def _row(catalog: str, entry: Entry, now: datetime, proof_id: str | None) -> dict[str, Any]:
+    return {"catalog_name": catalog, "request_id": entry.request, "table_name": entry.table,
+            "received": entry.received.isoformat(), "deadline": entry.deadline.isoformat(), "state": entry.state,
+            "keys_hash": entry.fingerprint, "proof_id": proof_id, "first_seen": _stamp(now), "updated": _stamp(now),
+            "done_at": _stamp(now) if entry.state == "done" else None}
+
+
+def _batches(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+    for start in range(0, len(rows), _BATCH):
+        yield rows[start:start + _BATCH]
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _time(text: str | None) -> datetime | None:
+    return None if text is None else datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def _state(text: str) -> State:
+    match text:
+        case "pending" | "done" | "held" | "failed":
+            return text
+    raise CatalogError(f"the erasure ledger holds an unknown state {text!r}; this tablepolicy knows "
+                       "pending, done, held and failed")
