@@ -128,6 +128,7 @@ def imported(ran: Ran) -> None:
         text = (ran.cwd / "policies" / "sales" / f"{name}.yaml").read_text()
         assert text.startswith("# yaml-language-server: $schema=../../policy.schema.json\n")
     assert "{field: month(ordered_at), name: ordered_month}" in (ran.cwd / "policies/sales/orders.yaml").read_text()
+    assert "error TG101: table sales.orders has no owner" in ran.output  # what the next step fixes
 
 
 # command (as the tutorial writes it) -> exit code and what must hold after it
