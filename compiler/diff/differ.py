@@ -118,15 +118,18 @@ def _match(
     by_id: dict[int, NestedField], matched: dict[int, NestedField],
 ) -> NestedField | None:
     pinned = d.desired.pinned_ids.get(path)
+    former = d.desired.renamed_from.get(path)
     if pinned is not None:
-        found = by_id.get(pinned)
-        if found is None:
+        have = by_id.get(pinned)
+        if have is None:
             d.refuse(path, "TR108", f"pinned field id {pinned} of {format_name(path)} is not in the table here",
                      "remove the pin or correct it (tablepolicy import shows the ids)")
-        return found
-    former = d.desired.renamed_from.get(path)
-    have = by_name.get(former) if former is not None and former not in _claimed(matched, by_name) else None
-    have = have or by_name.get(want.name)
+            return None
+    elif former is not None and former in _claimed(matched, by_name) and want.name not in by_name:
+        have = by_name[former]  # a rename from a field another column holds (a stale renamed_from is let be)
+    else:
+        have = by_name.get(former) if former is not None and former not in _claimed(matched, by_name) else None
+        have = have or by_name.get(want.name)
     if have is not None and have.field_id in matched:
         d.refuse(path, "TR110", f"{format_name(path)} and another column both claim field '{have.name}'",
                  "each existing field can be renamed to one column only")
@@ -140,7 +143,8 @@ def _claimed(matched: dict[int, NestedField], by_name: dict[str, NestedField]) -
 
 def _add(d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, NestedField],
          matched: dict[int, NestedField]) -> None:
-    clash = next((n for n, f in by_name.items() if n.lower() == want.name.lower() and f.field_id not in matched), None)
+    clash = next((n for n, f in by_name.items()
+                  if n.lower() == want.name.lower() and n != want.name and f.field_id not in matched), None)
     if clash is not None:
         d.refuse(path, "TR109", f"{format_name(path)} differs only by case from the existing column '{clash}'",
                  f"to rename it, declare renamed_from: {clash}")

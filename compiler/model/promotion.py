@@ -1,6 +1,9 @@
-"""Legal type promotions, as one table (Iceberg spec, format v2; v3 adds date -> timestamp).
+"""Legal type promotions, as one table: those Iceberg's Java implementation applies (plans run through
+Spark), format v2.
 
-Not pyiceberg's ``promote()``: 0.12 accepts a decimal scale change, which the spec forbids.
+Not pyiceberg's ``promote()``: 0.12 accepts a decimal scale change, which the spec forbids. Not the v3
+spec's date -> timestamp either: Iceberg 1.10's ``TypeUtil.isPromotionAllowed`` has no such row, so
+Spark's ``ALTER COLUMN ... TYPE`` refuses it at apply ("Cannot change column type: d: date -> timestamp").
 
 >>> can_promote(IntegerType(), LongType(), format_version=2)
 True
@@ -12,17 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pyiceberg.types import (
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IntegerType,
-    LongType,
-    PrimitiveType,
-    TimestampNanoType,
-    TimestampType,
-)
+from pyiceberg.types import DecimalType, DoubleType, FloatType, IntegerType, LongType, PrimitiveType
 
 Rule = Callable[[PrimitiveType, PrimitiveType], bool]
 
@@ -41,8 +34,6 @@ PROMOTIONS: dict[tuple[type[PrimitiveType], type[PrimitiveType]], tuple[Rule, in
     (IntegerType, LongType): (_always, 1),
     (FloatType, DoubleType): (_always, 1),
     (DecimalType, DecimalType): (_wider_decimal, 1),
-    (DateType, TimestampType): (_always, 3),
-    (DateType, TimestampNanoType): (_always, 3),
 }
 
 

@@ -83,9 +83,14 @@ CASES = [
     ("partition_spec_update", {"  - day(ts)": "  - hour(ts)\n  - {field: 'bucket(4, id)', name: shard}"},
      [("update_partition_spec", "breaking")],
      ["-- one commit through Iceberg's UpdatePartitionSpec API; as Spark SQL (one commit per statement):\n"
-      "ALTER TABLE {t} DROP PARTITION FIELD days(`ts`);\n"
+      "ALTER TABLE {t} DROP PARTITION FIELD `ts_day`;\n"
       "ALTER TABLE {t} ADD PARTITION FIELD hours(`ts`);\n"
       "ALTER TABLE {t} ADD PARTITION FIELD bucket(4, `id`) AS `shard`"]),
+    # the drop runs after the rename: it names the field, not its source column's old name
+    ("partition_drop_after_rename", {"{name: ts, type: timestamptz}": "{name: event_ts, type: timestamptz, "
+                                     "renamed_from: ts}", "partition_by:\n  - day(ts)\n": ""},
+     [("rename_column", "breaking"), ("drop_partition_field", "breaking")],
+     ["ALTER TABLE {t} RENAME COLUMN `ts` TO `event_ts`", "ALTER TABLE {t} DROP PARTITION FIELD `ts_day`"]),
     ("partition_two_adds", {"  - day(ts)": "  - day(ts)\n  - bucket(8, id)\n  - truncate(4, note)"},
      [("update_partition_spec", "safe")],
      ["-- one commit through Iceberg's UpdatePartitionSpec API; as Spark SQL (one commit per statement):\n"

@@ -1,0 +1,178 @@
+"""Catalog state in memory, for engine-free plan tests: a table as the catalog would hold it after an
+apply of a policy, written as Iceberg table metadata JSON and read back by the planner's own reader
+(compiler/catalog/current.py), and a StateSource that serves such tables to ``make_plan``.
+
+No JVM, no catalog, no files: the metadata documents are checked against pyiceberg's parser, so a
+fixture is a table Iceberg could hold, not a shape the planner happens to accept.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pyiceberg.table.metadata import TableMetadataUtil
+
+from compiler.catalog.current import CurrentTable, current_table
+from compiler.checks import check_project
+from compiler.desired import desired_table
+from compiler.diagnostics import Diagnostics
+from compiler.diff.changes import RetentionEstimate
+from compiler.loader import Project, load_text
+from compiler.model.names import parse_name
+from compiler.model.properties import DECLARED_KEYS, declared_stamp
+from compiler.model.table import ColumnPath, TableState, iceberg_json
+
+# What Spark and Iceberg write on every table they create, which no policy owns: the planner must ignore it.
+ENGINE_PROPERTIES = {"owner": "spark", "write.parquet.compression-codec": "zstd"}
+
+
+def project_of(*texts: str, files: Sequence[str] = ()) -> Project:
+    """Policy texts -> a validated project (``files``: the file each text is read from, by default
+    ``policies/<namespace>/<table>.yaml``). Invalid policies fail the test: these are differ inputs."""
+    project, diagnostics = Project(root=Path("policies")), Diagnostics()
+    for i, text in enumerate(texts):
+        load_text(text, files[i] if i < len(files) else _file_of(text), project, diagnostics)
+    diagnostics.extend(check_project(project))
+    assert not diagnostics.has_errors, [d.render() for d in diagnostics]
+    return project
+
+
+def _file_of(text: str) -> str:
+    first = next(line for line in text.splitlines() if line.startswith(("table:", "namespace:")))
+    name = parse_name(first.split(":", 1)[1].strip())
+    return "policies/" + "/".join(name) + ".yaml" if first.startswith("table:") else \
+        "policies/" + "/".join(name) + "/_namespace.yaml"
+
+
+def declared_state(text: str) -> TableState:
+    """The table one policy text declares, as an apply would leave it."""
+    project = project_of(text)
+    [table] = project.tables
+    return desired_table(project, table).state
+
+
+def table_uuid(name: tuple[str, ...]) -> str:
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "tablepolicy-test:" + ".".join(name)))
+
+
+def table_metadata(
+    state: TableState,
+    *,
+    properties: Mapping[str, str | None] = {},
+    dropped: Sequence[str] = (),
+    older_partition_sources: Sequence[ColumnPath] = (),
+) -> dict[str, Any]:
+    """Iceberg table metadata (format v1/v2 JSON) of ``state`` as created by one apply, with its stamps.
+
+    ``properties``: changes to the table's properties after that apply (None removes a key);
+    ``dropped``: top-level columns an older schema had; ``older_partition_sources``: columns an older
+    partition spec used (identity). Either adds an older schema or spec to the history, as evolution does.
+    """
+    schema_text, spec_text, order_text = iceberg_json(state)
+    schema, spec, order = json.loads(schema_text), json.loads(spec_text), json.loads(order_text)
+    last_id = max(state.ids_by_path.values(), default=0)
+    schemas, specs = [schema], [spec]
+    if dropped:
+        older = {**schema, "schema-id": 0, "fields": [
+            *schema["fields"],
+            *({"id": last_id + i, "name": name, "type": "string", "required": False} for i, name in
+              enumerate(dropped, start=1)),
+        ]}
+        last_id += len(dropped)
+        schemas = [older, {**schema, "schema-id": 1}]
+    if older_partition_sources:
+        ids = state.ids_by_path
+        old_spec = {"spec-id": 0, "fields": [
+            {"name": "_".join(path) + "_old", "transform": "identity", "source-id": ids[path], "field-id": 1000 + i}
+            for i, path in enumerate(older_partition_sources)
+        ]}
+        specs = [old_spec, {**spec, "spec-id": 1, "fields": [
+            {**f, "field-id": 1000 + len(older_partition_sources) + i} for i, f in enumerate(spec["fields"])]}]
+    orders = [{"order-id": 0, "fields": []}, *([order] if order["order-id"] else [])]
+    stored = {**ENGINE_PROPERTIES, **state.properties, DECLARED_KEYS: declared_stamp(state.declared_properties)}
+    if state.comment is not None:
+        stored["comment"] = state.comment
+    for key, value in properties.items():
+        if value is None:
+            stored.pop(key, None)
+        else:
+            stored[key] = value
+    last_partition_id = max((f["field-id"] for s in specs for f in s["fields"]), default=999)
+    metadata = {
+        "format-version": state.format_version,
+        "table-uuid": table_uuid(state.name),
+        "location": state.location or "file:/lake/" + "/".join(state.name),
+        "last-sequence-number": 0,
+        "last-updated-ms": 1_700_000_000_000,
+        "last-column-id": last_id,
+        "schemas": schemas,
+        "current-schema-id": schemas[-1]["schema-id"],
+        "partition-specs": specs,
+        "default-spec-id": specs[-1]["spec-id"],
+        "last-partition-id": last_partition_id,
+        "sort-orders": orders,
+        "default-sort-order-id": order["order-id"],
+        "properties": dict(sorted(stored.items())),
+        "current-snapshot-id": -1,
+        "snapshots": [],
+        "snapshot-log": [],
+        "metadata-log": [],
+        "refs": {},
+    }
+    if state.format_version == 1:
+        metadata.pop("last-sequence-number")
+        metadata["schema"] = schemas[-1]
+        metadata["partition-spec"] = specs[-1]["fields"]
+    TableMetadataUtil.parse_obj(metadata)  # a table Iceberg could hold, or the fixture is wrong
+    return metadata
+
+
+def applied(
+    state: TableState,
+    *,
+    properties: Mapping[str, str | None] = {},
+    dropped: Sequence[str] = (),
+    older_partition_sources: Sequence[ColumnPath] = (),
+) -> CurrentTable:
+    """``state`` as the catalog holds it after an apply (see table_metadata), read as the planner reads it."""
+    metadata = table_metadata(state, properties=properties, dropped=dropped,
+                              older_partition_sources=older_partition_sources)
+    location = f"{metadata['location']}/metadata/00001-{metadata['table-uuid']}.metadata.json"
+    return current_table(state.name, location, metadata)
+
+
+@dataclass
+class MemoryCatalog:
+    """A StateSource over tables held in memory (compiler.plan.planner.StateSource)."""
+
+    held: dict[tuple[str, ...], CurrentTable] = field(default_factory=dict)
+    namespaces: set[tuple[str, ...]] = field(default_factory=set)
+    estimate: RetentionEstimate | None = None  # what every retention estimate reads from "metadata"
+
+    @classmethod
+    def of(cls, *tables: CurrentTable, estimate: RetentionEstimate | None = None) -> MemoryCatalog:
+        namespaces = {t.state.name[:k] for t in tables for k in range(1, len(t.state.name))}
+        return cls({t.state.name: t for t in tables}, namespaces, estimate)
+
+    def table(self, name: tuple[str, ...]) -> CurrentTable | None:
+        return self.held.get(name)
+
+    def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
+        return namespace in self.namespaces
+
+    def tables_in(self, namespace: tuple[str, ...]) -> list[tuple[str, ...]]:
+        return sorted(name for name in self.held if name[:-1] == namespace)
+
+    def estimate_retention(
+        self, name: tuple[str, ...], column: tuple[str, ...], cutoff: datetime
+    ) -> RetentionEstimate | None:
+        return self.estimate
+
+    def metadata_locations(self) -> dict[tuple[str, ...], str] | None:
+        return None
