@@ -1,16 +1,29 @@
-"""Catalog tables -> policy YAML, so that ``plan`` right after ``import`` shows no changes."""
+"""Catalog tables -> policy YAML, so that ``plan`` right after ``import`` shows no changes.
+
+What ``import`` selects, decided here from a listing of the catalog (the runtime reads it):
+
+- ``sales.orders``: that table;
+- ``sales.*`` (or ``--namespace sales``): the tables of namespace ``sales`` itself, not of ``sales.eu``;
+- ``sales.**`` (or ``--namespace sales --recursive``): those of ``sales`` and every namespace under it;
+- ``**``: every table of the catalog.
+
+A selector that matches nothing is an error naming what exists, never an import of zero tables.
+"""
 
 from __future__ import annotations
 
 import io
-from typing import Any
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, assert_never
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from compiler.fmt import format_text
-from compiler.model.names import format_name
+from compiler.model.names import format_name, parse_name
 from compiler.model.properties import ICEBERG_RESERVED, LIFECYCLE_PROPERTIES, MANAGED_PROPERTIES, SPARK_RESERVED
 from compiler.model.table import PartitionFieldState, SortFieldState, TableState
 from compiler.model.types import primitive_spelling
@@ -20,13 +33,156 @@ _DEFAULT_PARTITION_SUFFIX = {"identity": "", "year": "_year", "month": "_month",
                              "bucket": "_bucket", "truncate": "_trunc", "void": "_null"}
 
 
-def policy_yaml(state: TableState) -> str:
-    """The policy file text that declares ``state`` exactly (canonical formatting)."""
+def policy_yaml(state: TableState, *, preamble: str = "") -> str:
+    """The policy file text that declares ``state`` exactly (canonical formatting); ``preamble``: comment lines
+    to start with (the editor schema header)."""
     yaml = YAML(typ="rt")
     out = io.StringIO()
     yaml.dump(policy_document(state), out)
     header = f"# Imported from the catalog by `tablepolicy import {format_name(state.name)}`.\n"
-    return format_text(header + out.getvalue())
+    return format_text(preamble + header + out.getvalue())
+
+
+def policy_file(folder: Path, name: tuple[str, ...]) -> Path:
+    """Where ``import`` writes a table's policy: ``folder/sales/eu/orders.yaml`` for ``sales.eu.orders``.
+    ValueError for a name part no file or folder can be called (it would land outside ``folder``)."""
+    for part in name:
+        if part in (".", "..") or any(c in part for c in "/\\\0"):
+            raise ValueError(f"{format_name(name)}: {part!r} cannot be a file or folder name; import the table "
+                             f"without --out and save its YAML under a name of your choice")
+    return folder.joinpath(*name[:-1], f"{name[-1]}.yaml")
+
+
+@dataclass(frozen=True)
+class ExactTable:
+    name: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NamespaceTables:
+    namespace: tuple[str, ...]  # () with ``recursive``: the whole catalog
+    recursive: bool
+
+    def text(self) -> str:
+        if not self.namespace:
+            return "**"
+        return format_name(self.namespace) + (".**" if self.recursive else ".*")
+
+    def matches(self, table: tuple[str, ...]) -> bool:
+        if self.recursive:
+            return len(table) > len(self.namespace) and table[:len(self.namespace)] == self.namespace
+        return table[:-1] == self.namespace
+
+
+Selector = ExactTable | NamespaceTables
+
+_QUOTED = re.compile(r"`(?:[^`]|``)*`")
+
+
+def parse_selector(text: str) -> Selector:
+    """One argument of ``import``; ValueError says what is wrong and what to write.
+
+    >>> parse_selector("sales.*")
+    NamespaceTables(namespace=('sales',), recursive=False)
+    >>> parse_selector("`my ns`.**")
+    NamespaceTables(namespace=('my ns',), recursive=True)
+    """
+    stripped = text.strip()
+    if stripped == "**":
+        return NamespaceTables((), recursive=True)
+    for suffix, recursive in ((".**", True), (".*", False)):
+        if stripped.endswith(suffix):
+            return namespace_selector(stripped[:-len(suffix)], recursive=recursive)
+    if "*" in _QUOTED.sub("", stripped):  # a star outside backticks is a wildcard; only whole last parts are
+        raise ValueError(f"{text!r}: a wildcard stands for a whole name at the end: NS.* (the tables of NS), "
+                         f"NS.** (and of its nested namespaces) or ** (every table)")
+    name = parse_name(stripped)
+    if len(name) < 2:
+        raise ValueError(f"{text!r} is no table name: write namespace.table, NS.* or NS.**")
+    return ExactTable(name)
+
+
+def namespace_selector(text: str, *, recursive: bool) -> NamespaceTables:
+    """``--namespace sales`` (``--recursive``: and its nested namespaces)."""
+    if "*" in _QUOTED.sub("", text):
+        raise ValueError(f"{text!r}: a namespace is a name, not a pattern (write sales or sales.eu)")
+    return NamespaceTables(parse_name(text), recursive=recursive)
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What a catalog holds: every namespace (nested ones included) and every table."""
+
+    namespaces: frozenset[tuple[str, ...]]
+    tables: frozenset[tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Selection:
+    tables: tuple[tuple[str, ...], ...]  # sorted, each once
+    problems: tuple[str, ...]  # a line per selector that matched nothing, naming what exists
+
+
+_SHOWN = 20  # names listed in an error before "and N more"
+
+
+def select_tables(selectors: list[Selector], inventory: Inventory) -> Selection:
+    """The tables ``selectors`` name, in name order; every selector that matches nothing is a problem."""
+    chosen: set[tuple[str, ...]] = set()
+    problems: list[str] = []
+    for selector in selectors:
+        match selector:
+            case ExactTable(name):
+                if name in inventory.tables:
+                    chosen.add(name)
+                else:
+                    problems.append(_missing_table(name, inventory))
+            case NamespaceTables():
+                found = {t for t in inventory.tables if selector.matches(t)}
+                chosen |= found
+                if not found:
+                    problems.append(_empty_selection(selector, inventory))
+            case _:
+                assert_never(selector)
+    return Selection(tuple(sorted(chosen)), tuple(problems))
+
+
+def _names(names: set[tuple[str, ...]] | frozenset[tuple[str, ...]]) -> str:
+    shown = [format_name(n) for n in sorted(names)]
+    more = f" and {len(shown) - _SHOWN} more" if len(shown) > _SHOWN else ""
+    return ", ".join(shown[:_SHOWN]) + more
+
+
+def _namespaces_that_exist(inventory: Inventory) -> str:
+    if not inventory.namespaces:
+        return "the catalog holds no namespaces"
+    return f"namespaces: {_names(inventory.namespaces)}"
+
+
+def _missing_table(name: tuple[str, ...], inventory: Inventory) -> str:
+    namespace = name[:-1]
+    if namespace not in inventory.namespaces:
+        return f"{format_name(name)}: no namespace {format_name(namespace)}; {_namespaces_that_exist(inventory)}"
+    held = {t for t in inventory.tables if t[:-1] == namespace}
+    if not held:
+        return f"{format_name(name)}: no such table; namespace {format_name(namespace)} holds no tables"
+    return f"{format_name(name)}: no such table; tables of {format_name(namespace)}: {_names(held)}"
+
+
+def _empty_selection(selector: NamespaceTables, inventory: Inventory) -> str:
+    text = selector.text()
+    namespace = selector.namespace
+    if not namespace:
+        return f"{text}: the catalog holds no tables"
+    if namespace not in inventory.namespaces:
+        return f"{text}: no namespace {format_name(namespace)}; {_namespaces_that_exist(inventory)}"
+    nested = NamespaceTables(namespace, recursive=True)
+    below = {t[:-1] for t in inventory.tables if nested.matches(t)}
+    if below:
+        return (f"{text}: namespace {format_name(namespace)} holds no tables of its own; these nested namespaces "
+                f"do: {_names(below)} (import them with '{nested.text()}' or --namespace "
+                f"{format_name(namespace)} --recursive)")
+    return f"{text}: namespace {format_name(namespace)} holds no tables"
 
 
 def policy_document(state: TableState) -> CommentedMap:

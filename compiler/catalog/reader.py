@@ -7,7 +7,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
@@ -23,6 +23,9 @@ from compiler.catalog.estimate import estimate_retention
 from compiler.diff.changes import RetentionEstimate
 from compiler.errors import CatalogError
 from compiler.model.table import ColumnPath
+
+if TYPE_CHECKING:
+    from compiler.importer import Inventory
 
 
 def open_catalog(config: CatalogConfig) -> Catalog:
@@ -222,3 +225,25 @@ class CatalogReader:
             return [tuple(t) for t in self.catalog.list_tables(namespace)]
         except NoSuchNamespaceError:
             return []
+
+    def inventory(self) -> Inventory:
+        """Every namespace, nested ones included, and every table: what ``import`` patterns select from.
+        Walks the namespaces through the catalog's own API, so any catalog type lists the same way."""
+        from compiler.importer import Inventory  # the policy writer's modules, loaded only by import
+
+        namespaces: set[tuple[str, ...]] = set()
+        tables: set[tuple[str, ...]] = set()
+        pending: list[tuple[str, ...]] = [()]
+        try:
+            while pending:
+                parent = pending.pop()
+                for child in map(tuple, self.catalog.list_namespaces(parent)):
+                    if child in namespaces or child[:len(parent)] != parent or len(child) <= len(parent):
+                        continue  # a catalog that answers with itself or another level would loop
+                    namespaces.add(child)
+                    pending.append(child)
+                    tables.update(map(tuple, self.catalog.list_tables(child)))
+        except Exception as exc:
+            raise CatalogError(f"cannot list the namespaces and tables of {self.config.describe()}: "
+                               f"{_clean(exc, self.config)}") from None
+        return Inventory(frozenset(namespaces), frozenset(tables))

@@ -330,7 +330,13 @@ def drift(
 
 @app.command("import")
 def import_(
-    tables: Annotated[list[str], typer.Argument(help="Tables to import, e.g. sales.orders.")],
+    tables: Annotated[list[str] | None, typer.Argument(
+        help="Tables to import: sales.orders; 'sales.*' (the tables of sales); 'sales.**' (and nested namespaces).")]
+    = None,
+    namespace: Annotated[list[str] | None, typer.Option(
+        "--namespace", "-n", help="Import every table of this namespace (repeatable); needs --out.")] = None,
+    recursive: Annotated[bool, typer.Option(
+        "--recursive", "-r", help="With --namespace: also the tables of its nested namespaces.")] = False,
     catalog: CatalogName = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write policy files under this directory.")] = None,
     policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
@@ -339,7 +345,8 @@ def import_(
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing policy files.")] = False,
 ) -> None:
     """Write policy YAML for existing catalog tables; plan right after shows no changes."""
-    run(lambda: commands().import_tables(tables, catalog, policies, out, force=force))
+    run(lambda: commands().import_tables(tables or [], namespace or [], catalog, policies, out, recursive=recursive,
+                                         force=force))
 
 
 @app.command()

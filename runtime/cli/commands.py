@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -11,11 +12,22 @@ import typer
 
 from compiler.catalog.config import CatalogConfig, resolve_catalog
 from compiler.desired import create_all, desired_states
-from compiler.errors import PolicyError
+from compiler.diagnostics import Diagnostics
+from compiler.errors import CatalogError, PolicyError
 from compiler.fmt import YAMLError, format_text
-from compiler.importer import policy_yaml
+from compiler.importer import (
+    ExactTable,
+    Inventory,
+    NamespaceTables,
+    Selector,
+    namespace_selector,
+    parse_selector,
+    policy_file,
+    policy_yaml,
+    select_tables,
+)
 from compiler.loader import Project, discover, display_path
-from compiler.model.names import parse_name
+from compiler.model.names import format_name
 from compiler.modelcache import ModelCache
 from compiler.plan.cache import PlanCache
 from compiler.plan.model import CatalogRef
@@ -30,11 +42,13 @@ from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
 from compiler.target import Target, resolve_target
 from runtime.cli.exits import Exit
+from runtime.cli.flags import FlagError
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
 
 if TYPE_CHECKING:
     from compiler.catalog.reader import CatalogReader
+    from compiler.model.table import TableState
     from runtime.apply import ApplyReport
 
 
@@ -272,34 +286,120 @@ def report_json(report: ApplyReport, config: CatalogConfig) -> str:
     }, indent=2) + "\n"
 
 
-def import_tables(tables: list[str], catalog: str | None, policies: Path, out: Path | None, *, force: bool) -> int:
+def import_tables(tables: list[str], namespaces: list[str], catalog: str | None, policies: Path, out: Path | None,
+                  *, recursive: bool, force: bool) -> int:
+    """Exact names, ``NS.*``/``NS.**`` patterns and ``--namespace`` select tables; each becomes a policy file under
+    ``out`` (or, for exact names without ``out``, YAML on stdout). Nothing is written unless every table
+    resolves and no file would be overwritten or declared twice."""
+    selectors = import_selectors(tables, namespaces, recursive=recursive, out=out)
     config = resolve_catalog(catalog, policies)
     catalog_header(config, err=True)  # stdout may be the policy YAML
+    with open_reader(config) as reader:
+        exact = [s.name for s in selectors if isinstance(s, ExactTable)]
+        loaded = {name: current.state for name in exact if (current := reader.table(name)) is not None}
+        listed = reader.inventory() if len(loaded) < len(selectors) else Inventory(frozenset(), frozenset())
+        selection = select_tables(selectors, Inventory(listed.namespaces, listed.tables | set(loaded)))
+        for problem in selection.problems:
+            error(problem)
+        if selection.problems:
+            return Exit.ERROR
+        states = {name: loaded.get(name) or _current_state(reader, name) for name in selection.tables}
+    if out is None:
+        for state in states.values():
+            typer.echo(policy_yaml(state), nl=False)
+        return Exit.OK
+    return write_imported(states, out, force=force)
+
+
+def import_selectors(tables: list[str], namespaces: list[str], *, recursive: bool, out: Path | None) -> list[Selector]:
+    """The flags of ``import`` checked together, before the catalog is opened."""
+    if not tables and not namespaces:
+        raise FlagError("import: name the tables (sales.orders, 'sales.*', 'sales.**') or give --namespace NS")
+    if recursive and not namespaces:
+        raise FlagError("--recursive applies to --namespace; with a pattern write 'sales.**'")
     try:
-        names = [parse_name(text) for text in tables]
+        selectors = [parse_selector(t) for t in tables]
+        selectors += [namespace_selector(n, recursive=recursive) for n in namespaces]
+    except ValueError as exc:
+        raise FlagError(str(exc)) from None
+    if out is None and any(isinstance(s, NamespaceTables) for s in selectors):
+        raise FlagError("a namespace import writes one file per table: give --out DIR (e.g. --out policies/)")
+    if out is not None and out.exists() and not out.is_dir():
+        raise FlagError(f"--out {out}: is a file; give the policies folder to write the files under")
+    return selectors
+
+
+def _current_state(reader: CatalogReader, name: tuple[str, ...]) -> TableState:
+    current = reader.table(name)
+    if current is None:  # listed a moment ago: dropped while we read
+        raise CatalogError(f"{format_name(name)} was dropped while it was being imported; run import again")
+    return current.state
+
+
+def write_imported(states: dict[tuple[str, ...], TableState], out: Path, *, force: bool) -> int:
+    """One file per table at ``out/NS/TABLE.yaml``, with the editor schema header; all or nothing."""
+    from runtime.scaffold import SCHEMA_FILE, schema_header
+
+    paths = find_project(out)
+    try:
+        targets = {name: policy_file(Path(os.path.abspath(out)), name) for name in states}
     except ValueError as exc:
         error(str(exc))
         return Exit.ERROR
-    with open_reader(config) as reader:
-        found = {name: reader.table(name) for name in names}
-    missing = [".".join(name) for name, current in found.items() if current is None]
-    if missing:
-        error(f"not in {config.describe()}: {', '.join(missing)}")
+    problems = import_conflicts(targets, paths.scope, force=force)
+    for problem in problems:
+        error(problem)
+    if problems:
+        error("nothing was written")
         return Exit.ERROR
-    for name, current in found.items():
-        assert current is not None
-        yaml_text = policy_yaml(current.state)
-        if out is None:
-            typer.echo(yaml_text, nl=False)
-            continue
-        target = out.joinpath(*name[:-1], f"{name[-1]}.yaml")
-        if target.exists() and not force:
-            error(f"{display_path(target)} exists; pass --force to overwrite it")
-            return Exit.ERROR
+    for name, target in targets.items():
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(yaml_text, encoding="utf-8")
+        target.write_text(policy_yaml(states[name], preamble=schema_header(target, paths.root)), encoding="utf-8")
         info(f"wrote {display_path(target)}")
+    refused = _findings_in(paths.scope, set(targets.values()))
+    show_diagnostics(refused)
+    if not (paths.root / SCHEMA_FILE).exists():
+        info(f"note: the files' editor header points at {display_path(paths.root / SCHEMA_FILE)}, which does not "
+             f"exist; write it with: tablepolicy schema > {display_path(paths.root / SCHEMA_FILE)}")
+    if refused.has_errors:  # an org rule the table breaks, or what the format cannot declare: the user edits git
+        info("note: validate refuses the imported files as they are (above): edit them, or their namespace "
+             "defaults, before you plan")
     return Exit.OK
+
+
+def _findings_in(scope: Path, files: set[Path]) -> Diagnostics:
+    """What validate says about ``files`` as part of the project at ``scope``."""
+    from compiler.validate import validate as validate_project
+
+    _, diagnostics = validate_project(scope)
+    return Diagnostics([d for d in diagnostics.items if Path(os.path.abspath(d.location.file)) in files])
+
+
+def import_conflicts(targets: dict[tuple[str, ...], Path], scope: Path, *, force: bool) -> list[str]:
+    """Every reason the files cannot be written as they are: a file in the way (without ``force``), a table
+    the project already declares in another file, two tables one case-insensitive file system would merge."""
+    problems = [f"{display_path(t)} exists; pass --force to overwrite it" for t in targets.values()
+                if t.exists() and not force]
+    declared = _declared_tables(scope)
+    problems += [f"{format_name(name)} is already declared in {declared[name]}" for name, target in targets.items()
+                 if name in declared and Path(os.path.abspath(declared[name])) != target]
+    folded: dict[str, list[tuple[str, ...]]] = {}
+    for name, target in targets.items():
+        folded.setdefault(str(target).casefold(), []).append(name)
+    problems += [f"{' and '.join(format_name(n) for n in names)} would share one file on a case-insensitive file "
+                 "system; import one of them without --out and save it under another file name"
+                 for names in folded.values() if len(names) > 1]
+    return problems
+
+
+def _declared_tables(scope: Path) -> dict[tuple[str, ...], str]:
+    """The tables the project at ``scope`` declares, by name, with the file declaring each."""
+    if not scope.exists():
+        return {}
+    from compiler.validate import validate as validate_project
+
+    project, _ = validate_project(scope)
+    return {table.name: table.source.file for table in project.tables}
 
 
 def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, environment: str | None = None) -> int:

@@ -70,7 +70,7 @@ table: analytics.page_views
 description: One row per page view
 columns:
   - {name: viewed_at, type: timestamptz, required: true}
-  - {name: user_id, type: string, tags: [pii], doc: Subject of privacy requests}
+  - {name: user_id, type: string, doc: Subject of privacy requests, tags: [pii]}
   - {name: url, type: string}
   - {name: referrer, type: string}
 partition_by: [day(viewed_at)]
