@@ -31,14 +31,14 @@ def test_bad_requests_files_name_line_and_key() -> None:
         "req.yaml:2:23: error TP104: requests.0.received: wrong type: value error, '2026-02-30' is not a date; "
         "write it as YYYY-MM-DD",
         "req.yaml:4:5: error TP103: missing required key 'received'",
-        "req.yaml:4:19: error TP105: requests.2.keys: too few items: dictionary should have at least 1 item after "
+        "req.yaml:4:19: error TP112: requests.2.keys: too few items: dictionary should have at least 1 item after "
         "validation, not 0",
     ]
     assert findings("requests:\n  - {id: A, received: '2026-02-01', keys: {user_id: u}}\n"
                     "  - {id: A, received: '2026-02-02', keys: {user_id: v}}\n") == [
         "req.yaml:3:10: error TP601: request 'A' is listed twice"]
     assert findings("- just a list\n") == [
-        "req.yaml:1:1: error TP003: an erasure requests file is a mapping with a 'requests:' list"]
+        "req.yaml:1:1: error TP612: an erasure requests file is a mapping with a 'requests:' list"]
 
 
 def plan(requests_text: str) -> tuple[list[str], list[str]]:

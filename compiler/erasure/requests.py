@@ -43,7 +43,7 @@ class ErasureRequest(Spec):
             except ValueError:
                 raise ValueError(f"'{value}' is not a date; write it as YYYY-MM-DD") from None
             if value > LAST_RECEIVED:
-                raise PydanticCustomError("TP105", "received {value} is out of range: at most {last}",
+                raise PydanticCustomError("TP611", "received {value} is out of range: at most {last}",
                                           {"value": str(value), "last": str(LAST_RECEIVED),
                                            "hint": "the date the request arrived, e.g. 2026-11-02"})
         return value
@@ -53,7 +53,7 @@ class ErasureRequest(Spec):
     def _printable(cls, value: str) -> str:
         bad = unsafe_character(value)
         if bad:
-            raise PydanticCustomError("TP101", "request id {id} holds {bad}",
+            raise PydanticCustomError("TP610", "request id {id} holds {bad}",
                                       {"id": repr(value), "bad": bad, "hint": UNSAFE_HINT})
         return value
 
@@ -78,7 +78,7 @@ def load_requests(text: str, file: str) -> tuple[LoadedRequests | None, Diagnost
         diagnostics.add(parsed)
         return None, diagnostics
     if not isinstance(parsed.data, dict):
-        diagnostics.add(Diagnostic("TP003", Severity.ERROR, Location(file, 1, 1),
+        diagnostics.add(Diagnostic("TP612", Severity.ERROR, Location(file, 1, 1),
                                    "an erasure requests file is a mapping with a 'requests:' list",
                                    "start the file with 'requests:'"))
         return None, diagnostics
