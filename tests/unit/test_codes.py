@@ -93,7 +93,7 @@ def how_to_register(use: Use) -> str:
 
 
 def test_every_code_the_sources_write_is_registered() -> None:
-    missing = [how_to_register(u) for u in source_uses() if u.code not in codes.REGISTRY]
+    missing = list(dict.fromkeys(how_to_register(u) for u in source_uses() if u.code not in codes.REGISTRY))
     assert missing == [], "\n".join(missing)
 
 
