@@ -39,7 +39,7 @@ class Family:
 
 
 FAMILIES: Mapping[str, Family] = MappingProxyType({f.prefix: f for f in (
-    Family("TP", "Finding in a policy or requests file", Severity),
+    Family("TP", "Finding in a policy, requests or environment file", Severity),
     Family("TG", "Org rule (`_rules.yaml`) broken", Severity),
     Family("TC", "Change", Safety),
     Family("TR", "Change refused", Severity),
@@ -183,6 +183,11 @@ TP603 = register("TP603", ERROR, "a request key value that does not fit its key 
 TP610 = register("TP610", ERROR, "a request id holding a control character")
 TP611 = register("TP611", ERROR, "a `received` date after 8999-12-31")
 TP612 = register("TP612", ERROR, "a requests file that is no mapping with a `requests:` list")
+# --- TP7xx: environment overlays (`environments/NAME.yaml`)
+TP701 = register("TP701", ERROR, "an overlay key that declares a table or its columns (an overlay only sets values)")
+TP702 = register("TP702", ERROR, "an overlay table no policy declares")
+TP703 = register("TP703", ERROR, "an overlay namespace no policy declares")
+TP704 = register("TP704", ERROR, "one table or namespace written twice in an overlay")
 
 # --- TG: org rules, one code per rule of `policies/_rules.yaml`
 TG101 = register("TG101", ERROR, "`owner_required`: a table without an owner (its own or its namespace's)")

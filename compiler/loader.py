@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ValidationError
 
@@ -20,6 +20,9 @@ from compiler.spec.errors import findings_from
 from compiler.spec.rules import Rules, RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
 from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
+
+if TYPE_CHECKING:
+    from compiler.environment import LoadedEnvironment
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 
@@ -79,6 +82,7 @@ class Project:
     tables: list[LoadedTable] = field(default_factory=list)
     namespaces: list[LoadedNamespace] = field(default_factory=list)
     rules: list[LoadedRules] = field(default_factory=list)
+    environment: LoadedEnvironment | None = None  # the overlay selected with --env: the strongest layer
 
 
 def discover(path: Path) -> list[Path]:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.diagnostics import Diagnostics, Location
+from compiler.environment import ENVIRONMENTS, OverlayFile, check_references, parse_environment
+from compiler.errors import TablePolicyError
 from compiler.loader import Project
 from compiler.modelcache import ModelCache
 from compiler.plan.model import Plan
@@ -69,16 +71,84 @@ class SelectedProject(Project):
     managed: frozenset[tuple[str, ...]] = frozenset()  # the namespaces the selection declares tables or defaults in
 
 
-def load_selected(path: Path, cache: ModelCache | None = None) -> tuple[Project, int, Diagnostics]:
+class EnvironmentNotDefinedError(TablePolicyError):
+    """--env (or TABLEPOLICY_ENV) names no overlay of the project."""
+
+
+def environment_files(paths: ProjectPaths) -> dict[str, Path]:
+    """The project's overlays by name (``environments/prod.yaml`` is ``prod``), sorted by name."""
+    from compiler.loader import POLICY_SUFFIXES, display_path
+
+    folder = paths.root / ENVIRONMENTS
+    if not folder.is_dir():
+        return {}
+    found: dict[str, Path] = {}
+    for file in sorted(folder.iterdir()):
+        if file.suffix.lower() in POLICY_SUFFIXES and file.is_file():
+            if file.stem in found:
+                raise EnvironmentNotDefinedError(
+                    f"environment '{file.stem}' is defined twice: {display_path(found[file.stem])} and "
+                    f"{display_path(file)}; keep one")
+            found[file.stem] = file
+    return dict(sorted(found.items()))
+
+
+def requested_environment(name: str | None) -> tuple[str | None, str]:
+    """The environment asked for and how: the flag, else TABLEPOLICY_ENV (an empty value is no request)."""
+    if name is not None:
+        return name, "--env"
+    return os.environ.get("TABLEPOLICY_ENV") or None, "TABLEPOLICY_ENV"
+
+
+def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, flag: str = "--env"
+                     ) -> OverlayFile | None:
+    """The overlay file ``name`` of the project; a name that resolves to no file is an error listing those
+    that exist. Findings of the file go to ``diagnostics`` (its ``loaded`` is None when it has errors)."""
+    from compiler.loader import display_path
+
+    files = environment_files(paths)
+    folder = display_path(paths.root / ENVIRONMENTS)
+    if not files:
+        raise EnvironmentNotDefinedError(
+            f"{flag} {name}: the project defines no environments ({folder}/ holds no *.yaml overlay); create "
+            f"{folder}/{name}.yaml or drop {flag}")
+    if name not in files:
+        raise EnvironmentNotDefinedError(
+            f"{flag} {name}: no environment '{name}'; {folder}/ defines: {', '.join(files)}")
+    file = files[name]
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        diagnostics.error("TP000", Location(display_path(file)), f"cannot read environment overlay: {exc}")
+        return None
+    overlay, findings = parse_environment(name, text, display_path(file))
+    diagnostics.extend(findings)
+    return overlay
+
+
+def load_selected(path: Path, cache: ModelCache | None = None, environment: str | None = None, *,
+                  every_environment: bool = False, environment_flag: str = "--env"
+                  ) -> tuple[Project, int, Diagnostics]:
     """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``: the
     project, how many policy files ``path`` holds, and the findings that concern them. ``cache``: the project's
-    model cache (``.tablepolicy/models.json`` beside its policies folder)."""
+    model cache (``.tablepolicy/models.json`` beside its policies folder). ``environment``: the overlay to
+    layer on top (its findings included); ``every_environment``: without one, check every overlay the project
+    has against its policies (what ``validate`` does)."""
     from compiler.loader import discover, display_path
     from compiler.validate import validate
 
     paths = find_project(path)
-    project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None)
+    found = Diagnostics()  # the overlays' own findings: kept whatever the selection
+    overlay = read_environment(paths, environment, found, environment_flag) if environment is not None else None
+    project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None,
+                                    overlay.loaded if overlay is not None else None)
+    others = [read_environment(paths, name, found) for name in environment_files(paths)] if (
+        environment is None and every_environment) else []
+    for checked in (overlay, *others):
+        if checked is not None:
+            found.extend(check_references(project, checked))
     project, diagnostics = restrict(project, diagnostics, paths)
+    diagnostics.extend(found.items)
     files = sum(1 for f in discover(paths.scope) if paths.selects(f.absolute())) if paths.scope.exists() else 0
     if paths.selected.exists() and not files:
         diagnostics.error("TP006", Location(display_path(paths.selected)), "no policy files here",
@@ -104,8 +174,9 @@ def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) ->
     managed = {t.name[:-1] for t in tables} | {ns.name for ns in project.namespaces if selected(ns.source.file)}
     kept = Diagnostics([d for d in diagnostics.items if selected(d.location.file) or (
         d.location.file not in other_files and not _declares_table(d.location.file))])
-    return SelectedProject(root=project.root, tables=tables, namespaces=project.namespaces,
-                           declared_elsewhere=frozenset(t.name for t in others), managed=frozenset(managed)), kept
+    return SelectedProject(root=project.root, tables=tables, namespaces=project.namespaces, rules=project.rules,
+                           environment=project.environment, declared_elsewhere=frozenset(t.name for t in others),
+                           managed=frozenset(managed)), kept
 
 
 _TABLE_KEY = re.compile(r"^table\s*:", re.MULTILINE)

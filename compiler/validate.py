@@ -14,6 +14,7 @@ from typing import Any
 
 from compiler.checks import check_project, findings_key, table_findings
 from compiler.diagnostics import Diagnostics
+from compiler.environment import LoadedEnvironment
 from compiler.forked import forked_map, workers_for
 from compiler.guardrails import check_rules
 from compiler.loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
@@ -22,12 +23,15 @@ from compiler.modelcache import ModelCache
 PARALLEL_FROM = 200  # files the cache cannot answer; below this, forking costs more than it saves
 
 
-def validate(path: Path, cache: ModelCache | None = None) -> tuple[Project, Diagnostics]:
+def validate(path: Path, cache: ModelCache | None = None, environment: LoadedEnvironment | None = None
+             ) -> tuple[Project, Diagnostics]:
+    """``environment``: an overlay layered over every table's settings, which are checked with it."""
     sources, diagnostics = read_sources(path)
     models = cache if cache is not None else ModelCache.in_memory()
     root = project_root(path)
-    _prepare(sources, root, models)
+    _prepare(sources, root, models, environment)
     project = load_sources(sources, root, diagnostics, models)
+    project.environment = environment
     diagnostics.extend(check_project(project, models))
     for rules in project.rules:
         diagnostics.extend(check_rules(project, rules))
@@ -42,7 +46,8 @@ class _Prepared:
     checks: dict[str, list[dict[str, Any]]]
 
 
-def _prepare(sources: list[PolicyText], root: Path, models: ModelCache) -> None:
+def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environment: LoadedEnvironment | None
+             ) -> None:
     """Parse, validate and check in forked workers the files the cache cannot answer."""
     misses = [s for s in sources if models.model(s.digest) is None]
     workers = workers_for(len(misses), PARALLEL_FROM)
@@ -54,15 +59,17 @@ def _prepare(sources: list[PolicyText], root: Path, models: ModelCache) -> None:
             load_text(source.text, source.file, defaults, Diagnostics(), models, source.digest)
     namespaces = defaults.namespaces
     rest = [s for s in misses if models.model(s.digest) is None]
-    for prepared in forked_map(lambda source: _parse_and_check(source, root, namespaces), rest, workers):
+    for prepared in forked_map(lambda source: _parse_and_check(source, root, namespaces, environment), rest, workers):
         models.models.update(prepared.models)
         models.checks.update(prepared.checks)
 
 
-def _parse_and_check(source: PolicyText, root: Path, namespaces: list[LoadedNamespace]) -> _Prepared:
+def _parse_and_check(source: PolicyText, root: Path, namespaces: list[LoadedNamespace],
+                     environment: LoadedEnvironment | None) -> _Prepared:
     # A defaults file the filter above missed only means its tables' findings are keyed without it: the
     # parent then finds no entry for them and checks those tables itself.
-    scratch, entries = Project(root=root, namespaces=list(namespaces)), ModelCache.in_memory()
+    scratch = Project(root=root, namespaces=list(namespaces), environment=environment)
+    entries = ModelCache.in_memory()
     load_text(source.text, source.file, scratch, Diagnostics(), entries, source.digest)
     for table in scratch.tables:
         if table.state == "present":

@@ -31,11 +31,10 @@ from compiler.plan.approvals import consumed_stamp
 from compiler.plan.model import CatalogRef, Plan
 from compiler.plan.planner import make_plan, requirement_of
 from compiler.plan.verify import check_origin, compare
-from compiler.project import find_project
+from compiler.project import find_project, load_selected
 from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
-from compiler.validate import validate
 from runtime.executor import check_steps, execute, run_sql
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
@@ -123,7 +122,7 @@ def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
 
 
 def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | None,
-                           in_progress: set[tuple[str, ...]]) -> None:
+                           in_progress: set[tuple[str, ...]], environment: str | None = None) -> None:
     """The saved plan must be exactly the plan derived now from the policies in git and the catalog, with
     every destructive change approved there, whatever the plan file says."""
     if policies is None or not policies.exists():
@@ -131,7 +130,8 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | N
                                 "--policies with the reviewed policies the plan was made from; nothing was applied")
     # the whole project the path belongs to (namespace defaults above a subfolder included); the plan's own
     # selection, if any, restricts the comparison
-    project, diagnostics = validate(find_project(policies).scope)
+    project, _, diagnostics = load_selected(find_project(policies).scope, environment=environment,
+                                            environment_flag="the plan's environment")
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     derived = make_plan(project, reader, plan.target)
@@ -191,6 +191,7 @@ def apply_plan(
     journal_path: Path,
     policies: Path | None,
     verify: bool = True,
+    environment: str | None = None,
     session: Future[Any] | None = None,
     on_result: Callable[[StepResult], None] = lambda _r: None,
     on_notice: Callable[[str], None] = lambda _m: None,
@@ -204,7 +205,7 @@ def apply_plan(
     steps = plan_steps(plan, plan_id)
     if not steps:
         return report
-    problems = check_origin(plan, CatalogRef.of(catalog))
+    problems = check_origin(plan, CatalogRef.of(catalog), environment)
     if problems:
         tables = ", ".join(format_name(t.table) for t in plan.tables if t.changes) or "namespaces only"
         raise PlanMismatchError(f"refusing the plan of {tables}, nothing was applied:\n  " + "\n  ".join(problems)
@@ -215,7 +216,7 @@ def apply_plan(
     with CatalogReader(catalog) as reader:
         in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
         if verify:
-            check_against_policies(plan, reader, policies, in_progress)
+            check_against_policies(plan, reader, policies, in_progress, environment)
         session = session or start_in_background(catalog, options)
         with catalog_locks(reader, [".".join(t.table) for t in plan.tables if t.changes], journal_path.parent):
             run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)

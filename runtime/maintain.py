@@ -1,5 +1,9 @@
 """maintain: run the maintenance each table needs now, through Spark, one table at a time.
 
+After each action the table's health is read again from its new metadata (pyiceberg, no JVM) and the
+compiler decides again before the next action (compiler/maintenance/sequence.py): an action the one before
+made unnecessary is reported as a skip with its reason instead of being run for nothing.
+
 The tables are locked like an apply locks them, so maintenance never runs beside an apply of the same
 table. A failed action stops the rest of that table's actions (their order matters) and the run goes
 on with the next table; the caller exits 1 if anything failed. Maintenance is idempotent: the next
@@ -9,40 +13,126 @@ scheduled run decides again from the health it then reads.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.reader import CatalogReader, read_metadata
 from compiler.maintenance.actions import Action, RemoveOrphanFiles
-from compiler.maintenance.due import MaintenancePlan
+from compiler.maintenance.decide import Skip
+from compiler.maintenance.due import MaintenancePlan, OrphanScanner, TableMaintenance
+from compiler.maintenance.health import OrphanFigures
+from compiler.maintenance.measured import measured
+from compiler.maintenance.report import MaintenanceReport, Step, TableOutcome
+from compiler.maintenance.sequence import unchanged, work_table
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from runtime.executor import ExecutionError, query_sql, with_commit_retries
 from runtime.lock import catalog_locks
-from runtime.orphans import normalize
+from runtime.orphans import normalize, orphan_figures, stored_files
 from runtime.spark.session import SparkOptions, start_session
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+
+
+class Progress(Protocol):
+    """What a run reports while it works (runtime/cli/progress.py shows it)."""
+
+    def starting_spark(self) -> None: ...
+    def table(self, number: int, total: int, name: tuple[str, ...]) -> None: ...
+    def action(self, action: Action) -> None: ...
+    def step(self, step: Step | Skip) -> None: ...
+
+
+class Silent:
+    def starting_spark(self) -> None:
+        pass
+
+    def table(self, number: int, total: int, name: tuple[str, ...]) -> None:
+        pass
+
+    def action(self, action: Action) -> None:
+        pass
+
+    def step(self, step: Step | Skip) -> None:
+        pass
+
+
+def _location(text: str) -> str:
+    """A table location comparable across engines (``file:/x``, ``file:///x`` and ``/x`` are one place)."""
+    return normalize(text).rstrip("/")
 
 
 @dataclass(frozen=True)
-class ActionResult:
-    action: Action
-    sql: str
-    status: str  # "done" | "failed" | "refused" | "skipped (an earlier action of the table failed)"
-    seconds: float = 0.0
-    output: dict[str, Any] = field(default_factory=dict)  # the procedure's result row
-    error: str | None = None
+class Located:
+    catalog: str
+    name: tuple[str, ...]
+    location: str
 
 
-@dataclass
-class MaintainReport:
-    results: list[ActionResult] = field(default_factory=list)
+class Locations:
+    """Every table location of the SQL catalog database, read once per run (on first use) and reused for
+    every table's decision and before every removal.
 
-    @property
-    def failed(self) -> bool:
-        return any(r.status in ("failed", "refused") for r in self.results)
+    Every table in the same SQL catalog database counts, whatever catalog name it was created under (a
+    second catalog name over the same warehouse gives a same-named table the same location). Catalogs that
+    are not SQL databases are asked only about the table itself.
+    """
+
+    def __init__(self) -> None:
+        self._tables: tuple[Located, ...] | None = None
+
+    def _read(self, reader: CatalogReader) -> tuple[Located, ...]:
+        engine = getattr(reader.catalog, "engine", None)
+        if engine is None:
+            return ()
+        from sqlalchemy import text
+
+        with engine.connect() as connection:
+            rows = connection.execute(text("SELECT catalog_name, table_namespace, table_name, metadata_location "
+                                           "FROM iceberg_tables")).all()
+        found = []
+        for catalog, namespace, table_name, metadata_location in sorted(rows, key=lambda r: tuple(map(str, r))):
+            if not metadata_location:
+                continue
+            try:
+                where = _location(str(read_metadata(reader.catalog, str(metadata_location))["location"]))
+            except Exception:  # unreadable metadata: its location is unknown, so it may be ours
+                where = _location(str(metadata_location).rsplit("/metadata/", 1)[0])
+            found.append(Located(str(catalog), (*str(namespace).split("."), str(table_name)), where))
+        return tuple(found)
+
+    def overlap(self, reader: CatalogReader, name: tuple[str, ...], location: str) -> str | None:
+        """Why removing orphan files under ``location`` (table ``name``'s) would delete files another table
+        owns, or None."""
+        if self._tables is None:
+            self._tables = self._read(reader)
+        mine = _location(location)
+        for other in self._tables:
+            if other.catalog == reader.catalog.name and other.name == name:
+                continue
+            theirs = other.location
+            if theirs == mine or theirs.startswith(mine + "/") or mine.startswith(theirs + "/"):
+                return (f"table {format_name(other.name)} of catalog '{other.catalog}' (same catalog database) has "
+                        f"its files at {theirs}, which overlaps this table's location {mine}: removing orphan files "
+                        "here would delete its files; give the tables separate locations (or catalogs separate "
+                        "warehouses)")
+        return None
+
+
+def orphan_scanner(reader: CatalogReader, locations: Locations) -> OrphanScanner:
+    def scan(name: tuple[str, ...], table: Table, guard: datetime) -> OrphanFigures | None:
+        # a location another table shares cannot be judged from this table's metadata: the removal stays
+        # due and maintain refuses it, naming the other table
+        try:
+            return None if locations.overlap(reader, name, table.location()) else orphan_figures(table, guard)
+        except Exception:  # storage this process cannot list (credentials, permissions): Spark lists it
+            return None
+
+    return scan
 
 
 def run_maintenance(
@@ -51,77 +141,80 @@ def run_maintenance(
     options: SparkOptions,
     *,
     lock_dir: Path,
-    on_result: Callable[[ActionResult], None] = lambda _r: None,
-) -> MaintainReport:
-    report = MaintainReport()
+    progress: Progress | None = None,
+    locations: Locations | None = None,
+) -> MaintenanceReport:
+    """Every table with due actions, in order; the others are reported unchanged. ``locations``: the map the
+    decisions were made with (read on first use otherwise)."""
+    progress = progress or Silent()
+    locations = locations or Locations()
+    outcomes = {t.table: unchanged(t) for t in plan.tables}
     due = [t for t in plan.tables if t.actions]
-    if not due:
-        return report
-    spark = start_session(catalog, options)
-    with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in due], lock_dir):
-        for table in due:
-            failed = False
-            for action in table.actions:
-                refusal = shared_location(reader, action.table) if isinstance(action, RemoveOrphanFiles) else None
-                if failed:
-                    result = _skipped(action, catalog.name)
-                elif refusal is not None:
-                    result = ActionResult(action, action_sql(action, catalog.name), "refused", error=refusal)
-                else:
-                    result = _run(spark, action, catalog.name)
-                failed = failed or result.status in ("failed", "refused")
-                report.results.append(result)
-                on_result(result)
-    return report
+    if due:
+        progress.starting_spark()
+        spark = start_session(catalog, options)
+        with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in due], lock_dir):
+            run = _Run(spark, reader, catalog.name, locations, progress)
+            for number, planned in enumerate(due, 1):
+                progress.table(number, len(due), planned.table)
+                outcomes[planned.table] = run.table(planned)
+    return MaintenanceReport(catalog.summary(), False, tuple(outcomes[t.table] for t in plan.tables),
+                             tuple(plan.missing))
 
 
-def _location(text: str) -> str:
-    """A table location comparable across engines (``file:/x``, ``file:///x`` and ``/x`` are one place)."""
-    return normalize(text).rstrip("/")
+@dataclass(frozen=True)
+class _Run:
+    spark: Any
+    reader: CatalogReader
+    catalog: str
+    locations: Locations
+    progress: Progress
 
+    def sql(self, action: Action) -> str:
+        return action_sql(action, self.catalog)
 
-def shared_location(reader: CatalogReader, name: tuple[str, ...]) -> str | None:
-    """Why removing orphan files under the table's location would delete files another table owns, or None.
+    def table(self, planned: TableMaintenance) -> TableOutcome:
+        before = self._stored(planned.table)
+        outcome = work_table(planned, self.execute, self.sql, self.progress.step)
+        after = self._stored(planned.table) if before is not None else None
+        if before is None or after is None:
+            return outcome
+        freed = sum(size for path, size in before.items() if path not in after)
+        return replace(outcome, stored_bytes=(sum(before.values()), sum(after.values())), freed_bytes=freed)
 
-    Every table in the same SQL catalog database counts, whatever catalog name it was created under (a
-    second catalog name over the same warehouse gives a same-named table the same location). Catalogs that
-    are not SQL databases are asked only about the table itself.
-    """
-    table = reader.pyiceberg_table(name, fresh=True)
-    engine = getattr(reader.catalog, "engine", None)
-    if table is None or engine is None:
-        return None
-    mine = _location(table.location())
-    from sqlalchemy import text
-
-    with engine.connect() as connection:
-        rows = connection.execute(text("SELECT catalog_name, table_namespace, table_name, metadata_location "
-                                       "FROM iceberg_tables")).all()
-    for catalog, namespace, table_name, metadata_location in sorted(rows, key=lambda r: tuple(map(str, r))):
-        other = (*str(namespace).split("."), str(table_name))
-        if (str(catalog) == reader.catalog.name and other == name) or not metadata_location:
-            continue
+    def execute(self, action: Action, current: TableMaintenance) -> tuple[Step, TableMaintenance | None]:
+        self.progress.action(action)
+        sql, name = self.sql(action), action.table
+        if isinstance(action, RemoveOrphanFiles):
+            table = self.reader.pyiceberg_table(name, fresh=True)
+            refusal = self.locations.overlap(self.reader, name, table.location()) if table is not None else None
+            if refusal is not None:
+                return Step(action, sql, "refused", error=refusal), None
+        started = time.perf_counter()
         try:
-            theirs = _location(str(read_metadata(reader.catalog, str(metadata_location))["location"]))
-        except Exception:  # unreadable metadata: its location is unknown, so it may be ours
-            theirs = _location(str(metadata_location).rsplit("/metadata/", 1)[0])
-        if theirs == mine or theirs.startswith(mine + "/") or mine.startswith(theirs + "/"):
-            return (f"table {format_name(other)} of catalog '{catalog}' (same catalog database) has its files at "
-                    f"{theirs}, which overlaps this table's location {mine}: removing orphan files here would "
-                    "delete its files; give the tables separate locations (or catalogs separate warehouses)")
-    return None
+            what = f"{format_name(name)}: {action.summary}"
+            rows = with_commit_retries(self.spark, lambda: query_sql(self.spark, sql, what)) or []
+        except ExecutionError as exc:
+            return Step(action, sql, "failed", seconds=time.perf_counter() - started, error=str(exc)), None
+        seconds = time.perf_counter() - started
+        fresh = self._decide_again(current)
+        if fresh is None:
+            return Step(action, sql, "failed", seconds=seconds, error=f"{format_name(name)}: the table is no longer "
+                        "in the catalog after this action"), None
+        effect = measured(action, rows, current.health, fresh.health)
+        return Step(action, sql, "done", effect, seconds, rows[0] if rows else {}), fresh
 
+    def _decide_again(self, current: TableMaintenance) -> TableMaintenance | None:
+        table = self.reader.pyiceberg_table(current.table, fresh=True)
+        if table is None or current.basis is None:
+            return None
+        scan = orphan_scanner(self.reader, self.locations)
+        return current.basis.decide(current.table, current.basis.health_of(current.table, table, scan))
 
-def _run(spark: Any, action: Action, catalog: str) -> ActionResult:
-    sql = action_sql(action, catalog)
-    started = time.perf_counter()
-    try:
-        what = f"{format_name(action.table)}: {action.summary}"
-        rows = with_commit_retries(spark, lambda: query_sql(spark, sql, what))
-    except ExecutionError as exc:
-        return ActionResult(action, sql, "failed", time.perf_counter() - started, error=str(exc))
-    return ActionResult(action, sql, "done", time.perf_counter() - started, output=rows[0] if rows else {})
-
-
-def _skipped(action: Action, catalog: str) -> ActionResult:
-    return ActionResult(action, action_sql(action, catalog), "skipped (an earlier action of the table failed)")
+    def _stored(self, name: tuple[str, ...]) -> dict[str, int] | None:
+        """Every file under the table location with its size, or None where it cannot be listed."""
+        table = self.reader.pyiceberg_table(name, fresh=True)
+        try:
+            return stored_files(table.location()) if table is not None else None
+        except Exception:  # storage this process cannot list: the report says "unknown"
+            return None

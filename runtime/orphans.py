@@ -73,6 +73,21 @@ def reachable_files(table: Table) -> set[str]:
     return {normalize(path) for path in found if path}
 
 
+def list_files(location: str) -> list[pafs.FileInfo]:
+    """Every file under a location (none when it does not exist yet)."""
+    filesystem, base = pafs.FileSystem.from_uri(location)
+    try:
+        return [info for info in filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
+                if info.type == pafs.FileType.File]
+    except FileNotFoundError:
+        return []
+
+
+def stored_files(location: str) -> dict[str, int]:
+    """Every file under a location and its size: what the table costs in storage, orphans included."""
+    return {info.path: int(info.size or 0) for info in list_files(location)}
+
+
 def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[str] = ()) -> OrphanScan:
     """Compare a listing of the table location with what its metadata reaches.
 
@@ -82,12 +97,7 @@ def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[s
     root = normalize(table.location()).rstrip("/")
     nested = tuple(sorted(loc for loc in other_locations if normalize(loc).rstrip("/").startswith(root + "/")
                           or normalize(loc).rstrip("/") == root))
-    filesystem, base = pafs.FileSystem.from_uri(table.location())
-    try:
-        listing = [info for info in filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
-                   if info.type == pafs.FileType.File]
-    except FileNotFoundError:
-        listing = []
+    listing = list_files(table.location())
     reachable = reachable_files(table)
     old, young = [], 0
     for info in listing:

@@ -195,3 +195,124 @@ def test_every_declared_action_not_due_is_a_skip_with_its_reason(
     desired = desired_table(project, project.tables[0])
     found = decisions(desired.effective, desired.state, health(**figures), NOW)
     assert [(d.code, d.reason) for d in found if isinstance(d, Skip)] == [(code, reason)]
+
+
+def basis(lifecycle: str) -> Any:
+    from compiler.maintenance.due import Basis
+
+    project = project_of(POLICY.format(lifecycle=lifecycle))
+    desired = desired_table(project, project.tables[0])
+    return Basis(desired.effective, desired.state, NOW)
+
+
+def test_a_dry_run_decides_each_action_on_the_health_the_one_before_leaves() -> None:
+    """Retention deletes the old small files (compaction is then below min_input_files); the DELETE's commit
+    makes one more snapshot, so expiry removes two, not the one it would remove before."""
+    from compiler.maintenance.due import MaintenancePlan
+    from compiler.maintenance.sequence import estimated
+
+    lifecycle = """  snapshots: {max_age: 1d, min_keep: 2}
+  retention: {column: ordered_at, keep: 30d}
+  compaction: {min_input_files: 3}"""
+    figures = health(snapshot_times=hours_ago(72, 60, 50), data_files=8, data_bytes=800, rows=80, small_files=8,
+                     small_file_groups=(5, 3), retained_small_file_groups=(2,),
+                     expired=RetentionEstimate(files=6, partial_files=0, rows=60, rows_upper=60, bytes=600))
+    table = basis(lifecycle).decide(("sales", "orders"), figures)
+    assert [a.action for a in table.actions] == ["delete_expired_rows", "rewrite_data_files", "expire_snapshots"]
+    assert "1 of 3 snapshots expire" in table.actions[-1].reason
+
+    report = estimated(MaintenancePlan([table], now=NOW), lambda a: a.action, {"name": "lake"})
+    (outcome,) = report.tables
+    assert [(s.action.action, s.status, s.effect.as_json()) for s in outcome.steps] == [
+        ("delete_expired_rows", "estimated", {"rows_deleted": 60}),
+        ("expire_snapshots", "estimated", {"snapshots_expired": 2}),
+    ]
+    assert [(k.action, k.reason) for k in outcome.skips] == [
+        ("rewrite_data_files", "retention deleted the small files compaction would take (2 small file(s) in the "
+                               "fullest partition, below min_input_files 3)")]
+    assert (outcome.after.data_files, outcome.after.rows, outcome.after.snapshots) == (2, 20, 2)
+    assert outcome.rows_deleted == 60
+
+
+def test_a_run_skips_what_the_action_before_made_unnecessary_and_stops_a_table_at_a_failure() -> None:
+    from compiler.maintenance.report import Effect, Step
+    from compiler.maintenance.sequence import work_table
+
+    planner = basis("  compaction: {min_input_files: 3}\n  manifests: {min_manifests: 3}\n"
+                    "  snapshots: {max_age: 1d, min_keep: 1}")
+    before = health(snapshot_times=hours_ago(72, 60), data_files=6, small_files=6, small_file_groups=(6,),
+                    manifests=6)
+    planned = planner.decide(("sales", "orders"), before)
+    assert [a.action for a in planned.actions] == ["rewrite_data_files", "rewrite_manifests", "expire_snapshots"]
+    merged = before.model_copy(update={"data_files": 1, "small_files": 1, "small_file_groups": (1,), "manifests": 1})
+
+    def compacts(action: Any, current: Any) -> Any:  # what Spark and the re-read report, scripted
+        if action.action == "expire_snapshots":
+            return Step(action, "sql", "failed", error="ValidationException: boom\n  statement: ..."), None
+        return Step(action, "sql", "done", Effect(rewritten=6, written=1)), planner.decide(current.table, merged)
+
+    outcome = work_table(planned, compacts, lambda a: a.action)
+    assert [(s.action.action, s.status) for s in outcome.steps] == [("rewrite_data_files", "done"),
+                                                                     ("expire_snapshots", "failed")]
+    assert [(k.action, k.reason) for k in outcome.skips] == [
+        ("rewrite_manifests", "manifests already merged by compaction (1 manifest(s), below min_manifests 3)")]
+    assert outcome.failed and outcome.after.manifests == 1
+
+
+@pytest.mark.parametrize(("tables", "only", "message"), [
+    ([], ["orphans"], "TM401 --only 'orphans': not a lifecycle action; did you mean 'orphan_files'? use one of: "
+                      "retention, compaction, delete_files, manifests, snapshots, orphan_files"),
+    ([], ["rewrite_data_files"], "TM401 --only 'rewrite_data_files': not a lifecycle action; did you mean "
+                                 "'compaction'? use one of: retention, compaction, delete_files, manifests, "
+                                 "snapshots, orphan_files"),
+    ([], ["speed"], "TM401 --only 'speed': not a lifecycle action; use one of: retention, compaction, delete_files, "
+                    "manifests, snapshots, orphan_files"),
+    (["logs.app_event"], [], "TM402 --table 'logs.app_event': no policy under this path declares it; close "
+                             "declared names: logs.app_events"),
+    (["nowhere.at_all"], [], "TM402 --table 'nowhere.at_all': no policy under this path declares it; declared "
+                             "tables: ads.click_log, logs.app_events, security.cloudtrail_mgmt"),
+], ids=["close-section", "procedure-name", "unknown-section", "close-table", "unknown-table"])
+def test_a_selection_that_selects_nothing_names_what_exists(tables: list[str], only: list[str], message: str) -> None:
+    from compiler.maintenance.select import SelectionError, selection
+
+    declared = [("logs", "app_events"), ("ads", "click_log"), ("security", "cloudtrail_mgmt")]
+    with pytest.raises(SelectionError) as raised:
+        selection(declared, tables, only)
+    assert str(raised.value) == message
+    chosen = selection(declared, ["logs.app_events"], ["compaction", "snapshots"])
+    assert chosen.covers_table(("logs", "app_events")) and not chosen.covers_table(("ads", "click_log"))
+    assert chosen.covers_action("expire_snapshots") and not chosen.covers_action("remove_orphan_files")
+
+
+def test_dry_run_reports_through_the_cli(written: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    report = tmp_path / "report.json"
+    result = runner.invoke(app, ["maintain", str(written), "--dry-run", "--format", "json", "--json-report",
+                                 str(report)])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.output)
+    assert report.read_text() == result.output  # the file and stdout hold the same report
+    assert document["catalog"]["name"] == "lake" and document["dry_run"] is True
+    events = next(t for t in document["tables"] if t["table"] == ["logs", "app_events"])
+    assert (events["before"]["data_files"], events["after"]["data_files"], events["after_is_estimate"]) == (5, 1, True)
+    assert [(s["section"], s["status"], s["effect"]) for s in events["steps"]] == [
+        ("compaction", "estimated", {"rewritten": 5, "written": 1})]
+    assert {"section": "orphan_files", "action": "remove_orphan_files", "code": "TM302",
+            "reason": "no unreferenced file older than 3d"} in events["skipped"]
+
+    markdown = runner.invoke(app, ["maintain", str(written), "--dry-run", "--format", "markdown"])
+    assert markdown.exit_code == 0, markdown.output
+    assert "### Maintenance dry run — catalog `lake`" in markdown.output
+    assert "| `logs.app_events` | 5 → 1 |" in markdown.output
+    assert "- **compaction** (TM201, safe): compact small data files" in markdown.output
+
+    selected = runner.invoke(app, ["maintain", str(written), "--dry-run", "--format", "json",
+                                   "--table", "logs.app_events", "--only", "orphan_files"])
+    assert selected.exit_code == 0, selected.output
+    (only,) = json.loads(selected.output)["tables"]
+    assert (only["table"], only["steps"]) == (["logs", "app_events"], [])
+    assert [k["section"] for k in only["skipped"]] == ["orphan_files"]
+
+    wrong = runner.invoke(app, ["maintain", str(written), "--dry-run", "--only", "orphans"])
+    assert wrong.exit_code == 1
+    assert "did you mean 'orphan_files'?" in wrong.output and "Traceback" not in wrong.output

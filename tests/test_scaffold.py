@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.project import load_selected
 from compiler.validate import validate
 from runtime.scaffold import DEFAULT_SPEC, Scaffold, ScaffoldError, check_spec, spark_spec
 
@@ -40,6 +41,13 @@ def test_init_writes_a_repository_that_validates(tmp_path: Path) -> None:
     project, diagnostics = validate(tmp_path / "policies")
     assert [d.render() for d in diagnostics.errors] == []
     assert [t.declared for t in project.tables] == ["analytics.page_views"]
+    # the environment overlay names the table and the catalog the example configuration defines, within the rules
+    for environment in (None, "prod"):
+        _, _, found = load_selected(tmp_path / "policies", environment=environment, every_environment=True)
+        assert [d.render() for d in found.errors] == []
+    prod = load_selected(tmp_path / "policies", environment="prod")[0].environment
+    assert prod is not None and prod.overlay.catalog == "prod" and "  prod:\n" in (
+        tmp_path / ".pyiceberg.example.yaml").read_text()
 
 
 def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:

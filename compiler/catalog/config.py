@@ -161,10 +161,11 @@ def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
     return {str(name): {k: str(v) for k, v in props.items()} for name, props in sorted(catalogs.items())}, default
 
 
-def resolve_catalog(name: str | None, policies: Path) -> CatalogConfig:
-    """The catalog a command targets; ``policies`` is any path of the project (locates the embedded catalog)."""
+def resolve_catalog(name: str | None, policies: Path, given_by: str | None = None) -> CatalogConfig:
+    """The catalog a command targets; ``policies`` is any path of the project (locates the embedded catalog).
+    ``given_by``: where ``name`` was written, for messages (default: --catalog)."""
     catalogs, default = configured_catalogs()
-    flag = "--catalog" if name else "TABLEPOLICY_CATALOG"
+    flag = given_by or ("--catalog" if name else "TABLEPOLICY_CATALOG")
     requested = name or os.environ.get("TABLEPOLICY_CATALOG") or None
     if not catalogs:
         if requested is None or requested == EMBEDDED_NAME:

@@ -24,8 +24,12 @@ TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
 
 
 def findings_key(project: Project, table: LoadedTable) -> str:
-    """A table's findings depend on its file and every namespace defaults file it inherits."""
-    return "\n".join([table.source.file, *(ns.digest for ns in namespace_chain(project, table)), table.digest])
+    """A table's findings depend on its file, every namespace defaults file it inherits and the environment
+    overlay in effect (its file, since findings name it)."""
+    overlay = project.environment
+    layers = [f"{overlay.file}\0{overlay.digest}"] if overlay is not None else []
+    return "\n".join([table.source.file, *(ns.digest for ns in namespace_chain(project, table)), table.digest,
+                      *layers])
 
 
 def table_findings(project: Project, table: LoadedTable) -> list[Diagnostic]:

@@ -10,12 +10,13 @@ from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.loader import LoadedNamespace
 from compiler.model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SPARK_RESERVED
 from compiler.spec.table import PropertyValue
-from compiler.yamlsource import SourceMap
+from compiler.yamlsource import Path, SourceMap
 
 
-def property_findings(properties: dict[str, PropertyValue], source: SourceMap) -> Iterator[Diagnostic]:
+def property_findings(properties: dict[str, PropertyValue], source: SourceMap, at: Path = ()) -> Iterator[Diagnostic]:
+    """``at``: the YAML path of the mapping that holds ``properties`` (an environment overlay's entry)."""
     for key in properties:
-        where: Location = source.key(("properties", key))
+        where: Location = source.key((*at, "properties", key))
         if key in SPARK_RESERVED:
             yield Diagnostic(codes.TP501, Severity.ERROR, where,
                              f"Spark refuses the reserved property '{key}' in TBLPROPERTIES", SPARK_RESERVED[key])

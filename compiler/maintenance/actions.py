@@ -120,3 +120,16 @@ Action = Annotated[
     | RemoveOrphanFiles,
     Field(discriminator="action"),
 ]
+
+
+# Each action by the lifecycle section users write to declare it (and select it with ``maintain --only``), in
+# the order actions run.
+SECTIONS: dict[str, str] = {
+    "delete_expired_rows": "retention",
+    "rewrite_data_files": "compaction",
+    "rewrite_position_delete_files": "delete_files",
+    "rewrite_manifests": "manifests",
+    "expire_snapshots": "snapshots",
+    "remove_orphan_files": "orphan_files",
+}
+RANK: dict[str, int] = {action: i for i, action in enumerate(SECTIONS)}

@@ -28,7 +28,7 @@ from compiler.maintenance.actions import (
     RewritePositionDeletes,
     TimeCutoff,
 )
-from compiler.maintenance.expiry import NEVER, expired_snapshots
+from compiler.maintenance.expiry import NEVER, Expiry, expired_snapshots
 from compiler.maintenance.health import TableHealth
 from compiler.model.names import parse_name
 from compiler.model.table import ColumnPath, TableState
@@ -144,10 +144,7 @@ def _snapshots(due: Due) -> Action | Skip | None:
         return None
     keep = snapshots.min_keep or DEFAULT_MIN_KEEP
     older_than = due.now - timedelta(milliseconds=snapshots.max_age.millis)
-    health = due.health
-    expiry = expired_snapshots(health.snapshot_log, health.refs, now_ms=int(due.now.timestamp() * 1000),
-                               older_than_ms=int(older_than.timestamp() * 1000), retain_last=keep,
-                               default_max_ref_age_ms=health.max_ref_age_ms or NEVER)
+    expiry = snapshot_expiry(due.health, older_than, keep, due.now)
     if not expiry.expire:
         return Skip("TM301", "expire_snapshots", f"none of {len(times)} snapshot(s) is older than "
                                                   f"{snapshots.max_age} beyond the newest {keep} (min_keep)")
@@ -156,6 +153,13 @@ def _snapshots(due: Due) -> Action | Skip | None:
         table=due.state.name, older_than=older_than, retain_last=keep,
         reason=f"{len(expiry.expire)} of {len(times)} snapshots expire: older than {snapshots.max_age} beyond the "
                f"newest {keep} (min_keep)" + (f"; {', '.join(held)}" if held else ""))
+
+
+def snapshot_expiry(health: TableHealth, older_than: datetime, retain_last: int, now: datetime) -> Expiry:
+    """What ``expire_snapshots(older_than, retain_last)`` removes from the table as ``health`` shows it."""
+    return expired_snapshots(health.snapshot_log, health.refs, now_ms=int(now.timestamp() * 1000),
+                             older_than_ms=int(older_than.timestamp() * 1000), retain_last=retain_last,
+                             default_max_ref_age_ms=health.max_ref_age_ms or NEVER)
 
 
 def _orphans(due: Due) -> Action | Skip | None:

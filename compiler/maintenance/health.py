@@ -64,6 +64,9 @@ class TableHealth(BaseModel):
     small_file_groups: tuple[int, ...] = Field(
         (), description="Small files per partition (only partitions with any, largest first): compaction merges "
                         "files within a partition, and leaves out files of the recent window it is told to skip.")
+    retained_small_file_groups: tuple[int, ...] | None = Field(
+        None, description="small_file_groups without the files wholly before the retention cutoff: what is left "
+                          "to compact once expired rows are deleted (None without a retention).")
     target_file_size: int
     position_delete_files: int
     equality_delete_files: int
@@ -95,10 +98,12 @@ def read_health(
     target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
     data_files = data_bytes = rows = small = position = equality = manifests = 0
     groups: Counter[tuple[int, Any]] = Counter()
+    retained: Counter[tuple[int, Any]] = Counter()
     per_partition: Counter[tuple[int, Any]] = Counter()
     per_partition_small: Counter[tuple[int, Any]] = Counter()
     histogram = [0] * (len(SIZE_BUCKETS) + 1)
-    is_recent = _recent_test(table, recent)
+    is_recent = _bound_test(table, recent, at_or_after=True)
+    is_expired = _bound_test(table, retention, at_or_after=False)
     snapshot = table.current_snapshot()
     if snapshot is not None:
         for manifest in snapshot.manifests(table.io):
@@ -116,6 +121,8 @@ def read_health(
                         per_partition_small[(file.spec_id, file.partition)] += 1
                         if not is_recent(file):
                             groups[(file.spec_id, file.partition)] += 1
+                            if not is_expired(file):
+                                retained[(file.spec_id, file.partition)] += 1
                 elif file.content == DataFileContent.POSITION_DELETES:
                     position += 1
                 else:
@@ -129,6 +136,7 @@ def read_health(
         rows=rows,
         small_files=small,
         small_file_groups=tuple(sorted(groups.values(), reverse=True)),
+        retained_small_file_groups=tuple(sorted(retained.values(), reverse=True)) if retention is not None else None,
         target_file_size=target,
         position_delete_files=position,
         equality_delete_files=equality,
@@ -160,15 +168,22 @@ def _top_partitions(table: Table, files: Counter[tuple[int, Any]], small: Counte
     return tuple(PartitionFiles(partition=label(k), files=files[k], small=small[k]) for k in ranked)
 
 
-def _recent_test(table: Table, recent: tuple[ColumnPath, datetime] | None) -> Callable[[DataFile], bool]:
-    found = column_field(table, recent[0]) if recent is not None else None
-    if recent is None or found is None:
+def _bound_test(table: Table, bound: tuple[ColumnPath, datetime] | None, *, at_or_after: bool
+                ) -> Callable[[DataFile], bool]:
+    """``at_or_after``: files whose column is wholly at or after the cutoff (lower bound), else wholly before
+    it (upper bound); a file without bounds is neither."""
+    found = column_field(table, bound[0]) if bound is not None else None
+    if bound is None or found is None:
         return lambda _file: False
     field_id, field_type = found
-    limit, _ = physical_cutoff(field_type, recent[1])
+    limit, _ = physical_cutoff(field_type, bound[1])
 
-    def is_recent(file: DataFile) -> bool:
-        lower = (file.lower_bounds or {}).get(field_id)
-        return lower is not None and int(from_bytes(field_type, lower)) >= limit
+    def test(file: DataFile) -> bool:
+        bounds = (file.lower_bounds if at_or_after else file.upper_bounds) or {}
+        raw = bounds.get(field_id)
+        if raw is None:
+            return False
+        position = int(from_bytes(field_type, raw))
+        return position >= limit if at_or_after else position < limit
 
-    return is_recent
+    return test

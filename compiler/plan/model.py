@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,6 +35,23 @@ class CatalogRef(Frozen):
 
     def describe(self) -> str:
         return f"catalog '{self.name}' ({self.type or '?'}, {self.uri or '?'})"
+
+
+class OverlaidSetting(Frozen):
+    """A value an environment overlay sets for a table: the plan shows it with the file and line it came from."""
+
+    table: tuple[str, ...]
+    setting: str = Field(description="The dotted setting, e.g. lifecycle.snapshots.max_age.")
+    value: Any = Field(description="The effective value, as the policy format writes it (e.g. '7d').")
+    origin: str | None = Field(None, description="file:line:col of the value in the overlay.")
+
+
+class EnvironmentRef(Frozen):
+    """The environment overlay a plan was made with (``--env``) and every value it sets."""
+
+    name: str
+    file: str = Field(description="The overlay file, as this run names it.")
+    settings: list[OverlaidSetting] = Field(default_factory=list)
 
 
 class Requirement(Frozen):
@@ -86,6 +103,7 @@ class Plan(Frozen):
     tool_version: str = __version__
     target: CatalogRef = Field(description="The catalog the plan was made against (never its credentials).")
     git_sha: str | None = Field(None, description="Commit of the policies, when planned inside git.")
+    environment: EnvironmentRef | None = Field(None, description="The overlay the plan was made with, if any.")
     namespaces: list[Change] = Field(default_factory=list, description="Namespaces to create first.")
     tables: list[TablePlan] = Field(default_factory=list)
     unmanaged: list[tuple[str, ...]] = Field(

@@ -28,7 +28,7 @@ from compiler.diff.changes import (
 )
 from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
-from compiler.effective import namespace_chain
+from compiler.effective import namespace_chain, overlaid_settings
 from compiler.forked import forked_map, workers_for
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
@@ -36,7 +36,15 @@ from compiler.model.names import parse_name
 from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from compiler.plan.cache import PlanCache
 from compiler.plan.locate import column_yaml_path
-from compiler.plan.model import Blocked, CatalogRef, Plan, Requirement, TablePlan
+from compiler.plan.model import (
+    Blocked,
+    CatalogRef,
+    EnvironmentRef,
+    OverlaidSetting,
+    Plan,
+    Requirement,
+    TablePlan,
+)
 from compiler.spec.units import Duration
 
 
@@ -96,10 +104,20 @@ def make_plan(
     declared = {t.name for t in project.tables}
     managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
     unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared})
-    plan = Plan(target=target, git_sha=git_sha, namespaces=namespaces, tables=tables, unmanaged=unmanaged,
-                blocked=_blocked(project, tables))
+    plan = Plan(target=target, git_sha=git_sha, environment=environment_of(project, present), namespaces=namespaces,
+                tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
     diagnostics.extend(unused_approvals(project, tables))
     return PlanResult(plan, diagnostics)
+
+
+def environment_of(project: Project, present: list[LoadedTable]) -> EnvironmentRef | None:
+    """The selected overlay and, table by table, each value it sets and where (the plan shows them)."""
+    overlay = project.environment
+    if overlay is None:
+        return None
+    settings = [OverlaidSetting(table=t.name, setting=setting, value=value, origin=str(source.value(at)))
+                for t in present for setting, (value, source, at) in overlaid_settings(project, t.name).items()]
+    return EnvironmentRef(name=overlay.name, file=overlay.file, settings=settings)
 
 
 def _plan_tables(
@@ -119,6 +137,8 @@ def _plan_tables(
         # a cached plan names its files as this run displays them (policy_file, origins): paths are in the key
         chain = namespace_chain(project, table)
         files = [*(f"{ns.source.file}\0{ns.digest}" for ns in chain), f"{table.source.file}\0{table.digest}"]
+        if project.environment is not None:  # its values and their origins are part of the table's plan
+            files.append(f"{project.environment.file}\0{project.environment.digest}")
         key = PlanCache.key(files, catalog)
         location = locations.get(table.name) if locations is not None else None
         tables.append(cache.get(table.name, key, location) if cache is not None and location else None)

@@ -7,20 +7,30 @@ Pure: both plans are given; the runtime reads the policies and the catalog.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from compiler import __version__
 from compiler.diff.changes import Change, PropertyChange, SetProperties, TightenRetention
 from compiler.model.names import format_name
 from compiler.plan.model import CatalogRef, Plan, TablePlan
 
 
-def check_origin(saved: Plan, target: CatalogRef) -> list[str]:
-    """The tool version that wrote the plan and the catalog it was made against."""
+def check_origin(saved: Plan, target: CatalogRef, environment: str | None = None) -> list[str]:
+    """The tool version that wrote the plan, the catalog and the environment it was made for."""
     problems = []
     if saved.tool_version != __version__:
         problems.append(f"the plan was written by tablepolicy {saved.tool_version}; this is {__version__}")
     if saved.target != target:
         problems.append(f"the plan was made against {saved.target.describe()}; this apply targets {target.describe()}")
+    planned = saved.environment.name if saved.environment is not None else None
+    if planned != environment:
+        problems.append(f"the plan was made for {_environment(planned)}; this apply is for {_environment(environment)}")
     return problems
+
+
+def _environment(name: str | None) -> str:
+    return f"environment '{name}'" if name is not None else "no environment (no --env)"
 
 
 def informational(change: Change) -> Change:
@@ -65,13 +75,36 @@ def compare(saved: Plan, derived: Plan, in_progress: set[tuple[str, ...]],
     problems += [f"{format_name(b.table)}: {b.summary} is not approved by the policies "
                  f"(needs allow_destructive: [\"{b.approval}\"] in {b.policy_file})"
                  for b in derived.blocked if b.table not in in_progress]
+    return problems + _settings_difference(saved, derived)
+
+
+def _settings_difference(saved: Plan, derived: Plan) -> list[str]:
+    """The environment's values the plan file shows must be the overlay's now (their origins may be spelled
+    from another folder): a reviewer read them, and maintain and erase act on them."""
+    def values(plan: Plan) -> dict[tuple[tuple[str, ...], str], Any]:
+        settings = plan.environment.settings if plan.environment is not None else []
+        return {(s.table, s.setting): s.value for s in settings}
+
+    mine, now = values(saved), values(derived)
+    problems = []
+    for table, setting in sorted({*mine, *now}):
+        if mine.get((table, setting)) != now.get((table, setting)):
+            shown = {k: json.dumps(v[(table, setting)]) if (table, setting) in v else "unset"
+                     for k, v in (("file", mine), ("now", now))}
+            problems.append(f"{format_name(table)}: the plan file shows {setting} {shown['file']}, the environment "
+                            f"overlay gives {shown['now']}")
     return problems
 
 
 def restricted(plan: Plan, tables: set[tuple[str, ...]]) -> Plan:
     """The plan of only ``tables`` (and the namespaces they need)."""
     namespaces = {name[:k] for name in tables for k in range(1, len(name))}
+    environment = plan.environment
+    if environment is not None:
+        environment = environment.model_copy(
+            update={"settings": [s for s in environment.settings if s.table in tables]})
     return plan.model_copy(update={
+        "environment": environment,
         "tables": [t for t in plan.tables if t.table in tables],
         "namespaces": [c for c in plan.namespaces if c.table in namespaces],
         "blocked": [b for b in plan.blocked if b.table in tables],

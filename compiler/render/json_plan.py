@@ -39,8 +39,15 @@ def _change_view(change: Change, catalog: str) -> dict[str, Any]:
 
 
 def plan_to_json(plan: Plan) -> str:
-    document = {
-        "catalog": plan.target.model_dump(mode="json"),
+    document: dict[str, Any] = {"catalog": plan.target.model_dump(mode="json")}
+    if plan.environment is not None:  # absent without --env: such plan files stay as they were
+        document["environment"] = {
+            "name": plan.environment.name,
+            "file": plan.environment.file,
+            "settings": [{"table": ".".join(s.table), "name": list(s.table), "setting": s.setting, "value": s.value,
+                          "origin": s.origin} for s in plan.environment.settings],
+        }
+    document |= {
         "format_version": plan.format_version,
         "tool_version": plan.tool_version,
         "git_sha": plan.git_sha,
@@ -81,6 +88,7 @@ def plan_from_json(text: str) -> Plan:
                 "tool_version": document["tool_version"],
                 "target": document["catalog"],
                 "git_sha": document.get("git_sha"),
+                "environment": _environment(document.get("environment")),
                 "namespaces": [c["change"] for c in document["namespaces"]],
                 "tables": [
                     {"table": t["name"], "policy_file": t.get("policy_file"), "requirement": t["requirement"],
@@ -107,6 +115,14 @@ def plan_from_json(text: str) -> Plan:
     if moved:
         raise PlanFileError("the plan file was edited after planning, nothing was applied:\n  " + "\n  ".join(moved))
     return plan
+
+
+def _environment(recorded: Any) -> dict[str, Any] | None:
+    if recorded is None:
+        return None
+    return {"name": recorded["name"], "file": recorded["file"],
+            "settings": [{"table": s["name"], "setting": s["setting"], "value": s["value"], "origin": s["origin"]}
+                         for s in recorded["settings"]]}
 
 
 def _first_line(exc: Exception) -> str:

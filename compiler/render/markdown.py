@@ -5,6 +5,7 @@ remaining tables' details are left to the plan file in the workflow's artifact."
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 
 from compiler.diagnostics import Diagnostics
@@ -13,7 +14,7 @@ from compiler.model.names import format_name
 from compiler.plan.model import Plan, TablePlan
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
-from compiler.render.text import summary_counts
+from compiler.render.text import overlay_groups, summary_counts
 
 ICONS = {Safety.SAFE: "🟢", Safety.BREAKING: "🟠", Safety.DESTRUCTIVE: "🔴"}
 BUDGET = 60_000  # characters; leaves room under GitHub's limit for the sticky comment's marker
@@ -31,6 +32,7 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog:
     out = [f"### tablepolicy plan · {catalog}" if catalog else "### tablepolicy plan", "",
            f"plan `{plan_id(plan)}`{commit} · tablepolicy {plan.tool_version}", ""]
     out += _notices(plan, diagnostics)
+    out += _environment(plan)
     if not plan.has_changes:
         out.append("**No changes.** The catalog matches the policies.")
         return "\n".join(out) + "\n"
@@ -61,6 +63,26 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog:
         if plan.namespaces:
             details.append("#### namespaces\n\n" + "".join(f"- 🟢 {c.summary}\n" for c in plan.namespaces))
     return (head + "\n" + "\n".join(details)).rstrip("\n") + "\n"
+
+
+def _environment(plan: Plan) -> list[str]:
+    """The overlay's values and where each was written, folded: one row per value, however many tables."""
+    if plan.environment is None:
+        return []
+    groups = overlay_groups(plan.environment)
+    rows = [f"| `{_cell(setting)}` | `{_cell(value)}` | `{_cell(origin)}` | {_cell(_some(tables))} |"
+            for setting, value, origin, tables in groups]
+    more = [f"| … {len(rows) - NOTICES} more | | | |"] if len(rows) > NOTICES else []
+    summary = (f"<details><summary>Environment <b>{html.escape(plan.environment.name)}</b>: {len(groups)} value(s) "
+               f"from <code>{html.escape(plan.environment.file)}</code></summary>")
+    return [summary, "", "| setting | value | from | tables |", "| --- | --- | --- | --- |", *rows[:NOTICES], *more,
+            "", "</details>", ""]
+
+
+def _some(tables: list[str], shown: int = 20) -> str:
+    """A cell that stays small however many tables a value of ``defaults:`` reaches (the plan file lists all)."""
+    rest = f" and {len(tables) - shown} more" if len(tables) > shown else ""
+    return ", ".join(tables[:shown]) + rest
 
 
 def _notices(plan: Plan, diagnostics: Diagnostics | None) -> list[str]:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Callable
 
 from compiler.diff.changes import Change, SetProperties
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
-from compiler.plan.model import Plan
+from compiler.plan.model import EnvironmentRef, Plan
 
 Painter = Callable[[str, str], str]
 
@@ -40,8 +41,28 @@ def summary_counts(plan: Plan) -> str:
             f"{counts[Safety.DESTRUCTIVE]} destructive")
 
 
+def overlay_groups(environment: EnvironmentRef) -> list[tuple[str, str, str, list[str]]]:
+    """The overlay's values grouped for reading: (setting, value, origin, tables), in setting order. A value
+    of ``defaults:`` reaches every table, so it is one line, not one per table."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for s in environment.settings:
+        value = s.value if isinstance(s.value, str) else json.dumps(s.value)
+        groups.setdefault((s.setting, value, s.origin or "?"), []).append(format_name(s.table))
+    return [(setting, value, origin, tables) for (setting, value, origin), tables in sorted(groups.items())]
+
+
+def environment_lines(environment: EnvironmentRef) -> list[str]:
+    groups = overlay_groups(environment)
+    lines = [f"Environment {environment.name} ({environment.file}) sets {len(groups)} value(s):"]
+    lines += [f"  {setting} = {value}  from {origin}  ({', '.join(tables)})"
+              for setting, value, origin, tables in groups]
+    return lines
+
+
 def render_text(plan: Plan, paint: Painter = no_color) -> str:
     lines: list[str] = []
+    if plan.environment is not None:
+        lines += [*environment_lines(plan.environment), ""]
     for change in plan.namespaces:
         lines += change_lines(change, paint, indent="")
     for table in plan.tables:

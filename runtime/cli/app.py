@@ -34,6 +34,11 @@ CatalogName = Annotated[
     typer.Option("--catalog", "-c", help="Catalog name in .pyiceberg.yaml / PYICEBERG_CATALOG__* (default: embedded)."),
 ]
 
+EnvName = Annotated[
+    str | None,
+    typer.Option("--env", "-e", help="Environment overlay environments/NAME.yaml layered over the policies "
+                                     "(or TABLEPOLICY_ENV; default: none)."),
+]
 
 SparkMaster = Annotated[
     str, typer.Option("--spark-master", envvar="TABLEPOLICY_SPARK_MASTER", help="Spark master URL.")
@@ -121,9 +126,10 @@ def validate(
     output: Annotated[FindingsFormat, typer.Option(
         "--format", "-f", help="text (terminal), github (workflow annotations on the file and line) or json.")]
     = FindingsFormat.text,
+    env: EnvName = None,
 ) -> None:
     """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
-    run(lambda: commands().validate(path, output=output.value))
+    run(lambda: commands().validate(path, output=output.value, environment=env))
 
 
 @app.command()
@@ -139,9 +145,9 @@ def init(
 
 
 @app.command()
-def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None) -> None:
+def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None, env: EnvName = None) -> None:
     """Print the Spark SQL that creates every declared table in an empty catalog (offline)."""
-    run(lambda: commands().ddl(path, catalog))
+    run(lambda: commands().ddl(path, catalog, env))
 
 
 @app.command()
@@ -158,10 +164,11 @@ def plan(
     cache: Annotated[
         bool, typer.Option("--cache/--no-cache", help="Reuse plans of tables whose policy and metadata are unchanged.")
     ] = True,
+    env: EnvName = None,
 ) -> None:
     """Compare the policies with the live catalog (no JVM) and show what apply would do."""
     run(lambda: commands().plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode,
-                                use_cache=cache), outputs={"--out": out})
+                                use_cache=cache, environment=env), outputs={"--out": out})
 
 
 @app.command()
@@ -176,11 +183,13 @@ def apply(
         Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.")
     ] = Path("policies"),
     json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
+    env: EnvName = None,
 ) -> None:
     """Apply a reviewed plan (or plan-and-apply policies) through Spark, step by step, resumably."""
     check_spark_conf(spark_conf)
     run(lambda: commands().apply(path, catalog, auto_approve=auto_approve, master=spark_master,
-                                 conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report),
+                                 conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report,
+                                 environment=env),
         outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
 
@@ -188,15 +197,26 @@ def apply(
 def maintain(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due and its SQL; change nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due, its SQL and estimated effect; change "
+                                                            "nothing.")] = False,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
-    json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
+    json_report: Annotated[Path | None, typer.Option("--json-report", help="Write the before/after report (JSON).")]
+    = None,
+    output: Annotated[Format, typer.Option(
+        "--format", "-f", help="The report on stdout: text, markdown (a PR or ticket) or json.")] = Format.text,
+    table: Annotated[list[str] | None, typer.Option(
+        "--table", "-t", help="Only this declared table, e.g. logs.app_events (repeatable).")] = None,
+    only: Annotated[list[str] | None, typer.Option(
+        "--only", help="Only this lifecycle action: retention, compaction, delete_files, manifests, snapshots, "
+                       "orphan_files (repeatable).")] = None,
+    env: EnvName = None,
 ) -> None:
     """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
     check_spark_conf(spark_conf)
     run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
-                                   json_report=json_report),
+                                   json_report=json_report, output=output.value, tables=table or [],
+                                   only=only or [], environment=env),
         outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
 
@@ -210,11 +230,12 @@ def erase(
     proof: Annotated[Path | None, typer.Option("--proof", help="Write the proof of erasure (JSON) here.")] = None,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
+    env: EnvName = None,
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it."""
     check_spark_conf(spark_conf)
     run(lambda: lifecycle().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
-                                conf=spark_conf or []),
+                                conf=spark_conf or [], environment=env),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
 
 
@@ -230,9 +251,11 @@ def health(
     output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report here.")]
     = None,
+    env: EnvName = None,
 ) -> None:
     """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
-    run(lambda: lifecycle().health(path, catalog, output=output.value, html=html), outputs={"--html": html})
+    run(lambda: lifecycle().health(path, catalog, output=output.value, html=html, environment=env),
+        outputs={"--html": html})
 
 
 @app.command()
@@ -240,9 +263,10 @@ def drift(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
     detailed_exitcode: Annotated[bool, typer.Option("--detailed-exitcode", help="Exit 2 when there is drift.")] = False,
+    env: EnvName = None,
 ) -> None:
     """Show what the catalog holds that git does not say (the reverse of plan)."""
-    run(lambda: commands().drift(path, catalog, detailed_exitcode=detailed_exitcode))
+    run(lambda: commands().drift(path, catalog, detailed_exitcode=detailed_exitcode, environment=env))
 
 
 @app.command("import")

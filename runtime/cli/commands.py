@@ -20,7 +20,7 @@ from compiler.modelcache import ModelCache
 from compiler.plan.cache import PlanCache
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.project import find_project, load_selected, restrict_plan
+from compiler.project import find_project, load_selected, requested_environment, restrict_plan
 from compiler.render.drift import render_drift
 from compiler.render.findings import findings_json, findings_markdown, github_annotations
 from compiler.render.json_plan import plan_from_json, plan_to_json
@@ -28,6 +28,7 @@ from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
+from compiler.target import Target, resolve_target
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
@@ -54,17 +55,23 @@ def project_cache(path: Path) -> ModelCache:
     return ModelCache.open(cache_dir(path) / "models.json")
 
 
-def valid_project(path: Path, *, use_cache: bool = True) -> Project:
-    """The project, or PolicyError carrying every finding; warnings are shown either way."""
-    project, _, diagnostics = load_selected(path, project_cache(path) if use_cache else None)
+def valid_project(path: Path, *, use_cache: bool = True, environment: str | None = None) -> Project:
+    """The project (with the overlay of ``environment`` in effect, the flag or TABLEPOLICY_ENV), or PolicyError
+    carrying every finding; warnings are shown either way."""
+    name, flag = requested_environment(environment)
+    project, _, diagnostics = load_selected(path, project_cache(path) if use_cache else None, name,
+                                            environment_flag=flag)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     show_diagnostics(diagnostics)
     return project
 
 
-def validate(path: Path, *, output: str = "text") -> int:
-    _, files, diagnostics = load_selected(path, project_cache(path))
+def validate(path: Path, *, output: str = "text", environment: str | None = None) -> int:
+    # without an environment every overlay is checked against the policies; with one, the tables under it
+    name, flag = requested_environment(environment)
+    _, files, diagnostics = load_selected(path, project_cache(path), name, every_environment=True,
+                                          environment_flag=flag)
     if output == "json":
         typer.echo(findings_json(diagnostics, files), nl=False)
     else:
@@ -90,9 +97,9 @@ def init(directory: Path, *, install: str, force: bool) -> int:
     return Exit.OK
 
 
-def ddl(path: Path, catalog: str | None) -> int:
-    name = resolve_catalog(catalog, path).name
-    project = valid_project(path)
+def ddl(path: Path, catalog: str | None, environment: str | None = None) -> int:
+    name = resolve_target(path, catalog, environment).catalog.name
+    project = valid_project(path, environment=environment)
     for change in create_all(project):
         for statement in statements(change, name):
             info(f"-- {change.summary}\n{statement.sql};\n")
@@ -124,9 +131,10 @@ def fmt(path: Path, *, check: bool) -> int:
     return Exit.ERROR if check and unformatted else Exit.OK
 
 
-def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: bool = True) -> PlanResult:
-    config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog, path)
-    project = valid_project(path, use_cache=use_cache)
+def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: bool = True,
+                 environment: str | None = None) -> PlanResult:
+    config = catalog if isinstance(catalog, CatalogConfig) else resolve_target(path, catalog, environment).catalog
+    project = valid_project(path, use_cache=use_cache, environment=environment)
     with open_reader(config) as reader:
         return plan_project(project, path, reader, use_cache=use_cache)
 
@@ -143,29 +151,30 @@ def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cac
     return PlanResult(restrict_plan(result.plan, project), result.diagnostics)
 
 
-RENDERERS: dict[str, Callable[[PlanResult, CatalogConfig], str]] = {
-    "text": lambda result, config: config.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
-    "markdown": lambda result, config: render_markdown(result.plan, result.diagnostics, catalog=config.header()),
-    "json": lambda result, _config: plan_to_json(result.plan),
+RENDERERS: dict[str, Callable[[PlanResult, Target], str]] = {
+    "text": lambda result, target: target.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
+    "markdown": lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
+    "json": lambda result, _target: plan_to_json(result.plan),
 }
 
 
 def plan(
-    path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool, use_cache: bool
+    path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool, use_cache: bool,
+    environment: str | None = None,
 ) -> int:
-    config = resolve_catalog(catalog, path)
+    target = resolve_target(path, catalog, environment)
     if output == "json":
-        catalog_header(config, err=True)  # stdout is the plan file, which records the catalog itself
+        typer.echo(target.header(), err=True)  # stdout is the plan file, which records the catalog itself
     try:
-        result = compute_plan(path, config, use_cache=use_cache)
+        result = compute_plan(path, target.catalog, use_cache=use_cache, environment=environment)
     except PolicyError as exc:
         if output != "markdown":
             raise
         # the pull-request comment of a plan that could not be made shows why, not nothing
-        typer.echo(f"### tablepolicy plan · {config.header()}\n\n**The plan could not be made:** fix these "
+        typer.echo(f"### tablepolicy plan · {target.header()}\n\n**The plan could not be made:** fix these "
                    f"findings and push again.\n\n{findings_markdown(exc.diagnostics)}", nl=False)
         raise
-    typer.echo(RENDERERS[output](result, config), nl=False)
+    typer.echo(RENDERERS[output](result, target), nl=False)
     if out is not None:
         out.write_text(plan_to_json(result.plan), encoding="utf-8")
         typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)
@@ -186,18 +195,25 @@ def apply(
     dry_run: bool,
     policies: Path,
     json_report: Path | None,
+    environment: str | None = None,
 ) -> int:
     from runtime.spark.session import SparkOptions
 
-    catalog_header(apply_catalog(path, catalog, policies))
     saved = path.is_file() and path.suffix == ".json"
     if saved:
+        catalog_header(apply_catalog(path, catalog, policies))
         planned = plan_from_json(path.read_text(encoding="utf-8"))
         config = resolve_catalog(catalog or planned.catalog, policies)
+        # the plan's environment unless one is asked for; another one is refused with the catalog checks
+        environment = requested_environment(environment)[0] or (
+            planned.environment.name if planned.environment is not None else None)
         journal = path.with_name(path.name + ".journal")
     else:
-        planned = compute_plan(path, catalog).plan
-        config = resolve_catalog(catalog, path)
+        target = resolve_target(path, catalog, environment)
+        typer.echo(target.header())
+        planned = compute_plan(path, target.catalog, environment=environment).plan
+        config = target.catalog
+        environment = target.environment_name
         policies = path
         from runtime.apply import plan_id_of
 
@@ -222,6 +238,7 @@ def apply(
 
     # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
     report = apply_plan(planned, config, options, journal_path=journal, policies=policies, verify=saved,
+                        environment=environment,
                         on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
                                                  + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
                         on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
@@ -285,10 +302,11 @@ def import_tables(tables: list[str], catalog: str | None, policies: Path, out: P
     return Exit.OK
 
 
-def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool) -> int:
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
-    catalog_header(config)
+def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, environment: str | None = None) -> int:
+    target = resolve_target(path, catalog, environment)
+    config = target.catalog
+    project = valid_project(path, environment=environment)
+    typer.echo(target.header())
     with open_reader(config) as reader:
         result = plan_project(project, path, reader)
         desired = {state.name: state for state in desired_states(project)}

@@ -5,46 +5,51 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
-from pyiceberg.table import Table
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import CatalogConfig
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from compiler.errors import PolicyError
 from compiler.loader import display_path
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
-from compiler.maintenance.health import OrphanFigures
+from compiler.maintenance.select import selection
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql
+from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
+from compiler.target import resolve_target
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
-from runtime.cli.views import catalog_header, error, info, paint
+from runtime.cli.views import catalog_header, error, info, paint, show_maintenance_report
+
+if TYPE_CHECKING:
+    from runtime.maintain import Locations
 
 
-def due_now(path: Path, catalog: str | None) -> tuple[MaintenancePlan, CatalogConfig]:
-    from runtime.maintain import shared_location
-    from runtime.orphans import orphan_figures
+def due_now(
+    path: Path, catalog: str | None, environment: str | None = None, *, tables: list[str] | None = None,
+    only: list[str] | None = None, locations: Locations | None = None,
+) -> tuple[MaintenancePlan, CatalogConfig]:
+    """``tables``/``only``: ``--table``/``--only`` (checked before the catalog is read); ``locations``: the
+    run's map of table locations, reused when the run removes orphan files. The environment's lifecycle is
+    the one due."""
+    from runtime.maintain import Locations, orphan_scanner
 
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
+    config = resolve_target(path, catalog, environment).catalog
+    project = valid_project(path, environment=environment)
+    chosen = selection((t.name for t in project.tables if t.state == "present"), tables or [], only or [])
     with open_reader(config) as reader:
-        def scan(name: tuple[str, ...], table: Table, guard: datetime) -> OrphanFigures | None:
-            # a location another table shares cannot be judged from this table's metadata: the removal stays
-            # due and maintain refuses it, naming the other table
-            try:
-                return None if shared_location(reader, name) else orphan_figures(table, guard)
-            except Exception:  # storage this process cannot list (credentials, permissions): Spark lists it
-                return None
-
+        scan = orphan_scanner(reader, locations if locations is not None else Locations())
         now = datetime.now(UTC).replace(microsecond=0)
-        return maintenance_plan(project, reader, now, scan_orphans=scan), config
+        return maintenance_plan(project, reader, now, scan_orphans=scan, selection=chosen), config
 
 
-def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None) -> int:
-    plan, config = due_now(path, catalog)
+def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
+           environment: str | None = None) -> int:
+    plan, config = due_now(path, catalog, environment)
     if html is not None:
         from compiler.render.health_html import TableReport, render_health_html
 
@@ -60,46 +65,47 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
 
 
 def maintain(
-    path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None
+    path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None,
+    output: str = "text", tables: list[str] | None = None, only: list[str] | None = None,
+    environment: str | None = None,
 ) -> int:
-    from runtime.maintain import run_maintenance
-    from runtime.spark.session import SparkOptions
+    """Decide, then (without ``dry_run``) run with progress on stderr; the report goes to stdout as
+    ``output`` asks and to ``json_report``."""
+    from compiler.maintenance.sequence import estimated
+    from compiler.render.maintenance import action_sql
+    from runtime.cli.progress import maintain_progress
+    from runtime.maintain import Locations
 
-    plan, config = due_now(path, catalog)
-    catalog_header(config)
-    typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None), nl=False)
+    locations = Locations()
+    plan, config = due_now(path, catalog, environment, tables=tables, only=only, locations=locations)
+    if output == "text":
+        catalog_header(config)
+        typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None),
+                   nl=False)
     if dry_run or not plan.actions:
-        return Exit.OK
-    options = SparkOptions.from_flags(master, conf)
-    report = run_maintenance(
-        plan, config, options, lock_dir=cache_dir(path),
-        on_result=lambda r: info(f"  {format_name(r.action.table)}: {r.action.action}: {r.status}"
-                                 + (f" ({r.seconds:.1f}s) {_output(r.output)}" if r.status == "done" else "")))
+        report = estimated(plan, lambda a: action_sql(a, config.name), config.summary())
+    else:
+        from runtime.maintain import run_maintenance
+        from runtime.spark.session import SparkOptions
+
+        with maintain_progress() as progress:
+            report = run_maintenance(plan, config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path),
+                                     progress=progress, locations=locations)
+    show_maintenance_report(report, output, idle=not plan.actions)
     if json_report is not None:
-        json_report.write_text(json.dumps({"catalog": config.summary(), "results": [
-            {"table": list(r.action.table), "action": r.action.action, "status": r.status, "sql": r.sql,
-             "seconds": round(r.seconds, 3), "output": r.output, "error": r.error} for r in report.results
-        ]}, indent=2, default=str) + "\n", encoding="utf-8")
-    for failed in (r for r in report.results if r.status in ("failed", "refused")):
-        error(failed.error or failed.action.summary)
-    done = sum(r.status == "done" for r in report.results)
-    info(f"Maintenance complete: {done} of {len(report.results)} action(s) done.")
+        json_report.write_text(report_json(report), encoding="utf-8")
     return Exit.ERROR if report.failed else Exit.OK
-
-
-def _output(row: dict[str, object]) -> str:
-    return ", ".join(f"{key}={value}" for key, value in row.items())
 
 
 def erase(
     path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
-    conf: list[str],
+    conf: list[str], environment: str | None = None,
 ) -> int:
     from runtime.erase import run_erasure
     from runtime.spark.session import SparkOptions
 
-    config = resolve_catalog(catalog, path)
-    project = valid_project(path)
+    config = resolve_target(path, catalog, environment).catalog
+    project = valid_project(path, environment=environment)
     catalog_header(config)
     try:
         text = requests_file.read_text(encoding="utf-8")

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from compiler.catalog.config import CatalogConfig
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+
+if TYPE_CHECKING:
+    from compiler.maintenance.report import MaintenanceReport
 
 
 def use_color(stream: object = sys.stdout) -> bool:
@@ -51,3 +55,17 @@ def info(message: str) -> None:
 def catalog_header(config: CatalogConfig, *, err: bool = False) -> None:
     """The first line of a command's output: the catalog it targets, credentials redacted."""
     typer.echo(config.header(), err=err)
+
+
+def show_maintenance_report(report: MaintenanceReport, output: str, *, idle: bool) -> None:
+    """The maintain report on stdout: text (after the run's progress; nothing more when no table needed
+    work, the decisions already said so), markdown or JSON."""
+    from compiler.render.maintenance_report import report_json, report_markdown, report_text
+
+    match output:
+        case "json":
+            typer.echo(report_json(report), nl=False)
+        case "markdown":
+            typer.echo(report_markdown(report), nl=False)
+        case _ if not idle:
+            typer.echo(report_text(report, lambda t, c: paint(t, c)), nl=False)

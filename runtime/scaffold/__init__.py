@@ -94,6 +94,20 @@ rules:
   no_weakening: true
 """
 
+ENVIRONMENT = """\
+# Production's values over the policies: `tablepolicy plan --env prod` targets catalog prod and lists every
+# value below with its file and line (the table files stay the same for every environment). Add
+# environments/dev.yaml beside it for another environment. An overlay sets values, never tables or columns.
+catalog: prod
+defaults:
+  lifecycle:
+    snapshots: {max_age: 7d}  # a week of time travel
+tables:
+  analytics.page_views:
+    lifecycle:
+      retention: {keep: 400d}
+"""
+
 CATALOG = """\
 # pyiceberg's catalog configuration; tablepolicy derives Spark's from it. Keep secrets out of git:
 # in CI they come from PYICEBERG_CATALOG__PROD__URI (see .github/workflows). Locally, copy this file
@@ -114,7 +128,7 @@ repos:
         entry: tablepolicy validate policies/
         language: system
         pass_filenames: false
-        files: ^policies/
+        files: ^(policies|environments)/
       - id: tablepolicy-fmt
         name: tablepolicy fmt --check
         entry: tablepolicy fmt --check policies/
@@ -140,6 +154,7 @@ class Scaffold:
                            EXAMPLE_NAMESPACE), (policies / "analytics" / "page_views.yaml", EXAMPLE_TABLE)):
             files[path] = schema_header(path, self.root) + text if path.name != "_rules.yaml" else text
         files[self.root / SCHEMA_FILE] = policy_json_schema_text()
+        files[self.root / "environments" / "prod.yaml"] = ENVIRONMENT
         files[self.root / ".pyiceberg.example.yaml"] = CATALOG
         files[self.root / ".pre-commit-config.yaml"] = PRE_COMMIT
         files[self.root / ".gitignore"] = GITIGNORE

@@ -6,8 +6,10 @@ older than its retention and two stray files in its data directory, one old and 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,9 +18,11 @@ import pytest
 from compiler.catalog.reader import CatalogReader
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.health import read_health
+from compiler.maintenance.report import Step
+from compiler.maintenance.sequence import estimated
 from compiler.render.maintenance import action_sql
 from compiler.validate import validate
-from runtime.maintain import run_maintenance
+from runtime.maintain import Locations, orphan_scanner, run_maintenance
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge
@@ -61,18 +65,29 @@ def make_table(lake: Lake, tmp_path: Path, name: str, lifecycle: str) -> tuple[P
     return policies, Path(current.state.location.removeprefix("file:")) / "data"
 
 
-def plan_for(lake: Lake, policies: Path, now: datetime) -> MaintenancePlan:
+def plan_for(lake: Lake, policies: Path, now: datetime, *, list_locations: bool = False) -> MaintenancePlan:
+    """``list_locations``: orphan removal decided from a listing of the location (as the CLI does)."""
     project, diagnostics = validate(policies)
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     with CatalogReader(lake.config) as reader:
-        return maintenance_plan(project, reader, now)
+        scan = orphan_scanner(reader, Locations()) if list_locations else None
+        return maintenance_plan(project, reader, now, scan_orphans=scan)
 
 
 def ids(lake: Lake, name: str) -> list[int]:
     return sorted(r.id for r in lake.spark.sql(f"SELECT id FROM lake.maint.{name}").collect())
 
 
-def test_due_actions_run_and_the_table_is_healthier(lake: Lake, tmp_path: Path) -> None:
+def checksum(lake: Lake, query: str) -> str:
+    rows = sorted(tuple(str(v) for v in r) for r in lake.spark.sql(query).collect())
+    return hashlib.sha256(repr(rows).encode()).hexdigest()
+
+
+def effects(steps: Iterable[Step]) -> dict[str, dict[str, int]]:
+    return {s.action.action: s.effect.as_json() for s in steps}
+
+
+def test_due_actions_run_the_table_is_healthier_and_the_dry_run_counted_right(lake: Lake, tmp_path: Path) -> None:
     policies, data = make_table(lake, tmp_path, "events", LIFECYCLE)
     stale, fresh = data / "stray-old.parquet", data / "stray-new.parquet"
     for stray in (stale, fresh):
@@ -80,13 +95,15 @@ def test_due_actions_run_and_the_table_is_healthier(lake: Lake, tmp_path: Path) 
     five_days_ago = time.time() - 5 * 86400
     os.utime(stale, (five_days_ago, five_days_ago))
     now = datetime.now(UTC) + timedelta(days=1)  # a day on: every snapshot so far is older than max_age
+    recent = checksum(lake, "SELECT * FROM lake.maint.events WHERE payload = 'recent'")
 
-    before = plan_for(lake, policies, now)
+    before = plan_for(lake, policies, now, list_locations=True)
     (table,) = before.tables
     health = table.health
     assert (health.snapshots, health.rows, health.manifests) == (6, 12, 6)
     assert health.small_files == health.data_files >= 6
     assert health.expired is not None and health.expired.rows == 6
+    assert health.orphans is not None and (health.orphans.files, health.orphans.bytes) == (1, 30)
     assert [a.action for a in table.actions] == ["delete_expired_rows", "rewrite_data_files", "rewrite_manifests",
                                                  "expire_snapshots", "remove_orphan_files"]
     cutoff = datetime(now.year, now.month, now.day, tzinfo=UTC) - timedelta(days=30)
@@ -95,22 +112,81 @@ def test_due_actions_run_and_the_table_is_healthier(lake: Lake, tmp_path: Path) 
     assert expire == ("CALL `lake`.system.`expire_snapshots`(\n  table => '`lake`.`maint`.`events`',\n"
                       f"  older_than => TIMESTAMP '{(now - timedelta(days=1)).isoformat(' ')}',\n  retain_last => 2\n)")
 
+    dry = estimated(before, lambda a: action_sql(a, "lake"), lake.config.summary())
     report = run_maintenance(before, lake.config, SparkOptions(), lock_dir=tmp_path)
-    assert [r.status for r in report.results] == ["done"] * 5, [r.error for r in report.results]
-    # the DELETE dropped the six files that held only old rows; compaction rewrote the other six
-    assert report.results[1].output["rewritten_data_files_count"] == health.data_files - health.expired.files
+    (outcome,) = report.tables
+    assert not report.failed, [s.error for s in report.steps]
+    # the dry run's counts are what the run did: rows deleted, files compacted, snapshots expired, orphans removed
+    counted = ("delete_expired_rows", "rewrite_data_files", "expire_snapshots", "remove_orphan_files")
+    ran = {k: v for k, v in effects(outcome.steps).items() if k in counted}
+    assert ran == {k: v for k, v in effects(dry.tables[0].steps).items() if k in counted}, (outcome, dry)
+    assert set(ran) == set(counted)
+    assert ran["delete_expired_rows"] == {"rows_deleted": 6}
+    # compaction took the recent files left in partitions with at least min_input_files (the DELETE removed the
+    # old ones): one file written per such partition
+    assert ran["rewrite_data_files"]["rewritten"] == sum(n for n in health.retained_small_file_groups or () if n >= 3)
+    assert ran["expire_snapshots"] == {"snapshots_expired": 6}
+    assert ran["remove_orphan_files"] == {"files_removed": 1, "bytes_removed": 30}
+    assert (outcome.after.rows, outcome.rows_deleted) == (dry.tables[0].after.rows, dry.tables[0].rows_deleted)
+    assert (outcome.after.data_files, outcome.after.snapshots) == (
+        dry.tables[0].after.data_files, dry.tables[0].after.snapshots), (outcome, dry)
 
-    assert ids(lake, "events") == list(range(200, 206))  # the old rows are gone, every recent one is there
+    # read back from the catalog: the old rows are gone, every recent one is there, unchanged
+    assert ids(lake, "events") == list(range(200, 206))
+    assert checksum(lake, "SELECT * FROM lake.maint.events") == recent
     with CatalogReader(lake.config) as reader:
         pyiceberg_table = reader.pyiceberg_table(("maint", "events"))
         assert pyiceberg_table is not None
         after = read_health(("maint", "events"), pyiceberg_table)
+    assert (after.data_files, after.rows, after.snapshots) == (
+        outcome.after.data_files, outcome.after.rows, outcome.after.snapshots)
     assert after.data_files < health.data_files and after.manifests < health.manifests
-    assert after.snapshots <= 3 and after.rows == 6  # the six write snapshots expired; maintenance's own stay
+    assert after.snapshots == health.snapshots - 6 + sum(s.status == "done" for s in outcome.steps
+                                                         if s.action.action != "expire_snapshots"
+                                                         and s.action.action != "remove_orphan_files")
     assert not stale.exists() and fresh.exists()  # only files older than orphan_files.older_than go
+    assert outcome.bytes_reclaimed is not None and outcome.bytes_reclaimed > 0
 
-    again = plan_for(lake, policies, now)  # nothing left to do but the orphan sweep, which lists storage
-    assert [a.action for a in again.actions] == ["remove_orphan_files"]
+    again = plan_for(lake, policies, now, list_locations=True)  # nothing left: the next run starts no Spark
+    assert again.actions == []
+
+
+def test_a_tag_keeps_its_files_and_time_travel_to_it_works(lake: Lake, tmp_path: Path) -> None:
+    text = POLICY.format(name="tagged", lifecycle="  snapshots: {max_age: 1d, min_keep: 1}")
+    converge(lake, text)
+    policies = tmp_path / "tagged"
+    policies.mkdir()
+    (policies / "t.yaml").write_text(text)
+    for i in range(6):
+        lake.spark.sql(f"INSERT INTO lake.maint.tagged VALUES ({i}, TIMESTAMP '2026-01-0{i + 1} 00:00:00Z', 'p{i}')")
+        if i == 1:
+            lake.spark.sql("ALTER TABLE lake.maint.tagged CREATE TAG `audit-2026`")
+            tagged = checksum(lake, "SELECT * FROM lake.maint.tagged")
+    everything = checksum(lake, "SELECT * FROM lake.maint.tagged")
+    with CatalogReader(lake.config) as reader:
+        table = reader.pyiceberg_table(("maint", "tagged"))
+        assert table is not None
+        tag = table.metadata.refs["audit-2026"].snapshot_id
+        tag_files = [task.file.file_path for task in table.scan(snapshot_id=tag).plan_files()]
+    assert len(tag_files) == 2
+
+    plan = plan_for(lake, policies, datetime.now(UTC) + timedelta(days=1))
+    (expire,) = plan.actions
+    assert expire.reason == ("4 of 6 snapshots expire: older than 1d beyond the newest 1 (min_keep); "
+                             "audit-2026 keeps 1")
+    dry = estimated(plan, lambda a: action_sql(a, "lake"), lake.config.summary())
+    report = run_maintenance(plan, lake.config, SparkOptions(), lock_dir=tmp_path)
+    assert not report.failed, [s.error for s in report.steps]
+    assert effects(report.steps) == effects(dry.steps) == {"expire_snapshots": {"snapshots_expired": 4}}
+
+    with CatalogReader(lake.config) as reader:
+        table = reader.pyiceberg_table(("maint", "tagged"))
+        assert table is not None
+        assert table.metadata.refs["audit-2026"].snapshot_id == tag
+        assert len(table.metadata.snapshots) == 2  # the tag's and main's
+    assert all(Path(f.removeprefix("file:")).exists() for f in tag_files)
+    assert checksum(lake, "SELECT * FROM lake.maint.tagged VERSION AS OF 'audit-2026'") == tagged
+    assert checksum(lake, "SELECT * FROM lake.maint.tagged") == everything
 
 
 def test_nothing_runs_unless_git_declares_it(lake: Lake, tmp_path: Path) -> None:

@@ -93,7 +93,8 @@ def how_to_register(use: Use) -> str:
 
 
 def test_every_code_the_sources_write_is_registered() -> None:
-    missing = list(dict.fromkeys(how_to_register(u) for u in source_uses() if u.code not in codes.REGISTRY))
+    unregistered = sorted((u for u in source_uses() if u.code not in codes.REGISTRY), key=lambda u: (u.file, u.line))
+    missing = list(dict.fromkeys(how_to_register(u) for u in unregistered))
     assert missing == [], "\n".join(missing)
 
 

@@ -1,0 +1,50 @@
+"""What an action did, measured: its procedure's result row and the table's health re-read before and
+after it (the run's counterpart of compiler/maintenance/projection.py)."""
+
+from __future__ import annotations
+
+from typing import Any, assert_never
+
+from compiler.maintenance.actions import (
+    Action,
+    DeleteExpiredRows,
+    ExpireSnapshots,
+    RemoveOrphanFiles,
+    RewriteDataFiles,
+    RewriteManifests,
+    RewritePositionDeletes,
+)
+from compiler.maintenance.health import TableHealth
+from compiler.maintenance.report import Effect
+
+
+def measured(action: Action, rows: list[dict[str, Any]], before: TableHealth, after: TableHealth) -> Effect:
+    """``rows``: every row the statement returned (``remove_orphan_files`` returns one per file removed)."""
+    output = rows[0] if rows else {}
+    match action:
+        case DeleteExpiredRows():
+            return Effect(rows_deleted=before.rows - after.rows)
+        case RewriteDataFiles():
+            return Effect(rewritten=_count(output, "rewritten_data_files_count"),
+                          written=_count(output, "added_data_files_count"))
+        case RewritePositionDeletes():
+            return Effect(rewritten=_count(output, "rewritten_delete_files_count"),
+                          written=_count(output, "added_delete_files_count"))
+        case RewriteManifests():
+            return Effect(rewritten=_count(output, "rewritten_manifests_count"),
+                          written=_count(output, "added_manifests_count"))
+        case ExpireSnapshots():
+            gone = {s.id for s in before.snapshot_log} - {s.id for s in after.snapshot_log}
+            return Effect(snapshots_expired=len(gone))
+        case RemoveOrphanFiles():
+            # the listing before the removal sized the files; the procedure names each file it removed
+            sized = before.orphans is not None and before.orphans.files == len(rows)
+            return Effect(files_removed=len(rows), bytes_removed=before.orphans.bytes if sized and before.orphans
+                          else None)
+        case _:
+            assert_never(action)
+
+
+def _count(output: dict[str, Any], key: str) -> int | None:
+    value = output.get(key)
+    return int(value) if value is not None else None

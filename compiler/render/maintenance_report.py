@@ -1,0 +1,201 @@
+"""A maintenance report (compiler/maintenance/report.py) -> terminal text, markdown (a PR or a ticket) and
+JSON (``--json-report``, ``--format json``). Views only: the figures are computed elsewhere.
+
+Per table: data files, average file size, snapshots and rows before and after, rows deleted, bytes
+reclaimed, each action with its effect, the declared actions that did not run and why, failures with their
+error. A dry run's "after" is the estimate (compiler/maintenance/projection.py).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, assert_never
+
+from compiler.maintenance.actions import (
+    SECTIONS,
+    Action,
+    DeleteExpiredRows,
+    ExpireSnapshots,
+    RemoveOrphanFiles,
+    RewriteDataFiles,
+    RewriteManifests,
+    RewritePositionDeletes,
+)
+from compiler.maintenance.decide import Skip
+from compiler.maintenance.health import TableHealth
+from compiler.maintenance.report import Effect, MaintenanceReport, Step, TableOutcome
+from compiler.model.names import format_name
+from compiler.render.text import Painter, no_color
+
+REPORT_VERSION = 1
+
+
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def effect_text(action: Action, effect: Effect) -> str:
+    """``rewrote 40 files into 2``: one action's effect in words."""
+    match action:
+        case DeleteExpiredRows():
+            return f"deleted {_n(effect.rows_deleted)} row(s)"
+        case RewriteDataFiles():
+            return f"rewrote {_n(effect.rewritten)} files into {_n(effect.written)}"
+        case RewritePositionDeletes():
+            return f"rewrote {_n(effect.rewritten)} delete files into {_n(effect.written)}"
+        case RewriteManifests():
+            return f"rewrote {_n(effect.rewritten)} manifests into {_n(effect.written)}"
+        case ExpireSnapshots():
+            return f"expired {_n(effect.snapshots_expired)} snapshot(s)"
+        case RemoveOrphanFiles():
+            if effect.files_removed is None:
+                return "the location was not listed: Spark lists it"
+            return f"removed {_n(effect.files_removed)} file(s) ({_n(effect.bytes_removed)} bytes)"
+        case _:
+            assert_never(action)
+
+
+def step_text(step: Step) -> str:
+    """The outcome of one step after ``compaction ...``: ``done in 12.3s (rewrote 40 files into 2)``."""
+    effect = effect_text(step.action, step.effect)
+    match step.status:
+        case "done":
+            return f"done in {step.seconds:.1f}s ({effect})"
+        case "estimated":
+            return f"would run ({effect})"
+        case "failed":
+            return f"failed after {step.seconds:.1f}s: {first_line(step.error)}"
+        case "refused":
+            return f"refused: {first_line(step.error)}"
+        case "not_run":
+            return first_line(step.error)
+        case _:
+            assert_never(step.status)
+
+
+def skip_text(skip: Skip) -> str:
+    return f"skipped: {skip.reason}"
+
+
+def first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0] if (text or "").strip() else "(no message)"
+
+
+def average(h: TableHealth) -> int:
+    return h.data_bytes // h.data_files if h.data_files else 0
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return "?"
+    sign, n = ("-" if n < 0 else ""), abs(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{sign}{n:,} {unit}" if unit == "bytes" else f"{sign}{n:,.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    raise AssertionError("unreachable")
+
+
+FIGURES: tuple[tuple[str, Any], ...] = (
+    ("data files", lambda h: f"{h.data_files:,}"),
+    ("average file size", lambda h: _size(average(h))),
+    ("snapshots", lambda h: f"{h.snapshots:,}"),
+    ("rows", lambda h: f"{h.rows:,}"),
+)
+
+
+def _worked(report: MaintenanceReport) -> list[TableOutcome]:
+    return [t for t in report.tables if t.steps]
+
+
+def report_text(report: MaintenanceReport, paint: Painter = no_color) -> str:
+    after = "after (estimated)" if report.dry_run else "after"
+    lines = ["", paint("Dry run: what maintenance would do" if report.dry_run else "Maintenance report", "cyan")]
+    for t in _worked(report):
+        lines += ["", paint(f"table {format_name(t.table)}", "cyan"), f"  {'':<20}{'before':>16}  {after:>18}"]
+        lines += [f"  {label:<20}{show(t.before):>16}  {show(t.after):>18}" for label, show in FIGURES]
+        lines += [f"  {'rows deleted':<20}{t.rows_deleted:>16,}",
+                  f"  {'bytes reclaimed':<20}{_size(t.bytes_reclaimed):>16}"]
+        for step in t.steps:
+            color = {"done": "green", "estimated": "green", "not_run": "yellow"}.get(step.status, "red")
+            lines.append(paint(f"  {SECTIONS[step.action.action]:<13} {step_text(step)}", color))
+        lines += [f"  {SECTIONS[k.action]:<13} {skip_text(k)}" for k in t.skips]
+    idle = len(report.tables) - len(_worked(report))
+    lines += ["", _totals(report) + (f"; {idle} table(s) needed nothing" if idle else "")]
+    return "\n".join(lines) + "\n"
+
+
+def _totals(report: MaintenanceReport) -> str:
+    steps = report.steps
+    ok = sum(s.ok for s in steps)
+    failed = sum(s.status in ("failed", "refused") for s in steps)
+    verb = "would run" if report.dry_run else "done"
+    return (f"{ok} of {len(steps)} action(s) {verb} on {len(_worked(report))} table(s)"
+            + (f", {failed} failed" if failed else ""))
+
+
+def report_markdown(report: MaintenanceReport) -> str:
+    """For a pull request or a ticket: one summary table, then each table's actions with reasons and SQL."""
+    head = "Maintenance dry run" if report.dry_run else "Maintenance report"
+    catalog = report.catalog.get("name", "")
+    lines = [f"### {head} — catalog `{catalog}`", ""]
+    worked = _worked(report)
+    if not worked:
+        lines += [f"No maintenance due on {len(report.tables)} table(s).", ""]
+    else:
+        after = "after (est.)" if report.dry_run else "after"
+        lines += [f"| table | data files before → {after} | avg file size | snapshots | rows deleted | "
+                  "bytes reclaimed | status |", "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for t in worked:
+            status = "failed" if t.failed else ("due" if report.dry_run else "done")
+            lines.append(
+                f"| `{format_name(t.table)}` | {t.before.data_files:,} → {t.after.data_files:,} | "
+                f"{_size(average(t.before))} → {_size(average(t.after))} | {t.before.snapshots:,} → "
+                f"{t.after.snapshots:,} | {t.rows_deleted:,} | {_size(t.bytes_reclaimed)} | {status} |")
+        lines.append("")
+        for t in worked:
+            lines += [f"#### `{format_name(t.table)}`", ""]
+            for step in t.steps:
+                lines.append(f"- **{SECTIONS[step.action.action]}** ({step.action.code}, {step.action.safety}): "
+                             f"{step.action.summary} — {step_text(step)}  ")
+                lines.append(f"  why: {step.action.reason}")
+            lines += [f"- {SECTIONS[k.action]} ({k.code}): {skip_text(k)}" for k in t.skips]
+            lines += ["", "<details><summary>SQL</summary>", "", "```sql",
+                      *(f"{s.sql};" for s in t.steps if s.sql), "```", "", "</details>", ""]
+    lines.append(_totals(report) + ".")
+    if report.missing:
+        lines.append(f"Not in the catalog yet: {', '.join(f'`{format_name(n)}`' for n in report.missing)}.")
+    return "\n".join(lines) + "\n"
+
+
+def _figures(h: TableHealth) -> dict[str, int]:
+    return {"data_files": h.data_files, "data_bytes": h.data_bytes, "average_file_size": average(h),
+            "snapshots": h.snapshots, "rows": h.rows, "manifests": h.manifests}
+
+
+def _step(step: Step) -> dict[str, Any]:
+    action = step.action
+    return {"section": SECTIONS[action.action], "action": action.action, "code": action.code,
+            "safety": str(action.safety), "summary": action.summary, "reason": action.reason,
+            "status": step.status, "effect": step.effect.as_json(), "seconds": round(step.seconds, 3),
+            "sql": step.sql, "output": step.output, "error": step.error}
+
+
+def report_json(report: MaintenanceReport) -> str:
+    """The same content as the text report, for machines; a dry run's "after" and effects are estimates."""
+    return json.dumps({
+        "catalog": report.catalog,
+        "report_version": REPORT_VERSION,
+        "dry_run": report.dry_run,
+        "failed": report.failed,
+        "tables": [{
+            "table": list(t.table), "before": _figures(t.before), "after": _figures(t.after),
+            "after_is_estimate": report.dry_run, "rows_deleted": t.rows_deleted,
+            "bytes_reclaimed": t.bytes_reclaimed,
+            "stored_bytes": {"before": t.stored_bytes[0], "after": t.stored_bytes[1]} if t.stored_bytes else None,
+            "failed": t.failed, "steps": [_step(s) for s in t.steps],
+            "skipped": [{"section": SECTIONS[k.action], "action": k.action, "code": k.code, "reason": k.reason}
+                        for k in t.skips],
+        } for t in report.tables],
+        "missing": [list(n) for n in report.missing],
+    }, indent=2, sort_keys=False, default=str) + "\n"
