@@ -151,18 +151,19 @@ def _without_structure(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _names(data: dict[str, Any], source: SourceMap) -> Iterator[Diagnostic]:
-    """Names that do not parse (TP702/TP703) and one table or namespace written twice (TP704)."""
-    for section, code, minimum in (("namespaces", "TP703", 1), ("tables", "TP702", 2)):
+    """Names that do not parse (TP107), a table name without a namespace (TP109) and one table or namespace
+    written twice (TP704)."""
+    for section, minimum in (("namespaces", 1), ("tables", 2)):
         seen: dict[tuple[str, ...], str] = {}
         for key in data.get(section) or {} if isinstance(data.get(section), dict) else {}:
             try:
                 name = parse_name(key)
             except ValueError as exc:
-                yield Diagnostic(code, Severity.ERROR, source.key((section, key)), f"{section}: {exc}",
+                yield Diagnostic("TP107", Severity.ERROR, source.key((section, key)), f"{section}: {exc}",
                                  "write names as the policies do, e.g. logs.app_events")
                 continue
             if len(name) < minimum:
-                yield Diagnostic(code, Severity.ERROR, source.key((section, key)),
+                yield Diagnostic("TP109", Severity.ERROR, source.key((section, key)),
                                  f"table name '{key}' has no namespace", "write namespace.table")
             elif name in seen:
                 yield Diagnostic("TP704", Severity.ERROR, source.key((section, key)),

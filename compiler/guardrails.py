@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from compiler import codes
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.effective import Effective, effective_settings, namespace_chain
 from compiler.loader import LoadedRules, LoadedTable, Project
@@ -36,10 +37,10 @@ PII_TAG = "pii"
 
 # the lifecycle settings whose bounds the rules set: (rule field, setting path, looser when longer?)
 BOUNDED: tuple[tuple[str, tuple[str, ...], str, bool], ...] = (
-    ("snapshots_max_age", ("lifecycle", "snapshots", "max_age"), "TG103", True),
-    ("retention_keep", ("lifecycle", "retention", "keep"), "TG104", True),
-    ("orphan_older_than", ("lifecycle", "orphan_files", "older_than"), "TG105", False),
-    ("erasure_within", ("lifecycle", "erasure", "within"), "TG106", True),
+    ("snapshots_max_age", ("lifecycle", "snapshots", "max_age"), codes.TG103, True),
+    ("retention_keep", ("lifecycle", "retention", "keep"), codes.TG104, True),
+    ("orphan_older_than", ("lifecycle", "orphan_files", "older_than"), codes.TG105, False),
+    ("erasure_within", ("lifecycle", "erasure", "within"), codes.TG106, True),
 )
 
 
@@ -76,7 +77,7 @@ class _Context:
 
 def _owner(ctx: _Context) -> Iterator[Diagnostic]:
     if ctx.rules.owner_required and not ctx.effective.owner:
-        yield ctx.finding("TG101", ctx.at("owner"), f"table {ctx.table.declared} has no owner "
+        yield ctx.finding(codes.TG101, ctx.at("owner"), f"table {ctx.table.declared} has no owner "
                           f"({ctx.rule('owner_required')})", "add 'owner: <team>' to the table or its namespace")
 
 
@@ -85,7 +86,7 @@ def _pii(ctx: _Context) -> Iterator[Diagnostic]:
         return
     for path, column in _columns(ctx.table.policy.columns, ("columns",)):
         if PII_TAG in column.tags:
-            yield ctx.finding("TG102", ctx.table.source.value((*path, "tags")),
+            yield ctx.finding(codes.TG102, ctx.table.source.value((*path, "tags")),
                               f"column {column.name} is tagged {PII_TAG} but {ctx.table.declared} declares no "
                               f"erasure ({ctx.rule('pii_requires_erasure')})",
                               "add lifecycle.erasure: {key: [<subject id column>], within: 30d}")
@@ -110,22 +111,22 @@ def _properties(ctx: _Context) -> Iterator[Diagnostic]:
     for key, wanted in sorted(ctx.rules.required_properties.items()):
         have = ctx.effective.properties.get(key)
         if have is None:
-            yield ctx.finding("TG107", ctx.at(f"properties.{key}"), f"{ctx.table.declared} does not set property "
+            yield ctx.finding(codes.TG107, ctx.at(f"properties.{key}"), f"{ctx.table.declared} does not set property "
                               f"{key} ({ctx.rule('required_properties')})",
                               f"add properties: {{{key}: {wanted if wanted is not None else '<value>'}}}")
         elif wanted is not None and str(have).lower() != str(wanted).lower():
-            yield ctx.finding("TG107", ctx.at(f"properties.{key}"), f"property {key} is {have}, the rules "
+            yield ctx.finding(codes.TG107, ctx.at(f"properties.{key}"), f"property {key} is {have}, the rules "
                               f"require {wanted} ({ctx.rule('required_properties')})", f"set {key}: {wanted}")
 
 
 def _names(ctx: _Context) -> Iterator[Diagnostic]:
     if ctx.rules.table_name and not re.fullmatch(ctx.rules.table_name, ctx.table.name[-1]):
-        yield ctx.finding("TG108", ctx.table.source.value(("table",)), f"table name '{ctx.table.name[-1]}' does "
+        yield ctx.finding(codes.TG108, ctx.table.source.value(("table",)), f"table name '{ctx.table.name[-1]}' does "
                           f"not match {ctx.rules.table_name} ({ctx.rule('table_name')})", "rename the table")
     if ctx.rules.column_name:
         for path, column in _columns(ctx.table.policy.columns, ("columns",)):
             if not re.fullmatch(ctx.rules.column_name, column.name):
-                yield ctx.finding("TG109", ctx.table.source.value((*path, "name")), f"column name '{column.name}' "
+                yield ctx.finding(codes.TG109, ctx.table.source.value((*path, "name")), f"column name '{column.name}' "
                                   f"does not match {ctx.rules.column_name} ({ctx.rule('column_name')})",
                                   "rename it (declare renamed_from on a live table)")
 
@@ -142,7 +143,7 @@ def _weakening(ctx: _Context) -> Iterator[Diagnostic]:
             continue
         if (mine.millis > inherited.millis) if looser_when_longer else (mine.millis < inherited.millis):
             setting = ".".join(path)
-            yield ctx.finding("TG110", ctx.table.source.value(path), f"{setting} {mine} loosens the namespace's "
+            yield ctx.finding(codes.TG110, ctx.table.source.value(path), f"{setting} {mine} loosens the namespace's "
                               f"{inherited} ({ctx.rule('no_weakening')})",
                               f"keep {inherited} or tighten it; change the namespace defaults to loosen it")
 

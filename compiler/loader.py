@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ValidationError
 
+from compiler import codes
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.heap import settled_heap
 from compiler.model.names import parse_name
@@ -113,19 +114,21 @@ def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
     """The text of every policy file under ``path``; unreadable files, and a path with none, become findings."""
     diagnostics = Diagnostics()
     if not path.exists():
-        diagnostics.error("TP000", Location(display_path(path)), "no such file or directory",
+        diagnostics.error(codes.TP000, Location(display_path(path)), "no such file or directory",
                           "give the policies folder, a subfolder or one policy file")
         return [], diagnostics
     files = discover(path)
     if not files:
-        diagnostics.error("TP000", Location(display_path(path)), "no policy files (*.yaml, *.yml) in this folder",
+        diagnostics.error(codes.TP006, Location(display_path(path)), "no policy files (*.yaml, *.yml) in this folder",
                           "give the folder that holds the policy files, e.g. policies/")
     sources = []
     for file in files:
         try:
             data = file.read_bytes()
         except OSError as exc:
-            diagnostics.error("TP000", Location(display_path(file)), f"cannot read policy file: {exc.strerror or exc}")
+            diagnostics.error(codes.TP007, Location(display_path(file)),
+                              f"cannot read policy file: {exc.strerror or exc}",
+                              "check that it is a regular file this user may read")
             continue
         try:
             sources.append(PolicyText(display_path(file), data.decode("utf-8")))
@@ -141,7 +144,7 @@ def _not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
     col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
     utf16 = data[:2] in (b"\xff\xfe", b"\xfe\xff")
     return Diagnostic(
-        "TP000", Severity.ERROR, Location(file, line, col),
+        codes.TP008, Severity.ERROR, Location(file, line, col),
         f"not UTF-8: byte 0x{data[exc.start]:02x} at offset {exc.start} cannot be decoded",
         "the file is UTF-16: save it as UTF-8" if utf16 else "save the file as UTF-8",
     )
@@ -194,7 +197,7 @@ def load_text(
     if kind is None:
         diagnostics.add(
             Diagnostic(
-                "TP003",
+                codes.TP003,
                 Severity.ERROR,
                 Location(file, 1, 1),
                 "a policy file is a mapping with a 'table:' key (a table), a 'namespace:' key (defaults) or a "

@@ -151,7 +151,7 @@ def load_selected(path: Path, cache: ModelCache | None = None, environment: str 
     diagnostics.extend(found.items)
     files = sum(1 for f in discover(paths.scope) if paths.selects(f.absolute())) if paths.scope.exists() else 0
     if paths.selected.exists() and not files:
-        diagnostics.error("TP000", Location(display_path(paths.selected)), "no policy files here",
+        diagnostics.error("TP006", Location(display_path(paths.selected)), "no policy files here",
                           "policy files end in .yaml or .yml; give the project's policies/ folder, a subfolder "
                           "or one policy file")
     elif not paths.selected.exists() and paths.scope.exists():

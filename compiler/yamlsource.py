@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from compiler import codes
 from compiler.diagnostics import Diagnostic, Location, Severity
 
 try:
@@ -134,10 +135,10 @@ def parse_yaml(text: str, file: str) -> YamlDocument | Diagnostic:
         where = Location(file, before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1)
         message = (f"YAML does not allow the character U+{exc.character:04X} here"
                    if isinstance(exc.character, int) else f"YAML error: {exc.reason}")
-        return Diagnostic("TP001", Severity.ERROR, where, message,
+        return Diagnostic(codes.TP001, Severity.ERROR, where, message,
                           "remove it, or write it as an escape in a double-quoted string")
     except yaml.YAMLError as exc:
-        return Diagnostic("TP001", Severity.ERROR, Location(file), f"YAML error: {exc}",
+        return Diagnostic(codes.TP001, Severity.ERROR, Location(file), f"YAML error: {exc}",
                           "check the file is one YAML document")
     source = SourceMap(file, root)
     if root is None:
@@ -171,7 +172,7 @@ def _too_deep_to_compose(text: str, file: str) -> Diagnostic | None:
 
 
 def _nested_too_deep(file: str, mark: Any) -> Diagnostic:
-    return Diagnostic("TP005", Severity.ERROR, Location(file, mark.line + 1, mark.column + 1),
+    return Diagnostic(codes.TP005, Severity.ERROR, Location(file, mark.line + 1, mark.column + 1),
                       f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
 
 
@@ -183,7 +184,7 @@ def _plain(node: Node, depth: int) -> Any:
     if isinstance(node, ScalarNode):
         return _scalar(node)
     if depth >= MAX_DEPTH:
-        raise _Refused("TP005", node, f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
+        raise _Refused(codes.TP005, node, f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
     if isinstance(node, MappingNode):
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
@@ -201,7 +202,7 @@ def _key(node: Node) -> str:
 
 
 def _duplicate(key: str, node: Node) -> _Refused:
-    return _Refused("TP002", node, f"duplicate key '{key}'",
+    return _Refused(codes.TP002, node, f"duplicate key '{key}'",
                     "each key may appear once in a mapping; merge the two entries")
 
 
@@ -215,15 +216,15 @@ class _Builder:
     def build(self, node: Node, depth: int = 0) -> Any:
         self.budget -= 1
         if self.budget < 0:
-            raise _Refused("TP004", node, "aliases expand this document beyond a size a policy can have",
+            raise _Refused(codes.TP004, node, "aliases expand this document beyond a size a policy can have",
                            "write the values out instead of repeating aliases of aliases (*name)")
         if isinstance(node, ScalarNode):
             return _scalar(node)
         if id(node) in self.open:
-            raise _Refused("TP004", node, "recursive alias: a collection contains itself",
+            raise _Refused(codes.TP004, node, "recursive alias: a collection contains itself",
                            "an alias (*name) cannot refer to the collection that holds it")
         if depth >= MAX_DEPTH:
-            raise _Refused("TP005", node, f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
+            raise _Refused(codes.TP005, node, f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
         self.open.add(id(node))
         try:
             if isinstance(node, MappingNode):
@@ -253,7 +254,7 @@ def _syntax_error(exc: yaml.MarkedYAMLError, file: str, text: str) -> Diagnostic
         else "check indentation and that every ':' is followed by a space"
     )
     return Diagnostic(
-        "TP001",
+        codes.TP001,
         Severity.ERROR,
         Location(file, mark.line + 1, mark.column + 1) if mark else Location(file),
         f"YAML syntax error: {message}",
@@ -288,6 +289,6 @@ def _scalar(node: ScalarNode) -> Any:
 def _digits(node: ScalarNode, value: str) -> str:
     """An integer's text, refused when no setting could hold it (and Python would not convert it)."""
     if len(value) > _MAX_DIGITS:
-        raise _Refused("TP105", node, f"a number of {len(value)} digits is out of range for any setting",
+        raise _Refused(codes.TP105, node, f"a number of {len(value)} digits is out of range for any setting",
                        "numbers in a policy fit a 64-bit integer (at most 19 digits)")
     return value

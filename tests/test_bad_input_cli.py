@@ -85,14 +85,14 @@ CASES = [
          "TP315", "o.yaml:5", "listed twice"),
     Case("newline_in_table_name", {"shop/o.yaml": 'table: "shop.o\\nx"\n' + COLUMNS}, "TP101", "o.yaml:1",
          "control character"),
-    Case("table_name_too_long", {"shop/o.yaml": "table: shop." + "t" * 250 + "\n" + COLUMNS}, "TP101", "o.yaml:1",
+    Case("table_name_too_long", {"shop/o.yaml": "table: shop." + "t" * 250 + "\n" + COLUMNS}, "TP108", "o.yaml:1",
          "bytes long"),
-    Case("latin1_file", {"shop/o.yaml": b"table: shop.o\ncolumns: [{name: caf\xe9, type: long}]\n"}, "TP000",
+    Case("latin1_file", {"shop/o.yaml": b"table: shop.o\ncolumns: [{name: caf\xe9, type: long}]\n"}, "TP008",
          "o.yaml:2", "save the file as UTF-8"),
     Case("upper_case_suffix", {"shop/o.YAML": "table: shop.o\n" + COLUMNS + "format_version: 7\n"}, "TP106",
          "o.YAML:5", "allowed values"),
-    Case("empty_folder", {}, "TP000", "policies", "no policy files"),
-    Case("no_policy_files", {"README.md": "# policies\n", "shop/notes.txt": "x\n"}, "TP000", "policies",
+    Case("empty_folder", {}, "TP006", "policies", "no policy files"),
+    Case("no_policy_files", {"README.md": "# policies\n", "shop/notes.txt": "x\n"}, "TP006", "policies",
          "no policy files"),
 ]
 

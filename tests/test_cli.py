@@ -117,7 +117,7 @@ MISUSE = [  # argv (in a copy of the project, "req.yaml" holds one erasure reque
     (["apply", "policies", "--auto-approve", "--spark-conf", "novalue"], 1, "--spark-conf takes key=value"),
     (["plan", "nowhere"], 1, "error TP000: no such file or directory"),
     (["plan", "policies/ads/missing.yaml"], 1, "policies/ads/missing.yaml: error TP000: no such file or directory"),
-    (["plan", "empty"], 1, "empty: error TP000: no policy files here"),
+    (["plan", "empty"], 1, "empty: error TP006: no policy files here"),
     (["plan", "policies", "--format", "yaml"], 1, "Invalid value for '--format'"),
 ]
 

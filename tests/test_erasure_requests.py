@@ -35,14 +35,14 @@ def test_bad_requests_files_name_line_and_key() -> None:
         "req.yaml:2:23: error TP104: requests.0.received: wrong type: value error, '2026-02-30' is not a date; "
         "write it as YYYY-MM-DD",
         "req.yaml:4:5: error TP103: missing required key 'received'",
-        "req.yaml:4:19: error TP105: requests.2.keys: too few items: dictionary should have at least 1 item after "
+        "req.yaml:4:19: error TP112: requests.2.keys: too few items: dictionary should have at least 1 item after "
         "validation, not 0",
     ]
     assert findings("requests:\n  - {id: A, received: '2026-02-01', keys: {user_id: u}}\n"
                     "  - {id: A, received: '2026-02-02', keys: {user_id: v}}\n") == [
         "req.yaml:3:10: error TP601: request 'A' is listed twice, with other content"]
     assert findings("- just a list\n") == [
-        "req.yaml:1:1: error TP003: an erasure requests file is a mapping with a 'requests:' list"]
+        "req.yaml:1:1: error TP612: an erasure requests file is a mapping with a 'requests:' list"]
 
 
 def plan(requests_text: str, file: str = "req.yaml", policy: str = POLICY) -> tuple[list[str], list[str]]:
@@ -98,7 +98,7 @@ BAD_FILES = [  # (file name, text, the first line of every finding)
     ("r.csv", "", ["r.csv:1:1: error TP103: the header has no id or received column"]),
     ("r.csv", "id,received\n", ["r.csv:1:1: error TP103: the header names no key column"]),
     ("r.csv", "id,id,received,k\n", ["r.csv:1:4: error TP002: header column 'id' is named twice"]),
-    ("r.csv", "id,,received,k\n", ["r.csv:1:4: error TP101: header column 2 has no name"]),
+    ("r.csv", "id,,received,k\n", ["r.csv:1:4: error TP605: header column 2 has no name"]),
     ("r.csv", CSV_HEADER, ["r.csv:1:1: error TP103: the requests file holds no request"]),
     ("r.csv", CSV_HEADER + 'A,2026-11-02,"u\n1",\nB,2026-13-01,u,\n',
      ["r.csv:4:3: error TP104: '2026-13-01' is not a date; write it as YYYY-MM-DD"]),
@@ -114,8 +114,8 @@ BAD_FILES = [  # (file name, text, the first line of every finding)
     ("r.csv", CSV_HEADER + "A,2026-11-02,u,\nA,2026-11-02,v,\n",
      ["r.csv:3:1: error TP601: request 'A' is listed twice, with other content"]),
     ("r.csv", CSV_HEADER + "A\u0007,9999-01-01,u,\n",
-     ["r.csv:2:1: error TP101: request id 'A\\x07' holds a control character (U+0007) at position 2",
-      "r.csv:2:4: error TP105: received 9999-01-01 is out of range: at most 8999-12-31"]),
+     ["r.csv:2:1: error TP610: request id 'A\\x07' holds a control character (U+0007) at position 2",
+      "r.csv:2:4: error TP611: received 9999-01-01 is out of range: at most 8999-12-31"]),
     ("r.jsonl", '{"id": "A", "received": "2026-11-02", "keys": {"user": {"uid": 7}}}\n',
      ["r.jsonl:1:48: error TP104: keys.user is an object"]),
     ("r.jsonl", '\n{"id": "A", "received": "2026-11-02", "keys": {"k": true, "n": 1.5, "big": 9223372036854775808}}',
@@ -166,7 +166,7 @@ def test_every_format_loads_the_same_requests(file: str, text: str) -> None:
 
 def test_a_request_listed_twice_alike_is_erased_once_with_a_warning() -> None:
     text = CSV_HEADER + "A,2026-11-02,u,\nB,2026-11-02,v,\nA,2026-11-02,u,\n"
-    assert findings(text, "r.csv") == ["r.csv:4:1: warning TP601: request 'A' is listed twice"]
+    assert findings(text, "r.csv") == ["r.csv:4:1: warning TP613: request 'A' is listed twice"]
     assert [r[0] for r in loaded(text, "r.csv")] == ["A", "B"]
 
 

@@ -156,4 +156,4 @@ def test_int_fields_take_only_whole_numbers_in_range(path: tuple[Any, ...], valu
     project, diagnostics = Project(root=Path(".")), Diagnostics()
     load_text(json.dumps(doc, ensure_ascii=False), "fuzz.yaml", project, diagnostics)  # JSON is YAML
     assert not project.tables, (path, value)
-    assert {d.code for d in diagnostics} & {"TP104", "TP105", "TP106"}, [d.render() for d in diagnostics]
+    assert {d.code for d in diagnostics} & {"TP104", "TP105", "TP106", "TP112"}, [d.render() for d in diagnostics]

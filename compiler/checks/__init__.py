@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from compiler import codes
 from compiler.checks.columns import check_columns
 from compiler.checks.context import TableContext
 from compiler.checks.layout import check_layout
@@ -43,7 +44,7 @@ def check_project(project: Project, cache: ModelCache | None = None) -> Diagnost
     for table in project.tables:
         if table.name in first_table:
             first = first_table[table.name].source.value(("table",))
-            diagnostics.add(Diagnostic("TP401", Severity.ERROR, table.source.value(("table",)),
+            diagnostics.add(Diagnostic(codes.TP401, Severity.ERROR, table.source.value(("table",)),
                                        f"table '{table.declared}' is declared twice", f"first declared at {first}"))
             continue
         first_table[table.name] = table
@@ -60,7 +61,7 @@ def check_project(project: Project, cache: ModelCache | None = None) -> Diagnost
     for namespace in project.namespaces:
         if namespace.name in first_namespace:
             first = first_namespace[namespace.name].source.value(("namespace",))
-            diagnostics.add(Diagnostic("TP402", Severity.ERROR, namespace.source.value(("namespace",)),
+            diagnostics.add(Diagnostic(codes.TP402, Severity.ERROR, namespace.source.value(("namespace",)),
                                        f"defaults for namespace '{namespace.defaults.namespace}' declared twice",
                                        f"first declared at {first}"))
             continue

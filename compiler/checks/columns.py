@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from compiler import codes
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.model.types import parse_primitive, why_not_spark
@@ -80,7 +81,7 @@ def check_columns(ctx: TableContext) -> Iterator[Diagnostic]:
     deep = next((d for i, c in enumerate(ctx.table.policy.columns)
                  if (d := _too_deep(c.type, ("columns", i, "type"), 1)) is not None), None)
     if deep is not None:
-        yield Diagnostic("TP204", Severity.ERROR, ctx.at(deep.path),
+        yield Diagnostic(codes.TP204, Severity.ERROR, ctx.at(deep.path),
                          f"types nest deeper than {MAX_TYPE_DEPTH} levels",
                          "Iceberg metadata and Spark plans of such a schema exceed what engines read; flatten it")
         return
@@ -104,21 +105,21 @@ def _check_names(ctx: TableContext, siblings: list[Column], path: Path) -> Itera
             yield from _name_clash(ctx, column, seen[folded], ctx.at((*path, i, "name")))
         seen.setdefault(folded, column.name)
         if column.renamed_from is not None and column.renamed_from in names:
-            yield Diagnostic("TP215", Severity.ERROR, ctx.at((*path, i, "renamed_from")),
+            yield Diagnostic(codes.TP215, Severity.ERROR, ctx.at((*path, i, "renamed_from")),
                              f"renamed_from '{column.renamed_from}' names a column that is still declared",
                              "a renamed column's old name must be gone from the policy")
 
 
 def _name_clash(ctx: TableContext, column: Column, other: str, where: Location) -> Iterator[Diagnostic]:
     if column.name == other:
-        yield Diagnostic("TP210", Severity.ERROR, where, f"duplicate column name '{column.name}'",
+        yield Diagnostic(codes.TP210, Severity.ERROR, where, f"duplicate column name '{column.name}'",
                          "each field of a struct needs a distinct name")
     elif ctx.table.policy.case_sensitive:
-        yield Diagnostic("TP211", Severity.WARNING, where,
+        yield Diagnostic(codes.TP211, Severity.WARNING, where,
                          f"column '{column.name}' differs from '{other}' only by case",
                          "legal with case_sensitive: true, but Trino and Athena cannot tell them apart")
     else:
-        yield Diagnostic("TP210", Severity.ERROR, where,
+        yield Diagnostic(codes.TP216, Severity.ERROR, where,
                          f"column '{column.name}' differs from '{other}' only by case; Spark resolves "
                          "names case-insensitively so both would be ambiguous",
                          "rename one, or set case_sensitive: true if every engine is configured for it")
@@ -129,14 +130,14 @@ def _check_type(ctx: TableContext, site: TypeSite) -> Iterator[Diagnostic]:
     if isinstance(spec, str):
         reason = why_not_spark(parse_primitive(spec))
         if reason:
-            yield Diagnostic("TP212", Severity.ERROR, ctx.at(site.path),
+            yield Diagnostic(codes.TP212, Severity.ERROR, ctx.at(site.path),
                              f"type '{spec}' cannot be created through Spark 3.5", reason)
     elif isinstance(spec, ListOf) and spec.element_required:
-        yield Diagnostic("TP213", Severity.ERROR, ctx.at((*site.path, "element_required")),
+        yield Diagnostic(codes.TP213, Severity.ERROR, ctx.at((*site.path, "element_required")),
                          "required list elements cannot be created through Spark DDL (ARRAY elements are nullable)",
                          "remove element_required, or create the table with another engine and import it")
     elif isinstance(spec, MapOf) and spec.entries.value_required:
-        yield Diagnostic("TP213", Severity.ERROR, ctx.at((*site.path, "map", "value_required")),
+        yield Diagnostic(codes.TP213, Severity.ERROR, ctx.at((*site.path, "map", "value_required")),
                          "required map values cannot be created through Spark DDL (MAP values are nullable)",
                          "remove value_required, or create the table with another engine and import it")
 
@@ -154,7 +155,7 @@ def _check_pins(ctx: TableContext, site: TypeSite, pinned: dict[int, Path]) -> I
 
 def _pin(ctx: TableContext, field_id: int, path: Path, pinned: dict[int, Path]) -> Iterator[Diagnostic]:
     if field_id in pinned:
-        yield Diagnostic("TP214", Severity.ERROR, ctx.at(path), f"field id {field_id} is pinned twice",
+        yield Diagnostic(codes.TP214, Severity.ERROR, ctx.at(path), f"field id {field_id} is pinned twice",
                          f"already pinned at line {ctx.at(pinned[field_id]).line}")
     else:
         pinned[field_id] = path

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compiler import codes
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import parse_name
@@ -29,11 +30,11 @@ def _snapshots(ctx: TableContext) -> Iterator[Diagnostic]:
         return
     where = ctx.setting("lifecycle.snapshots.max_age")
     if snapshots.max_age.millis == 0:
-        yield Diagnostic("TP420", Severity.ERROR, where, "snapshot max_age of zero would expire every snapshot",
+        yield Diagnostic(codes.TP420, Severity.ERROR, where, "snapshot max_age of zero would expire every snapshot",
                          "keep snapshots for at least the time readers need, e.g. 6h")
     travel = ctx.effective.workload.time_travel
     if travel is not None and snapshots.max_age.millis < travel.millis:
-        yield Diagnostic("TP425", Severity.WARNING, where,
+        yield Diagnostic(codes.TP425, Severity.WARNING, where,
                          f"snapshots expire after {snapshots.max_age} but workload.time_travel needs {travel}",
                          f"raise max_age to at least {travel}")
 
@@ -44,7 +45,7 @@ def _retention(ctx: TableContext) -> Iterator[Diagnostic]:
         return
     if retention.column is None or retention.keep is None:
         missing = "column" if retention.column is None else "keep"
-        yield Diagnostic("TP410", Severity.ERROR, ctx.key_at(("lifecycle", "retention")),
+        yield Diagnostic(codes.TP410, Severity.ERROR, ctx.key_at(("lifecycle", "retention")),
                          f"retention needs '{missing}' (here or in the namespace defaults)",
                          "e.g. retention: {column: event_time, keep: 365d}")
         return
@@ -52,14 +53,14 @@ def _retention(ctx: TableContext) -> Iterator[Diagnostic]:
     path = _path(retention.column)
     found = ctx.resolve(path) if path else None
     if found is None:
-        yield Diagnostic("TP411", Severity.ERROR, where,
+        yield Diagnostic(codes.TP411, Severity.ERROR, where,
                          f"retention column '{retention.column}' does not exist", ctx.suggest(path or ()))
     elif not is_temporal(found.field_type):
-        yield Diagnostic("TP412", Severity.ERROR, where,
+        yield Diagnostic(codes.TP412, Severity.ERROR, where,
                          f"retention column '{retention.column}' is {found.field_type}, not a date or timestamp",
                          "retention compares a date/timestamp column with now() - keep")
     if retention.keep.millis == 0:
-        yield Diagnostic("TP413", Severity.ERROR, ctx.setting("lifecycle.retention.keep"),
+        yield Diagnostic(codes.TP413, Severity.ERROR, ctx.setting("lifecycle.retention.keep"),
                          "retention keep of zero deletes every row", "keep rows for a positive duration")
 
 
@@ -69,16 +70,16 @@ def _orphans(ctx: TableContext) -> Iterator[Diagnostic]:
         return
     older, where = orphans.older_than, ctx.setting("lifecycle.orphan_files.older_than")
     if older < ORPHAN_FLOOR:
-        yield Diagnostic("TP421", Severity.ERROR, where,
+        yield Diagnostic(codes.TP421, Severity.ERROR, where,
                          f"orphan_files.older_than {older} is under the 24h floor: it deletes files of commits "
                          "still in flight", "use at least 24h; Iceberg's default is 3d")
     elif older < ORPHAN_DEFAULT:
-        yield Diagnostic("TP422", Severity.WARNING, where,
+        yield Diagnostic(codes.TP422, Severity.WARNING, where,
                          f"orphan_files.older_than {older} is shorter than Iceberg's 3d default",
                          "make sure no write runs longer than this")
     longest = ctx.effective.workload.longest_write
     if longest is not None and older.millis <= longest.millis:
-        yield Diagnostic("TP423", Severity.WARNING, where,
+        yield Diagnostic(codes.TP423, Severity.WARNING, where,
                          f"orphan_files.older_than {older} is not longer than workload.longest_write {longest}: "
                          "files of a running write would be deleted", f"use more than {longest}")
 
@@ -87,7 +88,7 @@ def _metadata(ctx: TableContext) -> Iterator[Diagnostic]:
     metadata = ctx.effective.lifecycle.metadata
     if metadata is None or metadata.previous_versions_max is None or metadata.delete_after_commit:
         return
-    yield Diagnostic("TP424", Severity.WARNING, ctx.setting("lifecycle.metadata.previous_versions_max"),
+    yield Diagnostic(codes.TP424, Severity.WARNING, ctx.setting("lifecycle.metadata.previous_versions_max"),
                      "previous_versions_max deletes nothing without delete_after_commit: true",
                      "add delete_after_commit: true to lifecycle.metadata")
 
@@ -98,27 +99,28 @@ def _compaction(ctx: TableContext) -> Iterator[Diagnostic]:
         return
     strategy = compaction.strategy
     if strategy == "zorder" and not compaction.zorder_by:
-        yield Diagnostic("TP430", Severity.ERROR, ctx.setting("lifecycle.compaction.strategy"),
+        yield Diagnostic(codes.TP430, Severity.ERROR, ctx.setting("lifecycle.compaction.strategy"),
                          "compaction strategy zorder needs zorder_by columns", "add zorder_by: [col_a, col_b]")
     if compaction.zorder_by and strategy != "zorder":
-        yield Diagnostic("TP430", Severity.ERROR, ctx.setting("lifecycle.compaction.zorder_by"),
+        yield Diagnostic(codes.TP434, Severity.ERROR, ctx.setting("lifecycle.compaction.zorder_by"),
                          f"zorder_by is only used by strategy zorder (strategy is {strategy or 'binpack'})",
                          "set strategy: zorder or remove zorder_by")
     if strategy == "sort" and not ctx.table.policy.sort_by:
-        yield Diagnostic("TP431", Severity.ERROR, ctx.setting("lifecycle.compaction.strategy"),
+        yield Diagnostic(codes.TP431, Severity.ERROR, ctx.setting("lifecycle.compaction.strategy"),
                          "compaction strategy sort needs the table's sort_by", "declare sort_by or use binpack")
     for i, column in enumerate(compaction.zorder_by or []):
         path = _path(column)
         resolved = ctx.resolve(path) if path is not None else None
         where = ctx.at(("lifecycle", "compaction", "zorder_by", i))
         if path is None or resolved is None:
-            yield Diagnostic("TP432", Severity.ERROR, where, f"zorder column '{column}' does not exist",
+            yield Diagnostic(codes.TP432, Severity.ERROR, where, f"zorder column '{column}' does not exist",
                              ctx.suggest(path or ()))
         elif len(path) > 1 or not isinstance(resolved.field_type, ZORDERABLE):
             what = "a nested field" if len(path) > 1 else f"of type {resolved.field_type}"
-            yield Diagnostic("TP433", Severity.ERROR, where, f"zorder column '{column}' is {what}: Iceberg z-orders "
-                             "top-level columns of type int, long, float, double, string, uuid, binary, fixed, "
-                             "boolean, date or timestamptz", "z-order by other columns, or use strategy sort")
+            yield Diagnostic(codes.TP433, Severity.ERROR, where,
+                             f"zorder column '{column}' is {what}: Iceberg z-orders top-level columns of type int, "
+                             "long, float, double, string, uuid, binary, fixed, boolean, date or timestamptz",
+                             "z-order by other columns, or use strategy sort")
 
 
 def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
@@ -126,7 +128,7 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
     if erasure is None:
         return
     if not erasure.key or erasure.within is None:
-        yield Diagnostic("TP440", Severity.ERROR, ctx.key_at(("lifecycle", "erasure")),
+        yield Diagnostic(codes.TP440, Severity.ERROR, ctx.key_at(("lifecycle", "erasure")),
                          f"erasure needs '{'key' if not erasure.key else 'within'}'",
                          "e.g. erasure: {key: [user_id], within: 30d}")
         return
@@ -134,10 +136,10 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
         path = _path(column)
         found = ctx.resolve(path) if path else None
         if found is None:
-            yield Diagnostic("TP441", Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
+            yield Diagnostic(codes.TP441, Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
                              f"erasure key column '{column}' does not exist", ctx.suggest(path or ()))
         elif not isinstance(found.field_type, ERASURE_KEY_TYPES):
-            yield Diagnostic("TP442", Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
+            yield Diagnostic(codes.TP442, Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
                              f"erasure key column '{column}' is of type {found.field_type}: requests name subjects "
                              "by string or integer keys", "key erasure on an id column such as user_id")
 

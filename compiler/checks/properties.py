@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compiler import codes
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.loader import LoadedNamespace
@@ -17,13 +18,13 @@ def property_findings(properties: dict[str, PropertyValue], source: SourceMap, a
     for key in properties:
         where: Location = source.key((*at, "properties", key))
         if key in SPARK_RESERVED:
-            yield Diagnostic("TP501", Severity.ERROR, where,
+            yield Diagnostic(codes.TP501, Severity.ERROR, where,
                              f"Spark refuses the reserved property '{key}' in TBLPROPERTIES", SPARK_RESERVED[key])
         elif key in ICEBERG_RESERVED:
-            yield Diagnostic("TP502", Severity.ERROR, where,
+            yield Diagnostic(codes.TP502, Severity.ERROR, where,
                              f"'{key}' is computed by Iceberg and cannot be set", "remove it")
         elif key in MANAGED_PROPERTIES:
-            yield Diagnostic("TP503", Severity.ERROR, where,
+            yield Diagnostic(codes.TP503, Severity.ERROR, where,
                              f"property '{key}' is managed by the policy setting '{MANAGED_PROPERTIES[key]}'",
                              f"set '{MANAGED_PROPERTIES[key]}' instead, so one setting owns the value")
 
@@ -33,7 +34,7 @@ def check_properties(ctx: TableContext) -> Iterator[Diagnostic]:
     yield from property_findings(policy.properties, ctx.table.source)
     for i, key in enumerate(policy.ignore_properties):
         if key in MANAGED_PROPERTIES or key in policy.properties:
-            yield Diagnostic("TP504", Severity.ERROR, ctx.at(("ignore_properties", i)),
+            yield Diagnostic(codes.TP504, Severity.ERROR, ctx.at(("ignore_properties", i)),
                              f"'{key}' is declared by this policy and cannot also be ignored",
                              "ignore only keys other tools own")
 

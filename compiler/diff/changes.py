@@ -34,7 +34,7 @@ class ChangeBase(BaseModel):
     table: tuple[str, ...] = Field(description="The table (or namespace) the change applies to.")
 
     safety: Safety = Safety.SAFE  # overridden per kind; part of the plan file
-    code: str = "TC100"
+    code: str  # registered in compiler/codes.py with this safety (tests/unit/test_codes.py checks each kind)
 
     @property
     def summary(self) -> str:
@@ -268,7 +268,7 @@ class UpdatePartitionSpec(ChangeBase):
     UpdatePartitionSpec API: the table goes from the old spec to the new one and through nothing else."""
 
     action: Literal["update_partition_spec"] = "update_partition_spec"
-    code: Literal["TC408"] = "TC408"
+    code: Literal["TC408", "TC409"] = "TC408"  # TC409: drops or renames fields, breaking
     remove: tuple[PartitionFieldState, ...] = ()
     rename: tuple[PartitionRename, ...] = ()
     add: tuple[PartitionFieldState, ...] = ()
@@ -351,7 +351,7 @@ class PropertyChange(BaseModel):
 
 class SetProperties(ChangeBase):
     action: Literal["set_properties"] = "set_properties"
-    code: str = "TC501"
+    code: Literal["TC501", "TC505"] = "TC501"  # TC505: a shorter snapshot expiry, breaking
     changes: tuple[PropertyChange, ...]
 
     @property

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
+from compiler import codes
 from compiler.diff.changes import (
     AddColumn,
     AddColumns,
@@ -74,7 +75,7 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
     d.current_ids = current.ids_by_path
     _struct(d, current.columns, desired.columns, (), ())
     if desired.format_version < current.format_version:
-        d.refuse((), "TR105", f"format version {current.format_version} cannot be downgraded to "
+        d.refuse((), codes.TR105, f"format version {current.format_version} cannot be downgraded to "
                  f"{desired.format_version}", f"set format_version: {current.format_version}")
     layout_early, layout_late = _identifier_fields(d)
     sort_early, sort_late = _sort(d)
@@ -122,7 +123,7 @@ def _match(
     if pinned is not None:
         have = by_id.get(pinned)
         if have is None:
-            d.refuse(path, "TR108", f"pinned field id {pinned} of {format_name(path)} is not in the table here",
+            d.refuse(path, codes.TR108, f"pinned field id {pinned} of {format_name(path)} is not in the table here",
                      "remove the pin or correct it (tablepolicy import shows the ids)")
             return None
     elif former is not None and former in _claimed(matched, by_name) and want.name not in by_name:
@@ -131,7 +132,7 @@ def _match(
         have = by_name.get(former) if former is not None and former not in _claimed(matched, by_name) else None
         have = have or by_name.get(want.name)
     if have is not None and have.field_id in matched:
-        d.refuse(path, "TR110", f"{format_name(path)} and another column both claim field '{have.name}'",
+        d.refuse(path, codes.TR110, f"{format_name(path)} and another column both claim field '{have.name}'",
                  "each existing field can be renamed to one column only")
         return None
     return have
@@ -146,11 +147,11 @@ def _add(d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, Neste
     clash = next((n for n, f in by_name.items()
                   if n.lower() == want.name.lower() and n != want.name and f.field_id not in matched), None)
     if clash is not None:
-        d.refuse(path, "TR109", f"{format_name(path)} differs only by case from the existing column '{clash}'",
+        d.refuse(path, codes.TR109, f"{format_name(path)} differs only by case from the existing column '{clash}'",
                  f"to rename it, declare renamed_from: {clash}")
         return
     if want.required:
-        d.refuse(path, "TR103", f"cannot add required column {format_name(path)} to an existing table",
+        d.refuse(path, codes.TR103, f"cannot add required column {format_name(path)} to an existing table",
                  "add it as optional (rows already written have no value for it)")
         return
     readded = path in d.history.dropped_paths
@@ -162,7 +163,7 @@ def _add(d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, Neste
 def _drop(d: _Diff, have: NestedField, path: ColumnPath) -> None:
     ids = {have.field_id, *_nested_ids(have.field_type)}
     if ids & d.history.partition_source_ids:
-        d.refuse(path, "TR104", f"column {format_name(path)} is a partition source (now or in an older spec) "
+        d.refuse(path, codes.TR104, f"column {format_name(path)} is a partition source (now or in an older spec) "
                  "and cannot be dropped", "keep the column; drop the partition field first if it is current")
         return
     d.drops.append(DropColumn(table=d.table, path=path, field_id=have.field_id))
@@ -183,7 +184,7 @@ def _field(d: _Diff, have: NestedField, want: NestedField, cur_path: ColumnPath,
     if have.required and not want.required:
         d.updates.append(MakeOptional(table=d.table, path=path))
     elif want.required and not have.required:
-        d.refuse(path, "TR102", f"{format_name(path)} cannot become required",
+        d.refuse(path, codes.TR102, f"{format_name(path)} cannot become required",
                  "rows may already hold nulls: keep it optional, or add a new required column in a new table")
     if want.doc is not None and want.doc != have.doc:
         d.updates.append(UpdateDoc(table=d.table, path=path, doc=want.doc))
@@ -196,7 +197,7 @@ def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, 
         if can_promote(have, want, format_version=d.desired.format_version):
             d.updates.append(WidenType(table=d.table, path=path, old=have, new=want))
         else:
-            d.refuse(path, "TR101", f"{format_name(path)} cannot change from {have} to {want}",
+            d.refuse(path, codes.TR101, f"{format_name(path)} cannot change from {have} to {want}",
                      promotion_advice(have, want))
     elif isinstance(have, StructType) and isinstance(want, StructType):
         _struct(d, have, want, cur_path, path)
@@ -207,14 +208,14 @@ def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, 
             d.updates.append(MakeOptional(table=d.table, path=(*path, "element")))
     elif isinstance(have, MapType) and isinstance(want, MapType):
         if have.key_type != want.key_type:
-            d.refuse(path, "TR107", f"the key type of map {format_name(path)} cannot change "
+            d.refuse(path, codes.TR107, f"the key type of map {format_name(path)} cannot change "
                      f"({have.key_type} -> {want.key_type})", "add a new map column and backfill it")
         d.ids[(*path, "value")] = have.value_id
         _type(d, have.value_type, want.value_type, (*cur_path, "value"), (*path, "value"))
         if have.value_required and not want.value_required:
             d.updates.append(MakeOptional(table=d.table, path=(*path, "value")))
     else:
-        d.refuse(path, "TR106", f"{format_name(path)} cannot change from {have} to {want}",
+        d.refuse(path, codes.TR106, f"{format_name(path)} cannot change from {have} to {want}",
                  "a column cannot change between primitive, struct, list and map: add a new column")
 
 
@@ -322,8 +323,10 @@ def _partitions(d: _Diff) -> list[Change]:
         return [ReplacePartitionField(table=d.table, old=removed[0], field=added[0])]
     renamed = tuple(PartitionRename(old_name=c.old_name, field=c.field)
                     for c in renames if isinstance(c, RenamePartitionField))
-    return [UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
-                                safety=Safety.BREAKING if removed or renamed else Safety.SAFE)]
+    if removed or renamed:
+        return [UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
+                                    safety=Safety.BREAKING, code="TC409")]
+    return [UpdatePartitionSpec(table=d.table, add=tuple(added))]
 
 
 def _current_id(d: _Diff, path: ColumnPath) -> int | None:

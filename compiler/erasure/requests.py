@@ -103,7 +103,7 @@ class ErasureRequest(Spec):
             value = received_date(value)
             if isinstance(value, str):
                 if "out of range" in value:
-                    raise PydanticCustomError("TP105", "{message}", {
+                    raise PydanticCustomError("TP611", "{message}", {
                         "message": value, "hint": "the date the request arrived, e.g. 2026-11-02"})
                 raise ValueError(value)
         return value
@@ -113,7 +113,7 @@ class ErasureRequest(Spec):
     def _printable(cls, value: str) -> str:
         bad = unsafe_character(value)
         if bad:
-            raise PydanticCustomError("TP101", "request id {id} holds {bad}",
+            raise PydanticCustomError("TP610", "request id {id} holds {bad}",
                                       {"id": repr(value), "bad": bad, "hint": UNSAFE_HINT})
         return value
 
@@ -238,7 +238,7 @@ def _load_yaml(text: str, file: str, diagnostics: Diagnostics) -> tuple[LoadedRe
         diagnostics.add(parsed)
         return None, diagnostics
     if not isinstance(parsed.data, dict):
-        diagnostics.add(Diagnostic("TP003", Severity.ERROR, Location(file, 1, 1),
+        diagnostics.add(Diagnostic("TP612", Severity.ERROR, Location(file, 1, 1),
                                    "an erasure requests file is a mapping with a 'requests:' list",
                                    "start the file with 'requests:'"))
         return None, diagnostics
@@ -267,7 +267,7 @@ def _unique(requests: list[Request], positions: Positions, diagnostics: Diagnost
         where = positions.value(("requests", i, "id"))
         earlier = positions.value(("requests", seen, "id")).line
         if requests[seen] == request:
-            diagnostics.add(Diagnostic("TP601", Severity.WARNING, where, f"request '{request.id}' is listed twice",
+            diagnostics.add(Diagnostic("TP613", Severity.WARNING, where, f"request '{request.id}' is listed twice",
                                        f"the same request as on line {earlier}; it is erased once"))
         else:
             diagnostics.add(Diagnostic("TP601", Severity.ERROR, where,
@@ -297,9 +297,9 @@ def _request(
         diagnostics.error("TP105", at("id"), f"the request id is {len(ident)} characters long: at most {MAX_ID}",
                           "the ledger keeps ticket ids of at most 200 characters")
     elif bad := unsafe_character(ident):
-        diagnostics.error("TP101", at("id"), f"request id {ident!r} holds {bad}", UNSAFE_HINT)
+        diagnostics.error("TP610", at("id"), f"request id {ident!r} holds {bad}", UNSAFE_HINT)
     if isinstance(day, str):
-        diagnostics.error("TP105" if "out of range" in day else "TP104", at("received"), day,
+        diagnostics.error("TP611" if "out of range" in day else "TP104", at("received"), day,
                           "the date the request arrived, e.g. 2026-11-02")
     if not keys:
         diagnostics.error("TP103", at("keys"), f"request {ident!r} has no key value",
@@ -402,7 +402,7 @@ def _csv_header(file: str, line: int, header: list[tuple[str, int]], diagnostics
     problems = len(diagnostics.items)
     for position, (name, col) in enumerate(header):
         if not name:
-            diagnostics.error("TP101", Location(file, line, col), f"header column {position + 1} has no name",
+            diagnostics.error("TP605", Location(file, line, col), f"header column {position + 1} has no name",
                               "name every column: id, received, then the key columns")
         elif name in names[:position]:
             diagnostics.error("TP002", Location(file, line, col), f"header column '{name}' is named twice",

@@ -23,7 +23,7 @@ class ActionBase(BaseModel):
     table: tuple[str, ...] = Field(description="The table the action maintains.")
     reason: str = Field(description="What the table's health showed that made the action due.")
     safety: Safety = Safety.SAFE
-    code: str = "TM000"
+    code: str  # registered in compiler/codes.py
 
     @property
     def summary(self) -> str:

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
+from compiler import codes
 from compiler.model.names import SAFE_FIELD_NAME
 from compiler.model.types import TypeSpellingError, parse_primitive
 from compiler.spec.base import Count, Spec
@@ -20,7 +21,7 @@ def _check_primitive(text: str) -> str:
     try:
         parse_primitive(text)
     except TypeSpellingError as exc:
-        raise PydanticCustomError("TP201", "{message}", {"message": str(exc), "hint": exc.hint}) from exc
+        raise PydanticCustomError(codes.TP201, "{message}", {"message": str(exc), "hint": exc.hint}) from exc
     return text
 
 
@@ -57,7 +58,7 @@ TypeExpr = Annotated[
     | Annotated["MapOf", Tag("map")],
     Discriminator(
         _type_kind,
-        custom_error_type="TP203",
+        custom_error_type=codes.TP203,
         custom_error_message="a type is a name such as 'string' or one of {struct: [...]}, {list: TYPE}, "
         "{map: {key: TYPE, value: TYPE}}",
     ),

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from compiler import codes
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import UNSAFE_HINT, unsafe_character
 from compiler.spec.base import INT32_MAX
@@ -16,22 +17,22 @@ from compiler.yamlsource import Path, SourceMap
 
 # pydantic's built-in error types, grouped under the project's stable codes.
 _BUILTIN_CODES: dict[str, tuple[str, str]] = {
-    "extra_forbidden": ("TP102", "unknown key"),
-    "missing": ("TP103", "missing required key"),
-    "greater_than_equal": ("TP105", "value out of range"),
-    "greater_than": ("TP105", "value out of range"),
-    "less_than_equal": ("TP105", "value out of range"),
-    "too_short": ("TP105", "too few items"),
-    "string_too_short": ("TP105", "must not be empty"),
-    "literal_error": ("TP106", "not one of the allowed values"),
-    "string_pattern_mismatch": ("TP101", "a name Spark, lock files and catalogs cannot carry"),  # FieldName only
+    "extra_forbidden": (codes.TP102, "unknown key"),
+    "missing": (codes.TP103, "missing required key"),
+    "greater_than_equal": (codes.TP105, "value out of range"),
+    "greater_than": (codes.TP105, "value out of range"),
+    "less_than_equal": (codes.TP105, "value out of range"),
+    "too_short": (codes.TP112, "too few items"),
+    "string_too_short": (codes.TP112, "must not be empty"),
+    "literal_error": (codes.TP106, "not one of the allowed values"),
+    "string_pattern_mismatch": (codes.TP101, "a name Spark, lock files and catalogs cannot carry"),  # FieldName only
 }
-_WRONG_TYPE = ("TP104", "wrong type")
+_WRONG_TYPE = (codes.TP104, "wrong type")
 _LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer"}
 # The unions whose errors carry no hint of their own (type expressions, partition and sort items).
 _UNION_HINTS = {
-    "TP203": "e.g. type: string, type: {list: string} or type: {struct: [{name: a, type: int}]}",
-    "TP104": "e.g. day(ts), or {field: day(ts), name: ts_day}",
+    codes.TP203: "e.g. type: string, type: {list: string} or type: {struct: [{name: a, type: int}]}",
+    codes.TP104: "e.g. day(ts), or {field: day(ts), name: ts_day}",
 }
 # How to write what a wrong-type value should have been (by pydantic's error type).
 _SPELLINGS = {
@@ -56,7 +57,7 @@ def findings_from(
         kind = item["type"]
         union_member = kind.endswith("_type") and _is_tag_noise(item["loc"], path)
         if kind == "union_tag_invalid" or union_member:
-            kind = "TP104"
+            kind = codes.TP104
         code, label = _BUILTIN_CODES.get(kind, (kind, "")) if not kind.startswith("TP") else (kind, "")
         if union_member:
             label = _WRONG_TYPE[1]
@@ -88,8 +89,9 @@ def _describe(
     if kind in ("greater_than_equal", "greater_than"):
         bound = ctx.get("ge", ctx.get("gt"))
         return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", f"the smallest allowed value is {bound}"
-    if kind == "too_short":
-        return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", "add an item, or remove the key"
+    if kind in ("too_short", "string_too_short"):
+        fix = "add an item, or remove the key" if kind == "too_short" else "write a value, or remove the key"
+        return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", fix
     if kind == "less_than_equal":
         return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
     if kind == "string_pattern_mismatch":

@@ -16,6 +16,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from compiler import codes
 from compiler.model.names import UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
 from compiler.model.transforms import TransformError, parse_expression
 from compiler.spec.base import Spec
@@ -29,22 +30,22 @@ PropertyValue = str | int | float | bool
 def _check_name(text: str) -> str:
     bad = unsafe_character(text)
     if bad:
-        raise PydanticCustomError("TP101", "name {name} holds {bad}", {"name": repr(text), "bad": bad,
+        raise PydanticCustomError(codes.TP101, "name {name} holds {bad}", {"name": repr(text), "bad": bad,
                                                                          "hint": UNSAFE_HINT})
     try:
         parts = parse_name(text)
     except ValueError as exc:
-        raise PydanticCustomError("TP101", "{message}", {"message": str(exc), "hint": "e.g. sales.orders"}) from exc
+        raise PydanticCustomError(codes.TP107, "{message}", {"message": str(exc), "hint": "e.g. sales.orders"}) from exc
     problem = table_name_problem(parts)
-    if problem is not None:
-        raise PydanticCustomError("TP101", "{message}", {"message": problem[0], "hint": problem[1]})
+    if problem is not None:  # its characters were checked above: what is left is its length
+        raise PydanticCustomError(codes.TP108, "{message}", {"message": problem[0], "hint": problem[1]})
     return text
 
 
 def _check_table_name(text: str) -> str:
     if len(parse_name(_check_name(text))) < 2:
         raise PydanticCustomError(
-            "TP101", "table name '{name}' has no namespace", {"name": text, "hint": "write namespace.table"}
+            codes.TP109, "table name '{name}' has no namespace", {"name": text, "hint": "write namespace.table"}
         )
     return text
 
@@ -53,7 +54,7 @@ def _check_expression(text: str) -> str:
     try:
         parse_expression(text)
     except TransformError as exc:
-        raise PydanticCustomError("TP301", "{message}", {"message": str(exc), "hint": exc.hint}) from exc
+        raise PydanticCustomError(codes.TP301, "{message}", {"message": str(exc), "hint": exc.hint}) from exc
     return text
 
 
@@ -83,7 +84,7 @@ def split_sort(text: str) -> tuple[str, Literal["asc", "desc"], Literal["first",
 def _whole_number(value: Any) -> Any:
     """``True == 1 == 1.0`` in Python, so a Literal of ints takes YAML ``true`` and ``1.0``: refuse them first."""
     if isinstance(value, bool | float):
-        raise PydanticCustomError("TP104", "expected a whole number, got {value}",
+        raise PydanticCustomError(codes.TP104, "expected a whole number, got {value}",
                                   {"value": str(value).lower(), "hint": "write the number, e.g. format_version: 2"})
     return value
 
@@ -133,7 +134,7 @@ def _short_or_mapping(value: Any) -> str | None:
 
 _EITHER = Discriminator(
     _short_or_mapping,
-    custom_error_type="TP104",
+    custom_error_type=codes.TP104,
     custom_error_message="expected a string such as 'day(ts)' or a mapping with 'field:'",
 )
 PartitionItem = Annotated[
@@ -198,10 +199,10 @@ class TablePolicy(Spec):
     def _columns_unless_absent(cls, value: Any, info: ValidationInfo) -> Any:
         present = info.data.get("state", "present") == "present"
         if value is None and present:
-            raise PydanticCustomError("TP103", "missing required key 'columns'",
+            raise PydanticCustomError(codes.TP103, "missing required key 'columns'",
                                       {"hint": "declare the schema, or set 'state: absent' to drop the table"})
         if value == [] and present:
-            raise PydanticCustomError("TP105", "a table needs at least one column", {"hint": "declare the schema"})
+            raise PydanticCustomError(codes.TP112, "a table needs at least one column", {"hint": "declare the schema"})
         return [] if value is None else value
 
 

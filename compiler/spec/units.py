@@ -18,6 +18,7 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
+from compiler import codes
 from compiler.spec.base import LONG_MAX
 
 
@@ -95,7 +96,7 @@ class Duration(_Quantity):
     MAX_TEXT: ClassVar[str] = "365000d (1000 years)"
     WHY_MAX: ClassVar[str] = "a cutoff further back is no date or timestamp Spark and Iceberg hold"
     HINT: ClassVar[str] = "the units are ms, s, m, h, d and w"
-    CODE: ClassVar[str] = "TP110"
+    CODE: ClassVar[str] = codes.TP110
     WHAT: ClassVar[str] = "duration"
     EXAMPLES: ClassVar[str] = "30m, 6h, 3d, 2w"
 
@@ -113,7 +114,7 @@ class Size(_Quantity):
     MAX_TEXT: ClassVar[str] = "8388607TB"
     WHY_MAX: ClassVar[str] = "Iceberg holds sizes as a Java long of bytes"
     HINT: ClassVar[str] = "the units are B, KB, MB, GB and TB (binary: 1KB = 1024B), or KiB, MiB, GiB, TiB"
-    CODE: ClassVar[str] = "TP111"
+    CODE: ClassVar[str] = codes.TP111
     WHAT: ClassVar[str] = "size"
     EXAMPLES: ClassVar[str] = "128MB, 512MB, 1GB"
 

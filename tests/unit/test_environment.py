@@ -37,8 +37,10 @@ CASES = [
     pytest.param("tables:\n  shop.orders: {lifecycle: {snapshots: {max_age: 1d}}}\n", None, id="TP701-values-pass"),
     pytest.param("tables:\n  shop.order: {owner: x}\n", "environments/t.yaml:2:3: error TP702: no policy declares "
                  "table 'shop.order' (environment 't')", id="TP702-unknown-table"),
-    pytest.param("tables:\n  orders: {owner: x}\n", "environments/t.yaml:2:3: error TP702: table name 'orders' has "
-                 "no namespace", id="TP702-no-namespace"),
+    pytest.param("tables:\n  orders: {owner: x}\n", "environments/t.yaml:2:3: error TP109: table name 'orders' has "
+                 "no namespace", id="TP109-no-namespace"),
+    pytest.param("tables:\n  'shop.`orders': {owner: x}\n", "environments/t.yaml:2:3: error TP107: tables: unclosed "
+                 "backtick in name 'shop.`orders'", id="TP107-name-does-not-parse"),
     pytest.param("tables:\n  '`shop`.`orders`': {owner: x}\n", None, id="TP702-quoted-name-pass"),
     pytest.param("namespaces:\n  sohp: {owner: x}\n", "environments/t.yaml:2:3: error TP703: no policy declares "
                  "namespace 'sohp' (environment 't')", id="TP703-unknown-namespace"),
