@@ -41,20 +41,20 @@ def test_bad_requests_files_name_line_and_key() -> None:
         "req.yaml:1:1: error TP003: an erasure requests file is a mapping with a 'requests:' list"]
 
 
-def plan(requests_text: str) -> tuple[list[str], list[str]]:
+def plan(requests_text: str) -> tuple[list[list[tuple[object, ...]]], list[str]]:
     project = project_of(POLICY)
     state = desired_table(project, project.tables[0]).state
     requests, diagnostics = load_requests(requests_text, "req.yaml")
     assert requests is not None, [d.render() for d in diagnostics]
     tables, found = erasure_plan(project, requests, {state.name: state})
-    return [t.sql_predicate() for t in tables], [d.render().splitlines()[0] for d in found]
+    return [[s.values for s in t.subjects] for t in tables], [d.render().splitlines()[0] for d in found]
 
 
 def test_values_are_quoted_for_their_columns_and_checked_against_them() -> None:
-    predicates, found = plan("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: \"o'neil\", account: 7}}\n"
+    values, found = plan("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: \"o'neil\", account: 7}}\n"
                              "  - {id: B, received: '2026-11-02', keys: {account: 8, user_id: b}}\n")
     assert found == []
-    assert predicates == ["(`user_id` = 'o\\'neil' AND `account` = 7) OR (`user_id` = 'b' AND `account` = 8)"]
+    assert values == [[("o'neil", 7), ("b", 8)]]  # in the order of the table's key columns
     _, found = plan("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: u, account: '7'}}\n")
     assert found == ["req.yaml:2:65: error TP603: request 'A': account = '7' does not fit the integer key column "
                      "of ads.clicks"]

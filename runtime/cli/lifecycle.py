@@ -17,7 +17,7 @@ from compiler.loader import display_path
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.health import OrphanFigures
 from compiler.model.names import format_name
-from compiler.render.erasure import delete_sql
+from compiler.render.erasure import render_preview
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
@@ -95,7 +95,7 @@ def erase(
     path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
     conf: list[str],
 ) -> int:
-    from runtime.erase import run_erasure
+    from runtime.erase import preview_erasure, run_erasure
     from runtime.spark.session import SparkOptions
 
     config = resolve_catalog(catalog, path)
@@ -120,23 +120,27 @@ def erase(
         late = sorted({s.request for s in table.subjects if s.deadline < today})
         info(paint(f"- {table.summary} (earliest deadline {deadline})", "red")
              + (paint(f"; overdue: {', '.join(late)}", "red", bold=True) if late else ""))
-        if dry_run:
-            info(f"    {delete_sql(table, config.name)};")
+    if dry_run:
+        for preview in preview_erasure(tables, config):
+            info(render_preview(preview).rstrip("\n"))
     if dry_run or not tables:
         return Exit.OK
     proofs = run_erasure(tables, config, SparkOptions.from_flags(master, conf),
-                         lock_dir=cache_dir(path))
+                         lock_dir=cache_dir(path), on_progress=lambda message: info(f"  {message}"))
     document = {"catalog": config.summary(), "erased_at": datetime.now(UTC).isoformat(),
                 "requests": [r.id for r in requests.model.requests], "tables": [p.as_json() for p in proofs]}
     if proof is not None:
         proof.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
     for p in proofs:
-        state = paint("erased and proven", "green") if p.complete else paint("NOT complete", "red", bold=True)
+        state = (paint("erased and proven", "green") if p.complete else paint("held", "yellow", bold=True)
+                 if p.state == "held" else paint("NOT complete", "red", bold=True))
         info(f"  {format_name(p.table)}: {p.rows_before} row(s) in {len(p.files_with_keys)} file(s): {state}; "
              f"{len(p.snapshots_checked)} snapshot(s) checked, {p.rows_after} row(s) found after")
+        for ref, files in p.held_by.items():
+            info(f"  {format_name(p.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
         if p.error:
             error(p.error)
         for ref in p.blocking_refs:
             error(f"{format_name(p.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
                   f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")
-    return Exit.OK if all(p.complete for p in proofs) else Exit.ERROR
+    return Exit.OK if all(p.state in ("complete", "held") for p in proofs) else Exit.ERROR
