@@ -7,6 +7,7 @@ resumable: the next run reads storage again and runs what is still needed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
 from runtime.erasure.keys import KeySet
-from runtime.executor import case_sensitive, query_sql, with_commit_retries
+from runtime.executor import ExecutionError, case_sensitive, query_sql, with_commit_retries
 
 VIEW = "tablepolicy_erasure_keys"
+CONFLICT = "Found conflicting files"  # Iceberg's ValidationException under serializable isolation
+CONFLICT_ATTEMPTS = 20
 SPARK_TYPES = {"string": "StringType", "int64": "LongType"}
 
 
@@ -40,11 +43,22 @@ def delete_statement(table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
 
 
 def run_retried(spark: Any, sql: str, what: str, landed: Callable[[], bool] = lambda: False) -> None:
+    """Run a statement, retrying lost commit races (with_commit_retries) and serializable conflicts: the
+    DELETE reads its keys from a view, so Iceberg cannot narrow its conflict check and refuses whenever a
+    writer appended meanwhile. Running it again is safe (it is idempotent) and the proof re-reads storage."""
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
             query_sql(spark, sql, what)
 
-    with_commit_retries(spark, run, landed)
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            with_commit_retries(spark, run, landed)
+            return
+        except ExecutionError as exc:
+            if CONFLICT not in str(exc) or attempt == CONFLICT_ATTEMPTS:
+                raise
+            time.sleep(min(0.2 * attempt, 2.0))
+            spark._jsparkSession.sessionState().catalogManager().reset()  # drop the failed commit's connection
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
