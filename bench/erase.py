@@ -43,6 +43,7 @@ SUBJECTS = 1_000
 
 BASELINE = """
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from compiler.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
@@ -52,7 +53,8 @@ keys = [line for line in Path(sys.argv[2]).read_text().splitlines() if line]
 spark.createDataFrame([(k,) for k in keys], "k string").createOrReplaceTempView("erased")
 spark.sql("INSERT OVERWRITE lake.bench.events SELECT * FROM lake.bench.events "
           "WHERE user_id NOT IN (SELECT k FROM erased)")
-spark.sql("CALL lake.system.expire_snapshots(table => 'bench.events', older_than => current_timestamp(), "
+now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S")
+spark.sql(f"CALL lake.system.expire_snapshots(table => 'bench.events', older_than => TIMESTAMP '{now}+00:00', "
           "retain_last => 1)").collect()
 """
 
@@ -106,7 +108,9 @@ def scan(policies: Path, subjects: set[str]) -> tuple[int, int]:
 
 def timed(command: list[str]) -> float:
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True, cwd=ROOT)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, check=False)
+    if done.returncode:
+        raise SystemExit(f"{command[:4]} failed:\n{done.stdout[-3000:]}{done.stderr[-3000:]}")
     return time.perf_counter() - start
 
 
@@ -116,7 +120,7 @@ def measure(root: Path, rows: int, command: list[str]) -> tuple[float, int, int]
     held_before, total = scan(policies, set(subjects))
     assert held_before == SUBJECTS * ROWS_PER_USER, held_before
     before = current_files(policies)
-    seconds = timed([part.format(policies=policies, root=root) for part in command])
+    seconds = timed([part.format(policies=policies, root=root) if part.startswith("{") else part for part in command])
     held_after, left = scan(policies, set(subjects))
     assert held_after == 0, f"{held_after} rows with a key still in storage"
     assert left == total - held_before, (left, total, held_before)
