@@ -14,7 +14,8 @@ from the same catalog: the tables are built with Spark once, the project copied 
 same path before each side (table locations are absolute paths). After each side the tables are read with
 pyiceberg (no JVM) and both sides must reach the same end state: data files, manifests, snapshots, rows and a
 row checksum per table, and whether the stray file is gone; (c) compares the aggregate rows.
-Run: .venv/bin/python bench/maintain.py [ROUNDS]   (ROUNDS repeats each timed side; the best is taken)
+Run: .venv/bin/python bench/maintain.py [ROUNDS] [TABLES]   (ROUNDS repeats each timed side, the best is taken;
+TABLES other than 100 is for a quick look, the targets are for 100)
 """
 
 from __future__ import annotations
@@ -53,9 +54,9 @@ columns:
   - {{name: qty, type: int}}
   - {{name: price, type: "decimal(12,2)"}}
   - {{name: note, type: string}}
-""" + LIFECYCLE
-ROWS = ("SELECT id, CAST(id % 97 AS INT), CAST(id % 10007 AS DECIMAL(12,2)) / 100, concat('n', CAST(id % 1009 AS "
-        "STRING)) FROM range({start}, {end})")
+"""
+ROWS = ("id, CAST(id % 97 AS INT), CAST((id % 10007) / 100 AS DECIMAL(12,2)), concat('n', CAST(id % 1009 AS STRING)) "
+        "FROM range({start}, {end})")
 TARGET = {"a": 3.0, "b": 20.0, "c": 5.0}
 
 BUILD = """
@@ -154,9 +155,9 @@ def build(root: Path) -> tuple[Path, Path, Path]:
     policies = project / "policies"
     for i in range(TABLES):
         (policies / NAMESPACE).mkdir(parents=True, exist_ok=True)
-        (policies / NAMESPACE / f"t{i:03d}.yaml").write_text(POLICY.format(name=f"{NAMESPACE}.t{i:03d}"))
+        (policies / NAMESPACE / f"t{i:03d}.yaml").write_text(POLICY.format(name=f"{NAMESPACE}.t{i:03d}") + LIFECYCLE)
     (policies / "small").mkdir(parents=True)
-    (policies / "small" / "small.yaml").write_text(POLICY.format(name=f"{NAMESPACE}.small"))
+    (policies / "small" / "small.yaml").write_text(POLICY.format(name=f"{NAMESPACE}.small") + LIFECYCLE)
     project_model, diagnostics = validate(policies)
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     catalog = embedded_catalog(policies)
@@ -300,7 +301,9 @@ def scenario_c(pristine: Path, project: Path, rounds: int) -> list[str]:
 
 
 def main() -> None:
+    global TABLES
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    TABLES = int(sys.argv[2]) if len(sys.argv) > 2 else TABLES
     root = Path(tempfile.mkdtemp(prefix="tp-bench-maintain-"))
     try:
         began = time.perf_counter()
