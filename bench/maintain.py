@@ -14,8 +14,8 @@ from the same catalog: the tables are built with Spark once, the project copied 
 same path before each side (table locations are absolute paths). After each side the tables are read with
 pyiceberg (no JVM) and both sides must reach the same end state: data files, manifests, snapshots, rows and a
 row checksum per table, and whether the stray file is gone; (c) compares the aggregate rows.
-Run: .venv/bin/python bench/maintain.py [ROUNDS] [TABLES]   (ROUNDS repeats each timed side, the best is taken;
-TABLES other than 100 is for a quick look, the targets are for 100)
+Run: .venv/bin/python bench/maintain.py [ROUNDS] [TABLES] [SCENARIOS]   (ROUNDS repeats each timed side, the best
+is taken; TABLES other than 100 is for a quick look, the targets are for 100; SCENARIOS e.g. "c" or "ab", default abc)
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ def build(root: Path) -> tuple[Path, Path, Path]:
         (stray / "stray-from-a-failed-write.parquet").write_bytes(b"not referenced by any snapshot")
         five_days_ago = time.time() - 5 * 86400
         os.utime(stray / "stray-from-a-failed-write.parquet", (five_days_ago, five_days_ago))
-    time.sleep(max(0.0, 61 - (time.time() - newest_commit(catalog, WORK))))  # snapshots past max_age 1m
+    if WORK:
+        time.sleep(max(0.0, 61 - (time.time() - newest_commit(catalog, WORK))))  # snapshots past max_age 1m
     working = root / "working"
     shutil.copytree(project, working)
     return project, healthy, working
@@ -301,9 +302,12 @@ def scenario_c(pristine: Path, project: Path, rounds: int) -> list[str]:
 
 
 def main() -> None:
-    global TABLES
+    global TABLES, WORK
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    scenarios = sys.argv[3] if len(sys.argv) > 3 else "abc"
     TABLES = int(sys.argv[2]) if len(sys.argv) > 2 else TABLES
+    TABLES = TABLES if {"a", "b"} & set(scenarios) else 0  # (c) alone needs only its table
+    WORK = min(WORK, TABLES)
     root = Path(tempfile.mkdtemp(prefix="tp-bench-maintain-"))
     try:
         began = time.perf_counter()
@@ -311,11 +315,14 @@ def main() -> None:
         print(f"built {TABLES} tables ({WORK} needing work) and a table of {SMALL_FILES} files with Spark in "
               f"{time.perf_counter() - began:.0f}s; best of {rounds} round(s) per side; {os.cpu_count()} cores",
               flush=True)
-        lines = scenario("a", working, project, [f"t{i:03d}" for i in range(WORK)], rounds, idle=False)
-        print("\n".join(lines), flush=True)
-        lines = scenario("b", healthy, project, [f"t{i:03d}" for i in range(TABLES)], rounds, idle=True)
-        print("\n".join(lines), flush=True)
-        print("\n".join(scenario_c(working, project, rounds)), flush=True)
+        if "a" in scenarios:
+            lines = scenario("a", working, project, [f"t{i:03d}" for i in range(WORK)], rounds, idle=False)
+            print("\n".join(lines), flush=True)
+        if "b" in scenarios:
+            lines = scenario("b", healthy, project, [f"t{i:03d}" for i in range(TABLES)], rounds, idle=True)
+            print("\n".join(lines), flush=True)
+        if "c" in scenarios:
+            print("\n".join(scenario_c(working, project, rounds)), flush=True)
         print(f"generated {datetime.now(UTC).replace(microsecond=0).isoformat()}; "
               f"total {timedelta(seconds=round(time.perf_counter() - began))}")
     finally:

@@ -181,9 +181,8 @@ def judge(holder: Holder, now: float) -> Verdict:
         return Verdict(age <= LEGACY_TTL_SECONDS, f"a lock without heartbeat, {ago(age)} (expires after 1h)")
     window = holder.interval * STALE_AFTER_BEATS
     age = now - holder.heartbeat
-    state = "stale" if age > window else "fresh"
-    return Verdict(age <= window, f"its heartbeat is {age:.0f}s old, {state} (the holder beats every "
-                                  f"{holder.interval:g}s; a lock is dead after {window:g}s without one)")
+    return Verdict(age <= window, f"its heartbeat is {age:.0f}s old; the holder beats every {holder.interval:g}s "
+                                  f"and counts as dead after {window:g}s without one")
 
 
 def _pid_exists(pid: int) -> bool:

@@ -19,7 +19,7 @@ from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint
 from runtime.lock import Found, LockStore, UnlockError, ago, lock_store, utc
 
-DANGER = ("taking over a live run's lock lets another apply, maintain or erase change the table while that run "
+DANGER = ("Taking over a live run's lock lets another apply, maintain or erase change the table while that run "
           "still works on it: two runs rewriting the same files, snapshots expired under a reader, a plan applied "
           "twice. Stop that run first (or wait for it); with --force it is cut off")
 
@@ -42,7 +42,7 @@ def unlock(table: str, catalog: str | None, policies: Path, *, force: bool) -> i
                 return _no_lock(reader, store, name)
             _show(found, store)
             if found.verdict.alive and not force:
-                error(f"the holder of {found.name} is alive ({found.verdict.reason}); {DANGER}. To take it "
+                error(f"the holder of {found.name} is alive: {found.verdict.reason}. {DANGER}. To take it "
                       f"anyway: tablepolicy unlock {found.name} --force")
                 return Exit.ERROR
             if not store.remove(found, force=force):
@@ -83,7 +83,8 @@ def _no_lock(reader: CatalogReader, store: LockStore, name: tuple[str, ...]) -> 
         return Exit.ERROR
     known = sorted({format_name(t) for t in _catalog_tables(reader)} | set(store.names()))
     close = difflib.get_close_matches(wanted, known, n=5, cutoff=0.6)
-    listed = f"its tables: {', '.join(known[:20])}{' ...' if len(known) > 20 else ''}" if known else "it holds none"
+    more = " ..." if len(known) > 20 else ""
+    listed = f"its tables: {', '.join(known[:20])}{more}" if known else "the catalog holds no tables"
     hint = f"close names: {', '.join(close)}" if close else listed
     error(f"table {wanted} is not in {reader.config.describe()} and holds no lock; {hint}")
     return Exit.ERROR

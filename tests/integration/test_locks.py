@@ -223,7 +223,7 @@ def test_unlock_refuses_a_live_holder_without_force_and_cuts_it_off_with_force(l
         refused = lake.unlock("ops.events")
         assert refused.returncode == 1
         assert "  state:          alive: " in refused.stdout
-        assert "taking over a live run's lock lets another apply, maintain or erase change the table" in refused.stderr
+        assert "Taking over a live run's lock lets another apply, maintain or erase change the table" in refused.stderr
         assert "tablepolicy unlock ops.events --force" in refused.stderr
         assert lake.take("ops.events").returncode == 1  # still held
         forced = lake.unlock("ops.events", "--force")
