@@ -34,15 +34,16 @@ def delete_sql(table: Sequence[str], columns: Sequence[tuple[ColumnPath, str]], 
 
 
 def rewrite_sql(table: Sequence[str], catalog: str) -> str:
-    """Rewrite every file behind a delete file: what a merge-on-read DELETE masked is then gone from it."""
+    """Rewrite every file behind a delete file: what a merge-on-read DELETE masked is then gone from it. The
+    table is named with its catalog, as maintain names it: a namespace named like the catalog resolves."""
     return render("call_procedure", catalog=catalog, procedure="rewrite_data_files", arguments=[
-        ("table", literal(qualified(table))), ("options", string_map(REWRITE_MASKED))])
+        ("table", literal(qualified((catalog, *table)))), ("options", string_map(REWRITE_MASKED))])
 
 
 def expire_sql(table: Sequence[str], catalog: str, snapshot_ids: Sequence[int]) -> str:
     """Expire exactly these snapshots (the files only they read are deleted); every other one stays."""
     return render("call_procedure", catalog=catalog, procedure="expire_snapshots", arguments=[
-        ("table", literal(qualified(table))), ("older_than", time_literal("timestamptz", KEEP_UNNAMED)),
+        ("table", literal(qualified((catalog, *table)))), ("older_than", time_literal("timestamptz", KEEP_UNNAMED)),
         ("snapshot_ids", "array(" + ", ".join(f"{int(s)}L" for s in sorted(snapshot_ids)) + ")")])
 
 

@@ -103,9 +103,10 @@ def test_orphan_removal_is_refused_where_another_catalog_name_owns_the_files(lak
             app, ["maintain", str(policies), "-c", name, "--json-report", str(report)])
         assert result.exit_code == 1, result.output
         assert result.output.startswith(f"Catalog: {name} (sql, ")
-        assert "shared.t: remove_orphan_files: refused" in result.output
-        assert f"error: table shared.t of catalog '{owner}' (same catalog database) has its files at " in result.output
+        assert (f"[1/1] shared.t: orphan_files ... refused: table shared.t of catalog '{owner}' (same catalog "
+                "database) has its files at ") in result.output
         document = json.loads(report.read_text())
-        assert document["catalog"]["name"] == name and document["results"][0]["status"] == "refused"
+        assert document["catalog"]["name"] == name and document["failed"]
+        assert [s["status"] for s in document["tables"][0]["steps"]] == ["refused"]
     assert sorted(r.id for r in lake.spark.sql("SELECT id FROM lake.shared.t").collect()) == [1, 2]
     assert [r.id for r in lake.spark.sql("SELECT id FROM other.shared.t").collect()] == [3]
