@@ -27,12 +27,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.validate import generate  # noqa: E402
 from compiler.catalog.config import CatalogConfig  # noqa: E402
-from compiler.catalog.reader import CatalogReader  # noqa: E402
 from compiler.desired import desired_states  # noqa: E402
 from compiler.modelcache import ModelCache  # noqa: E402
 from compiler.plan.cache import PlanCache  # noqa: E402
 from compiler.plan.planner import make_plan  # noqa: E402
 from compiler.validate import validate  # noqa: E402
+from runtime.catalog.reader import CatalogReader  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 

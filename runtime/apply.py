@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.diff.changes import Change, CreateTable, DropColumn, DropTable, PropertyChange, SetProperties
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
@@ -35,6 +34,7 @@ from compiler.project import find_project, load_selected
 from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
+from runtime.catalog.reader import CatalogReader
 from runtime.executor import check_steps, execute, run_sql
 from runtime.journal import Journal
 from runtime.lock import catalog_locks

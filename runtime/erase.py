@@ -21,10 +21,10 @@ from pyiceberg.manifest import ManifestContent
 from pyiceberg.table import Table
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.erasure.plan import TableErasure
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql, expire_sql, files_holding_sql, rewrite_sql
+from runtime.catalog.reader import CatalogReader
 from runtime.executor import ExecutionError, query_sql, run_sql
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from compiler.catalog.reader import CatalogReader
 from compiler.errors import TablePolicyError
+from runtime.catalog.reader import CatalogReader
 
 TTL_SECONDS = 3600
 

@@ -12,8 +12,8 @@ SCRIPT = """
 import sys, tempfile
 from pathlib import Path
 from bench.validate import generate
-from compiler.catalog.config import resolve_catalog
-from compiler.catalog.reader import CatalogReader
+from runtime.catalog.config import resolve_catalog
+from runtime.catalog.reader import CatalogReader
 from compiler.desired import desired_states
 from compiler import forked
 from compiler.plan import planner

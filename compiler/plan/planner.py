@@ -15,7 +15,7 @@ from typing import Protocol
 
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.current import CurrentTable
-from compiler.catalog.estimate import retention_cutoff
+from compiler.catalog.retention import retention_cutoff
 from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (

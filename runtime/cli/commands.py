@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
 from compiler.errors import CatalogError, PolicyError
@@ -40,16 +40,17 @@ from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
-from compiler.target import Target, resolve_target
+from runtime.catalog.config import resolve_catalog
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.gitinfo import git_sha
+from runtime.target import Target, resolve_target
 
 if TYPE_CHECKING:
-    from compiler.catalog.reader import CatalogReader
     from compiler.model.table import TableState
     from runtime.apply import ApplyReport
+    from runtime.catalog.reader import CatalogReader
 
 
 def cache_dir(path: Path) -> Path:
@@ -60,7 +61,7 @@ def cache_dir(path: Path) -> Path:
 def open_reader(config: CatalogConfig) -> CatalogReader:
     """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
     second to import, and apply starts Spark before it needs them."""
-    from compiler.catalog.reader import CatalogReader
+    from runtime.catalog.reader import CatalogReader
 
     return CatalogReader(config)
 
