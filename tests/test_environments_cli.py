@@ -213,11 +213,17 @@ def test_plan_bytes_are_deterministic_and_the_cache_follows_the_overlay(project:
 
 def test_maintenance_reads_the_environment_lifecycle(project: Path) -> None:
     created_catalog(project, "prod")
-    lines = {}
+    lines, headers = {}, {}
     for argv in (["--env", "prod"], ["-c", "prod"]):
         run = tool("maintain", "policies", "--dry-run", *argv, cwd=project)
         assert run.returncode == 0, run.stderr
         lines[argv[0]] = [line for line in run.stdout.splitlines() if "expire_snapshots" in line]
+        headers[argv[0]] = run.stdout.splitlines()[0]
+    for command in (["health"], ["erase", "status"]):  # every command's first line names the environment
+        run = tool(*command, "policies", "--env", "prod", cwd=project)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.splitlines()[0] == headers["--env"], command
+    assert headers["--env"] == headers["-c"] + " · environment prod (environments/prod.yaml)"
     assert lines["--env"] == [
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 1 (min_keep)",
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 10 (min_keep)",

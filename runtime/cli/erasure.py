@@ -76,8 +76,9 @@ def erase(
 ) -> int:
     from runtime.ledger import opened_ledger
 
-    config = resolve_target(path, catalog, environment).catalog
-    catalog_header(config)
+    target = resolve_target(path, catalog, environment)
+    config = target.catalog
+    catalog_header(target)
     with open_reader(config) as reader:
         reached = read_requests(path, requests_file, reader, environment)  # every finding before the ledger is touched
         with opened_ledger(reader, cache_dir(path), create=not dry_run) as ledger:
@@ -198,9 +199,10 @@ def status(
     """Each request of the ledger (or of ``requests_file``) on the tables of ``path``; exit 1 if one is overdue."""
     from runtime.ledger import opened_ledger
 
-    config = resolve_target(path, catalog, environment).catalog
+    target = resolve_target(path, catalog, environment)
+    config = target.catalog
     if output == "text":
-        catalog_header(config)
+        catalog_header(target)
     today = datetime.now(UTC).date()
     with open_reader(config) as reader, opened_ledger(reader, cache_dir(path), create=False) as ledger:
         _ledger_note(ledger)

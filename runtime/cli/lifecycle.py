@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import CatalogConfig
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.select import selection
 from compiler.render.maintenance_report import report_json
@@ -16,7 +15,7 @@ from compiler.render.maintenance_text import maintenance_json, render_health, re
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, paint, show_maintenance_report
-from runtime.target import resolve_target
+from runtime.target import Target, resolve_target
 
 if TYPE_CHECKING:
     from runtime.maintain import Locations
@@ -25,35 +24,37 @@ if TYPE_CHECKING:
 def due_now(
     path: Path, catalog: str | None, environment: str | None = None, *, tables: list[str] | None = None,
     only: list[str] | None = None, locations: Locations | None = None,
-) -> tuple[MaintenancePlan, CatalogConfig]:
+) -> tuple[MaintenancePlan, Target]:
     """``tables``/``only``: ``--table``/``--only`` (checked before the catalog is read); ``locations``: the
     run's map of table locations, reused when the run removes orphan files. The environment's lifecycle is
     the one due."""
     from runtime.health import CatalogHealth
     from runtime.maintain import Locations, orphan_scanner
 
-    config = resolve_target(path, catalog, environment).catalog
+    target = resolve_target(path, catalog, environment)
+    config = target.catalog
     project = valid_project(path, environment=environment)
     chosen = selection((t.name for t in project.tables if t.state == "present"), tables or [], only or [])
     with open_reader(config) as reader:
         scan = orphan_scanner(reader, locations if locations is not None else Locations())
         now = datetime.now(UTC).replace(microsecond=0)
-        return maintenance_plan(project, CatalogHealth(reader, scan), now, selection=chosen), config
+        return maintenance_plan(project, CatalogHealth(reader, scan), now, selection=chosen), target
 
 
 def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
            environment: str | None = None) -> int:
-    plan, config = due_now(path, catalog, environment)
+    plan, target = due_now(path, catalog, environment)
+    config = target.catalog
     if html is not None:
         from compiler.render.health_html import TableReport, render_health_html
 
         reports = [TableReport(t.health, t.actions) for t in plan.tables]
-        html.write_text(render_health_html(reports, config.header(), datetime.now(UTC)), encoding="utf-8")
+        html.write_text(render_health_html(reports, target.header(), datetime.now(UTC)), encoding="utf-8")
         typer.echo(f"Wrote the health report of {len(reports)} table(s) to {html}", err=True)
     if output == "json":
         typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
         return Exit.OK
-    catalog_header(config)
+    catalog_header(target)
     typer.echo(render_health(plan, lambda t, c: paint(t, c)), nl=False)
     return Exit.OK
 
@@ -71,9 +72,10 @@ def maintain(
     from runtime.maintain import Locations
 
     locations = Locations()
-    plan, config = due_now(path, catalog, environment, tables=tables, only=only, locations=locations)
+    plan, target = due_now(path, catalog, environment, tables=tables, only=only, locations=locations)
+    config = target.catalog
     if output == "text":
-        catalog_header(config)
+        catalog_header(target)
         typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None),
                    nl=False)
     if dry_run or not plan.actions:

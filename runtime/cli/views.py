@@ -13,6 +13,7 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 
 if TYPE_CHECKING:
     from compiler.maintenance.report import MaintenanceReport
+    from runtime.target import Target
 
 
 def use_color(stream: object = sys.stdout) -> bool:
@@ -52,8 +53,9 @@ def info(message: str) -> None:
     typer.echo(message)
 
 
-def catalog_header(config: CatalogConfig, *, err: bool = False) -> None:
-    """The first line of a command's output: the catalog it targets, credentials redacted."""
+def catalog_header(config: CatalogConfig | Target, *, err: bool = False) -> None:
+    """The first line of a command's output: the catalog it targets, credentials redacted, and the environment
+    when one is selected."""
     typer.echo(config.header(), err=err)
 
 
