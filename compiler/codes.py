@@ -10,7 +10,7 @@ here, or when a registered code is used nowhere.
 
 Adding a code is one line in its family's block below, e.g.::
 
-    TP443 = register("TP443", ERROR, "an erasure hold that ...")
+    TP998 = register("TP998", ERROR, "what the finding says is wrong")
 
 >>> lookup("TC301").level, lookup("TC301").title
 (<Safety.DESTRUCTIVE: 2>, 'drop a column')
@@ -171,6 +171,7 @@ TP434 = register("TP434", ERROR, "`zorder_by` with a compaction strategy other t
 TP440 = register("TP440", ERROR, "erasure without `key` or `within`")
 TP441 = register("TP441", ERROR, "an erasure key column that does not exist")
 TP442 = register("TP442", ERROR, "an erasure key column that is no string or integer column")
+TP443 = register("TP443", ERROR, "an erasure hold naming no tag or branch of the table, or `main` (checked by `erase`)")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")

@@ -1,122 +1,207 @@
-"""erase: delete the subjects' rows, physically remove every file that held them, and prove it.
+"""erase: delete the subjects' rows, physically remove every file that held them, and prove it from storage.
 
-An erasure is done when no retained file holds the key, not when queries stop returning it (seed 001):
-1. before: the data files of the current snapshot that hold a key (Spark's _file column);
-2. DELETE in Spark; if the table writes merge-on-read, the files holding the rows are rewritten so no
-   current file keeps them behind a delete file;
-3. every older snapshot is expired (retain the current one): old files that still held the rows are
-   deleted from storage; a tag or branch that keeps such a snapshot is reported as a blocker;
-4. proof, read back with pyiceberg: no snapshot the table keeps returns a key, and none of the files of
-   step 1 is referenced or still exists in storage. The proof names requests and files, never values.
+An erasure is done when no retained file holds the key, not when queries stop returning it (seed 001).
+Per table, each step decided by what storage holds now, so a run killed anywhere (or following someone
+else's DELETE) is finished by the next one:
+1. survey: every parquet file under the table location and every file a snapshot reads, key columns read
+   with pyarrow and matched against the key set (runtime/erasure/survey.py);
+2. if the current snapshot reads a file holding a key: DELETE with the keys as a temporary view, then, if
+   a file behind a delete file still holds one (merge-on-read), rewrite those files;
+3. expire exactly the snapshots that read a file holding a key (older history stays readable), except
+   those a tag or branch keeps: a declared legal hold keeps them (state "held"), any other ref blocks;
+4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves),
+   after checking the latest metadata again;
+5. prove: a fresh listing and read of storage; no file holds a key, or only files a declared hold keeps.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
 
-from pyiceberg.manifest import ManifestContent
+from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
 from compiler.catalog.config import CatalogConfig
-from compiler.erasure.plan import TableErasure
+from compiler.diagnostics import Diagnostics
+from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, TableErasure
+from compiler.errors import PolicyError
 from compiler.model.names import format_name
-from compiler.render.erasure import delete_sql, expire_sql, files_holding_sql, rewrite_sql
+from compiler.render.erasure import expire_sql, rewrite_sql
 from runtime.catalog.reader import CatalogReader
-from runtime.executor import ExecutionError, query_sql, run_sql
+from runtime.erasure.keys import KeySet, key_set
+from runtime.erasure.leftovers import delete_unreferenced
+from runtime.erasure.proof import TableProof
+from runtime.erasure.refs import hold_findings, kept_by_refs
+from runtime.erasure.spark_steps import delete_rows, delete_statement, expire, rewrite_masked
+from runtime.erasure.survey import FileReader, Survey, survey
+from runtime.executor import ExecutionError
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_session
 
-
-@dataclass
-class TableProof:
-    table: tuple[str, ...]
-    requests: list[str]
-    files_with_keys: list[str]  # current data files that held a key, before the DELETE
-    rows_before: int
-    snapshots_checked: list[int] = field(default_factory=list)
-    rows_after: int = 0
-    files_still_referenced: list[str] = field(default_factory=list)
-    files_still_stored: list[str] = field(default_factory=list)
-    blocking_refs: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    error: str | None = None  # a statement failed: this table is not done, the others still run
-
-    @property
-    def complete(self) -> bool:
-        return not (self.rows_after or self.files_still_referenced or self.files_still_stored or self.blocking_refs
-                    or self.error)
-
-    def as_json(self) -> dict[str, Any]:
-        return {"table": format_name(self.table), "requests": self.requests, "complete": self.complete,
-                "rows_before": self.rows_before, "rows_after": self.rows_after,
-                "files_with_keys_before": self.files_with_keys, "snapshots_checked": self.snapshots_checked,
-                "files_still_referenced": self.files_still_referenced,
-                "files_still_stored": self.files_still_stored, "blocking_refs": self.blocking_refs,
-                "error": self.error, "seconds": round(self.seconds, 3)}
+Progress = Callable[[str], None]
 
 
 def run_erasure(
-    tables: list[TableErasure], catalog: CatalogConfig, options: SparkOptions, *, lock_dir: Any
+    tables: list[TableErasure], catalog: CatalogConfig, options: SparkOptions, *, lock_dir: Path,
+    on_progress: Progress = lambda _m: None,
 ) -> list[TableProof]:
-    spark = start_session(catalog, options)
-    proofs = []
-    with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
-        for erasure in tables:
-            try:
-                proofs.append(_erase(spark, reader, erasure))
-            except ExecutionError as exc:  # the proof still says what happened to every table
-                proofs.append(TableProof(erasure.table, sorted({s.request for s in erasure.subjects}), [], 0,
-                                         error=str(exc)))
+    """Erase and prove every table; a table whose step fails is reported failed, the others still run.
+    Holds naming no ref (TP443) are refused before anything runs."""
+    with CatalogReader(catalog) as reader:
+        _check_holds(reader, tables)
+        spark = start_session(catalog, options)
+        proofs = []
+        with catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
+            for erasure in tables:
+                started = time.perf_counter()
+                proof = TableProof(erasure.table, erasure.requests())
+                try:
+                    _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)))
+                except ExecutionError as exc:  # the proof still says what happened to every table
+                    proof.error = str(exc)
+                proof.seconds = time.perf_counter() - started
+                proofs.append(proof)
     return proofs
+
+
+def _prefixed(on_progress: Progress, name: str) -> Progress:
+    return lambda message: on_progress(f"{name}: {message}")
+
+
+def preview_erasure(tables: list[TableErasure], catalog: CatalogConfig) -> list[ErasurePreview]:
+    """The dry run: what holds the keys and every statement a run would start with; no JVM."""
+    with CatalogReader(catalog) as reader:
+        _check_holds(reader, tables)
+        return [_preview(reader, erasure, catalog.name) for erasure in tables]
+
+
+def _check_holds(reader: CatalogReader, tables: list[TableErasure]) -> None:
+    findings = Diagnostics()
+    for erasure in tables:
+        findings.extend(hold_findings(erasure, _fresh(reader, erasure.table)))
+    if findings.has_errors:
+        raise PolicyError(findings)
 
 
 def _fresh(reader: CatalogReader, name: tuple[str, ...]) -> Table:
     table = reader.pyiceberg_table(name, fresh=True)
-    assert table is not None, f"{format_name(name)} disappeared during the erasure"
+    if table is None:
+        raise ExecutionError(f"{format_name(name)} does not exist in the catalog any more")
     return table
 
 
-def _erase(spark: Any, reader: CatalogReader, erasure: TableErasure) -> TableProof:
-    started = time.perf_counter()
-    catalog, what = reader.config.name, f"{format_name(erasure.table)}: erasure"
-    held = query_sql(spark, files_holding_sql(erasure, catalog), f"{what}: find the files that hold the keys")
-    proof = TableProof(erasure.table, sorted({s.request for s in erasure.subjects}),
-                       sorted(str(r["file"]) for r in held), rows_before=sum(int(r["n"]) for r in held))
-    if proof.files_with_keys:
-        run_sql(spark, delete_sql(erasure, catalog), f"{what}: delete")
-        if _has_delete_files(_fresh(reader, erasure.table)):  # merge-on-read: rewrite what the delete files mask
-            run_sql(spark, rewrite_sql(erasure, catalog), f"{what}: rewrite files behind delete files")
-        run_sql(spark, expire_sql(erasure, catalog, datetime.now(UTC)),
-                f"{what}: expire the snapshots that still reference the rows")
-    _prove(_fresh(reader, erasure.table), erasure, proof)
-    proof.seconds = time.perf_counter() - started
-    return proof
+class _Run:
+    """One table's erasure: its key set, the files already read, the filesystems opened."""
+
+    def __init__(self, reader: CatalogReader, erasure: TableErasure, on_progress: Progress) -> None:
+        self.reader, self.erasure, self.on_progress = reader, erasure, on_progress
+        self.table = _fresh(reader, erasure.table)
+        self.keys: KeySet = key_set(erasure, self.table.schema())
+        self.files = FileReader(self.keys)
+        self.filesystems: dict[tuple[str, str], pafs.FileSystem] = {}
+
+    def survey(self, *, independent: bool = False) -> Survey:
+        """Storage as it is now (``independent``: every file read again, nothing remembered)."""
+        self.table = _fresh(self.reader, self.erasure.table)
+        files = FileReader(self.keys) if independent else self.files
+        return survey(self.table, files, self.filesystems, self.on_progress)
+
+    @property
+    def current(self) -> int | None:
+        return self.table.metadata.current_snapshot_id
+
+    def expirable(self, found: Survey) -> list[ExpiredSnapshot]:
+        """Snapshots that read a file holding a key and that no ref keeps (the current one last: after a
+        DELETE it is history)."""
+        kept = set().union(*kept_by_refs(self.table, {h.ref for h in self.erasure.holds}).values())
+        return [ExpiredSnapshot(sid, tuple(sorted(files)), _requests(found, files))
+                for sid, files in sorted(found.reach.snapshots_reaching(found.held).items()) if sid not in kept]
 
 
-def _rows(table: Table, erasure: TableErasure, snapshot_id: int | None = None) -> int:
-    if table.current_snapshot() is None:
-        return 0
-    return int(table.scan(row_filter=erasure.row_filter(), snapshot_id=snapshot_id).to_arrow().num_rows)
+def _requests(found: Survey, files: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted({request for f in files for request in found.held[f].requests}))
 
 
-def _has_delete_files(table: Table) -> bool:
-    snapshot = table.current_snapshot()
-    return snapshot is not None and any(m.content == ManifestContent.DELETES for m in snapshot.manifests(table.io))
+def _erase(
+    spark: object, reader: CatalogReader, erasure: TableErasure, proof: TableProof, on_progress: Progress
+) -> None:
+    run = _Run(reader, erasure, on_progress)
+    catalog = reader.config.name
+    found = run.survey()
+    current = found.live_in(run.current)
+    proof.files_with_keys = sorted(found.held)
+    proof.rows_before = sum(found.held[f].rows for f in current)
+    if current:
+        on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
+        proof.statements.append(delete_rows(spark, erasure.table, catalog, run.keys))
+        found = run.survey()
+        if found.live_in(run.current):
+            on_progress("rewriting the files a merge-on-read delete masked")
+            proof.statements.append(rewrite_masked(spark, erasure.table, catalog))
+            found = run.survey()
+        if still := found.live_in(run.current):
+            raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the DELETE the current snapshot "
+                                 f"still reads {len(still)} file(s) holding a key: {', '.join(sorted(still))}")
+        proof.files_rewritten = sorted(current)
+    targets = [s for s in run.expirable(found) if s.snapshot_id != run.current]
+    if targets:
+        ids = [s.snapshot_id for s in targets]
+        on_progress(f"expiring {len(ids)} snapshot(s) that read erased rows")
+
+        def landed() -> bool:
+            return not set(ids) & {s.snapshot_id for s in _fresh(reader, erasure.table).metadata.snapshots}
+
+        proof.statements.append(expire(spark, erasure.table, catalog, ids, landed))
+        proof.snapshots_expired = targets
+        found = run.survey()
+    if found.orphans:
+        on_progress(f"deleting {len(found.orphans)} unreferenced file(s) that hold a key")
+        proof.orphans_deleted = delete_unreferenced(lambda: _fresh(reader, erasure.table),
+                                                    {p: found.stored[p] for p in found.orphans}, run.filesystems)
+    _prove(run, proof)
 
 
-def _prove(table: Table, erasure: TableErasure, proof: TableProof) -> None:
-    """Read back with pyiceberg, independently of the engine that deleted."""
-    held = set(proof.files_with_keys)
-    still: dict[int, set[str]] = {}
-    for snapshot in table.metadata.snapshots:
-        proof.snapshots_checked.append(snapshot.snapshot_id)
-        proof.rows_after += _rows(table, erasure, snapshot.snapshot_id)
-        files = {entry.data_file.file_path for m in snapshot.manifests(table.io)
-                 for entry in m.fetch_manifest_entry(table.io, discard_deleted=True)}
-        still[snapshot.snapshot_id] = files & held
-    proof.files_still_referenced = sorted(set().union(*still.values()))
-    proof.files_still_stored = sorted(path for path in held if table.io.new_input(path).exists())
-    proof.blocking_refs = sorted(name for name, ref in table.metadata.refs.items() if still.get(ref.snapshot_id))
+def _prove(run: _Run, proof: TableProof) -> None:
+    """A fresh listing and read of storage, independent of everything this run remembered."""
+    run.on_progress("proving: reading every file under the table location again")
+    final = run.survey(independent=True)
+    proof.snapshots_checked = sorted(final.reach.live)
+    proof.files_scanned, proof.bytes_scanned = final.files_read, final.bytes_read
+    proof.rows_after = final.rows
+    proof.files_still_referenced = sorted(final.referenced)
+    proof.files_still_stored = sorted(set(final.held) & final.stored.keys())
+    proof.unreadable = list(final.unreadable)
+    holds = {h.ref for h in run.erasure.holds}
+    for ref, ids in kept_by_refs(run.table, holds).items():
+        files = sorted(set().union(*(final.live_in(i) for i in ids)))
+        if files and ref in holds:
+            proof.held_by[ref] = files
+        elif files:
+            proof.blocking_refs.append(ref)
+
+
+def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> ErasurePreview:
+    run = _Run(reader, erasure, lambda _m: None)
+    found = run.survey()
+    current = found.live_in(run.current)
+    expirable = run.expirable(found)
+    statements = []
+    if current:
+        statements.append(f"-- the keys of {len(erasure.subjects)} subject(s), as data: temporary view "
+                          f"tablepolicy_erasure_keys ({', '.join(c.alias for c in run.keys.columns)})")
+        statements.append(delete_statement(erasure.table, catalog, run.keys))
+        statements.append("-- only if a file behind a delete file still holds a key (merge-on-read):\n"
+                          + rewrite_sql(erasure.table, catalog))
+    if expirable:
+        statements.append(expire_sql(erasure.table, catalog, [s.snapshot_id for s in expirable]))
+    holds = {h.ref for h in erasure.holds}
+    kept = {ref: tuple(sorted(set().union(*(found.live_in(i) for i in ids))))
+            for ref, ids in kept_by_refs(run.table, holds).items()}
+    return ErasurePreview(
+        table=erasure.table, files=tuple(sorted(found.held)), rows=found.rows, files_current=tuple(sorted(current)),
+        rows_current=sum(found.held[f].rows for f in current), expire=tuple(expirable),
+        orphans=tuple(found.orphans), held={r: f for r, f in kept.items() if f and r in holds},
+        blocking_refs=tuple(r for r, f in kept.items() if f and r not in holds), unreadable=found.unreadable,
+        statements=tuple(statements))

@@ -45,20 +45,22 @@ def test_bad_requests_files_name_line_and_key() -> None:
         "req.yaml:1:1: error TP612: an erasure requests file is a mapping with a 'requests:' list"]
 
 
-def plan(requests_text: str, file: str = "req.yaml", policy: str = POLICY) -> tuple[list[str], list[str]]:
+def plan(
+    requests_text: str, file: str = "req.yaml", policy: str = POLICY
+) -> tuple[list[list[tuple[object, ...]]], list[str]]:
     project = project_of(policy)
     state = desired_table(project, project.tables[0]).state
     requests, diagnostics = load_requests(requests_text, file)
     assert requests is not None, [d.render() for d in diagnostics]
     tables, found = erasure_plan(project, requests, {state.name: state})
-    return [t.sql_predicate() for t in tables], [d.render().splitlines()[0] for d in found]
+    return [[s.values for s in t.subjects] for t in tables], [d.render().splitlines()[0] for d in found]
 
 
 def test_values_are_quoted_for_their_columns_and_checked_against_them() -> None:
-    predicates, found = plan("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: \"o'neil\", account: 7}}\n"
+    values, found = plan("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: \"o'neil\", account: 7}}\n"
                              "  - {id: B, received: '2026-11-02', keys: {account: 8, user_id: b}}\n")
     assert found == []
-    assert predicates == ["(`user_id` = 'o\\'neil' AND `account` = 7) OR (`user_id` = 'b' AND `account` = 8)"]
+    assert values == [[("o'neil", 7), ("b", 8)]]  # in the order of the table's key columns
     _, found = plan("requests:\n  - {id: A, received: '2026-11-01', keys: {user_id: u, account: '7'}}\n")
     assert found == ["req.yaml:2:65: error TP603: request 'A': account = '7' does not fit the integer key column "
                      "of ads.clicks"]
@@ -175,14 +177,14 @@ NESTED = POLICY.replace("  - {name: account, type: long}\n", "  - {name: account
     "key: [user_id, account]", "key: [user_id, user.uid]")
 
 
-def csv_plan(text: str) -> tuple[list[str], list[str]]:
+def csv_plan(text: str) -> tuple[list[list[tuple[object, ...]]], list[str]]:
     return plan(text, "r.csv", NESTED)
 
 
 def test_csv_cells_take_the_type_of_their_key_column() -> None:
-    predicates, found = csv_plan("id,received,user_id,user.uid\nA,2026-11-02,42,42\nB,2026-11-02,x,-7\n")
+    values, found = csv_plan("id,received,user_id,user.uid\nA,2026-11-02,42,42\nB,2026-11-02,x,-7\n")
     assert found == []
-    assert predicates == ["(`user_id` = '42' AND `user`.`uid` = 42) OR (`user_id` = 'x' AND `user`.`uid` = -7)"]
+    assert values == [[("42", 42), ("x", -7)]]  # the string column keeps '42' as text, the long column gets 42
     _, found = csv_plan("id,received,user_id,user.uid\nA,2026-11-02,u, 4\nB,2026-11-02,u,99999999999999999999\n")
     assert found == [
         "r.csv:2:16: error TP603: request 'A': user.uid = ' 4' does not fit the integer key column of ads.clicks",

@@ -1,4 +1,4 @@
-"""Requests x policies -> per table, the subjects whose rows must go and the predicate that finds them.
+"""Requests x policies -> per table, the subjects whose rows must go and the refs under legal hold.
 
 A request reaches every table whose ``lifecycle.erasure.key`` names exactly the request's key columns
 (tables without an erasure section are never touched). Values are checked against the column types
@@ -10,18 +10,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Any, Literal
+from typing import Literal
 
-from pyiceberg.expressions import And, BooleanExpression, EqualTo, Or
 from pyiceberg.types import IntegerType, LongType, StringType
 
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.effective import effective_settings
 from compiler.erasure.requests import KeyValue, LoadedRequests, column_value
 from compiler.loader import Project
 from compiler.model.names import format_name, parse_name
 from compiler.model.table import ColumnPath, TableState
-from compiler.render.filters import literal, qualified
+from compiler.yamlsource import Path as YamlPath
+from compiler.yamlsource import SourceMap
 
 KeyKind = Literal["string", "integer"]
 KEY_KINDS: dict[type, KeyKind] = {StringType: "string", IntegerType: "integer", LongType: "integer"}  # TP442
@@ -35,26 +35,22 @@ class Subject:
 
 
 @dataclass(frozen=True)
+class Hold:
+    """A tag or branch the policy declares under legal hold, and where it is declared."""
+
+    ref: str
+    location: Location
+
+
+@dataclass(frozen=True)
 class TableErasure:
     table: tuple[str, ...]
     columns: tuple[ColumnPath, ...]
     subjects: tuple[Subject, ...]
+    holds: tuple[Hold, ...] = ()
 
-    def sql_predicate(self) -> str:
-        """``(k1 = v1 AND k2 = v2) OR ...``: every value quoted for its column type."""
-        return " OR ".join(
-            "(" + " AND ".join(f"{qualified(c)} = {_sql_value(v)}" for c, v in zip(self.columns, s.values,
-                                                                                    strict=True)) + ")"
-            for s in self.subjects
-        )
-
-    def row_filter(self) -> BooleanExpression:
-        """The same predicate for pyiceberg scans (the proof)."""
-        terms = [_all(_equal(c, v) for c, v in zip(self.columns, s.values, strict=True)) for s in self.subjects]
-        result = terms[0]
-        for term in terms[1:]:
-            result = Or(result, term)
-        return result
+    def requests(self) -> list[str]:
+        return sorted({s.request for s in self.subjects})
 
     @property
     def summary(self) -> str:
@@ -62,22 +58,39 @@ class TableErasure:
                 f"{', '.join(format_name(c) for c in self.columns)}")
 
 
-def _equal(column: ColumnPath, value: KeyValue) -> BooleanExpression:
-    # keyword form: the pydantic mypy plugin reads EqualTo's fields, not its __init__(term, literal)
-    arguments: dict[str, Any] = {"term": ".".join(column), "literal": value}
-    return EqualTo(**arguments)
+@dataclass(frozen=True)
+class ExpiredSnapshot:
+    """A snapshot erasure expires, and why: the files it reads that held a key, and whose."""
+
+    snapshot_id: int
+    files: tuple[str, ...]
+    requests: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        more = f" (and {len(self.files) - 1} more file(s))" if len(self.files) > 1 else ""
+        return f"referenced data file {self.files[0]} which held a key of {', '.join(self.requests)}{more}"
+
+    def as_json(self) -> dict[str, object]:
+        return {"snapshot_id": self.snapshot_id, "reason": self.reason, "files": list(self.files),
+                "requests": list(self.requests)}
 
 
-def _all(terms: Any) -> BooleanExpression:
-    terms = list(terms)
-    result: BooleanExpression = terms[0]
-    for term in terms[1:]:
-        result = And(result, term)
-    return result
+@dataclass(frozen=True)
+class ErasurePreview:
+    """What an erasure of one table would do, read from metadata and storage before anything runs."""
 
-
-def _sql_value(value: KeyValue) -> str:
-    return str(value) if isinstance(value, int) else literal(value)
+    table: tuple[str, ...]
+    files: tuple[str, ...]  # every file holding a key, referenced or not
+    rows: int
+    files_current: tuple[str, ...]  # those the current snapshot reads: the DELETE rewrites them
+    rows_current: int
+    expire: tuple[ExpiredSnapshot, ...]  # the current snapshot included: after the DELETE it is history
+    orphans: tuple[str, ...]  # files holding a key that no snapshot references: deleted
+    held: dict[str, tuple[str, ...]]  # declared hold -> the files it keeps
+    blocking_refs: tuple[str, ...]  # undeclared tags or branches that keep a file holding a key
+    unreadable: tuple[str, ...]
+    statements: tuple[str, ...]
 
 
 def erasure_plan(
@@ -86,7 +99,8 @@ def erasure_plan(
     """``states``: the tables as the catalog holds them (column types decide how values are quoted)."""
     diagnostics, plans, reached = Diagnostics(), [], set()
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
-        erasure = effective_settings(project, loaded).lifecycle.erasure
+        effective = effective_settings(project, loaded)
+        erasure = effective.lifecycle.erasure
         state = states.get(loaded.name)
         if erasure is None or not erasure.key or erasure.within is None or state is None:
             continue
@@ -102,7 +116,7 @@ def erasure_plan(
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
             subjects.append(Subject(request.id, values, deadline))
         if subjects:
-            plans.append(TableErasure(loaded.name, columns, tuple(subjects)))
+            plans.append(TableErasure(loaded.name, columns, tuple(subjects), _holds(effective.origins, erasure.holds)))
     for index, request in enumerate(requests.model.requests):
         if request.id not in reached:
             diagnostics.add(Diagnostic(
@@ -133,6 +147,14 @@ def _typed(value: KeyValue, kind: KeyKind | None) -> KeyValue:
     refused by _misfits."""
     typed = column_value(value, integer=kind == "integer") if kind is not None else None
     return value if typed is None else typed
+
+
+def _holds(origins: dict[str, tuple[SourceMap, YamlPath]], holds: list[str] | None) -> tuple[Hold, ...]:
+    """Each declared hold with the position of its own list entry (table file or namespace defaults)."""
+    if not holds:
+        return ()
+    source, path = origins["lifecycle.erasure.holds"]
+    return tuple(Hold(ref, source.value((*path, i))) for i, ref in enumerate(holds))
 
 
 def _key_kinds(state: TableState, columns: tuple[ColumnPath, ...]) -> list[KeyKind | None]:

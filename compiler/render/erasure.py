@@ -1,33 +1,65 @@
-"""Erasure steps -> Spark SQL. Key values are quoted by the predicate (TableErasure.sql_predicate)."""
+"""Erasure steps -> Spark SQL and the dry-run view. Key values never appear: the DELETE reads them from a
+temporary view the runtime registers from data, so every statement here is the same for 1 or 10,000 keys.
+
+>>> delete_sql(("lake", "p", "t"), [(("user", "uid"), "k3")], "erasure_keys")
+'DELETE FROM `lake`.`p`.`t` WHERE `user`.`uid` IN (SELECT `k3` FROM `erasure_keys`)'
+"""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Sequence
+from datetime import UTC, datetime
 
-from compiler.erasure.plan import TableErasure
-from compiler.maintenance.actions import ExpireSnapshots
+from compiler.erasure.plan import ErasurePreview
+from compiler.model.names import format_name
+from compiler.model.table import ColumnPath
 from compiler.render.env import render
-from compiler.render.filters import literal, qualified, string_map
-from compiler.render.maintenance import action_sql
+from compiler.render.filters import literal, qualified, string_map, time_literal
+
+JAVA_LONG_MAX = 2**63 - 1
+# rewrite exactly the files that have delete files, whatever their size: the rows a merge-on-read DELETE
+# masked are still in them
+REWRITE_MASKED = {"delete-file-threshold": "1", "min-file-size-bytes": "0",
+                  "max-file-size-bytes": str(JAVA_LONG_MAX)}
+# with explicit ids, expire_snapshots would also apply the table's default age (5 days): the epoch keeps
+# every snapshot that is not named
+KEEP_UNNAMED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def files_holding_sql(erasure: TableErasure, catalog: str) -> str:
-    """The files of the current snapshot that hold a key, with how many rows: Spark's _file column."""
-    return render("files_holding", table=(catalog, *erasure.table), predicate=erasure.sql_predicate())
+def delete_sql(table: Sequence[str], columns: Sequence[tuple[ColumnPath, str]], view: str) -> str:
+    """``columns``: each key column and the view's column holding its values."""
+    target = qualified(columns[0][0]) if len(columns) == 1 else "(" + ", ".join(qualified(c) for c, _ in columns) + ")"
+    selected = ", ".join(qualified((alias,)) for _, alias in columns)
+    return render("delete_in_view", table=tuple(table), target=target, selected=selected, view=view)
 
 
-def delete_sql(erasure: TableErasure, catalog: str) -> str:
-    return render("delete_where", table=(catalog, *erasure.table), predicate=erasure.sql_predicate())
-
-
-def rewrite_sql(erasure: TableErasure, catalog: str) -> str:
-    """Rewrite every file that may hold a key, applying the delete files a merge-on-read DELETE wrote."""
+def rewrite_sql(table: Sequence[str], catalog: str) -> str:
+    """Rewrite every file behind a delete file: what a merge-on-read DELETE masked is then gone from it."""
     return render("call_procedure", catalog=catalog, procedure="rewrite_data_files", arguments=[
-        ("table", literal(qualified((catalog, *erasure.table)))), ("where", literal(erasure.sql_predicate())),
-        ("options", string_map({"rewrite-all": "true"}))])
+        ("table", literal(qualified(table))), ("options", string_map(REWRITE_MASKED))])
 
 
-def expire_sql(erasure: TableErasure, catalog: str, now: datetime) -> str:
-    """Expire every snapshot but the current one: the files that still held the rows are deleted."""
-    return action_sql(ExpireSnapshots(table=erasure.table, older_than=now, retain_last=1,
-                                      reason="erasure: older snapshots still reference the rows"), catalog)
+def expire_sql(table: Sequence[str], catalog: str, snapshot_ids: Sequence[int]) -> str:
+    """Expire exactly these snapshots (the files only they read are deleted); every other one stays."""
+    return render("call_procedure", catalog=catalog, procedure="expire_snapshots", arguments=[
+        ("table", literal(qualified(table))), ("older_than", time_literal("timestamptz", KEEP_UNNAMED)),
+        ("snapshot_ids", "array(" + ", ".join(f"{int(s)}L" for s in sorted(snapshot_ids)) + ")")])
+
+
+def render_preview(preview: ErasurePreview) -> str:
+    """The dry run of one table: what holds the keys, what will go and why, and every statement."""
+    name = format_name(preview.table)
+    lines = [f"  {name}: {len(preview.files)} file(s) hold {preview.rows} row(s) with a key "
+             f"({preview.rows_current} row(s) in {len(preview.files_current)} file(s) of the current snapshot, "
+             f"{len(preview.orphans)} file(s) no snapshot references)"]
+    lines += [f"    file {path}" for path in preview.files]
+    lines += [f"    expire snapshot {s.snapshot_id}: {s.reason}" for s in preview.expire]
+    lines += [f"    held by {ref}: {len(files)} file(s) kept" for ref, files in preview.held.items()]
+    lines += [f"    blocked by {ref}: keeps a snapshot whose files hold a key (not declared as a hold)"
+              for ref in preview.blocking_refs]
+    lines += [f"    unreadable {path}: not parquet, the proof cannot read it" for path in preview.unreadable]
+    lines += [f"    {line}" for statement in preview.statements for line in (statement + ";").splitlines()]
+    lines += [f"    delete file {path}  -- holds a key, referenced by no snapshot" for path in preview.orphans]
+    if not preview.files:
+        lines.append("    nothing holds a key: nothing to run")
+    return "\n".join(lines) + "\n"

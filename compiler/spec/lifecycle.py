@@ -77,6 +77,10 @@ class Erasure(Spec):
 
     key: list[str] | None = Field(None, min_length=1, description="Key columns that identify a data subject.")
     within: Duration | None = Field(None, description="Time allowed until the rows are physically gone.")
+    holds: list[str] | None = Field(
+        None, min_length=1,
+        description="Tags or branches under legal hold: erasure keeps the files they reach and reports the "
+                    "request as held for this table (a hold naming no ref of the table is refused: TP443).")
 
 
 class Lifecycle(Spec):

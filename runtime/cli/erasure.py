@@ -24,7 +24,7 @@ from compiler.erasure.requests import LoadedRequests, load_requests, requests_fo
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.loader import Project, display_path
 from compiler.model.names import format_name
-from compiler.render.erasure import delete_sql
+from compiler.render.erasure import render_preview
 from compiler.render.erasure_report import render_status, status_document, status_json
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
@@ -32,7 +32,7 @@ from runtime.cli.views import catalog_header, error, info, paint, show_diagnosti
 from runtime.target import resolve_target
 
 if TYPE_CHECKING:
-    from runtime.erase import TableProof
+    from runtime.erasure.proof import TableProof
     from runtime.ledger import Ledger
 
 
@@ -99,7 +99,7 @@ def erase(
                                  "done_at": e.done_at.isoformat() if e.done_at else None} for e in todo.done],
                     "certificate": status_document(statuses(entries), today)}
         proof.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return Exit.OK if all(p.complete for p, _ in outcomes) else Exit.ERROR
+    return Exit.OK if all(p.state in ("complete", "held") for p, _ in outcomes) else Exit.ERROR
 
 
 def _run(
@@ -147,8 +147,11 @@ def _show_plan(
         late = sorted({s.request for s in current.subjects if s.deadline < today})
         info(paint(f"- {current.summary} (earliest deadline {deadline})", "red")
              + (paint(f"; overdue: {_few(late)}", "red", bold=True) if late else ""))
-        if dry_run:
-            info(f"    {delete_sql(current, config.name)};")
+    if dry_run and todo:  # what holds the keys and every statement a run starts with, read without a JVM
+        from runtime.erase import preview_erasure
+
+        for preview in preview_erasure(todo, config):
+            info(render_preview(preview).rstrip("\n"))
     if not todo:
         info("Nothing to erase: every request is done on every table it reaches.")
 
@@ -162,15 +165,19 @@ def _erase_table(
     from runtime.ledger import now_utc
     from runtime.spark.session import SparkOptions
 
-    (proof,) = run_erasure([table], config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path))
-    state: State = "done" if proof.complete else "failed"
+    (proof,) = run_erasure([table], config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path),
+                           on_progress=lambda message: info(f"  {message}"))
+    state: State = "done" if proof.complete else "held" if proof.state == "held" else "failed"
     now = now_utc()
     document = _scrubbed(proof.as_json(), table)
     entries = [subject_entry(table, s, received[s.request], state, salt) for s in table.subjects]
     ledger.record(entries, document, now)
-    verdict = paint("erased and proven", "green") if proof.complete else paint("NOT complete", "red", bold=True)
+    verdict = (paint("erased and proven", "green") if proof.complete else paint("held", "yellow", bold=True)
+               if proof.state == "held" else paint("NOT complete", "red", bold=True))
     info(f"  {format_name(proof.table)}: {proof.rows_before} row(s) in {len(proof.files_with_keys)} file(s): "
          f"{verdict}; {len(proof.snapshots_checked)} snapshot(s) checked, {proof.rows_after} row(s) found after")
+    for ref, files in proof.held_by.items():
+        info(f"  {format_name(proof.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
     if document["error"]:
         error(document["error"])
     for ref in proof.blocking_refs:

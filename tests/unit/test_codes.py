@@ -126,11 +126,11 @@ def test_the_source_scan_finds_each_way_of_writing_a_code() -> None:
 
 
 def test_an_unregistered_code_says_the_line_to_add() -> None:
-    [use] = uses_in("Diagnostic('TP443', Severity.WARNING, where, 'held')\n", "compiler/erasure/holds.py")
+    [use] = uses_in("Diagnostic('TP998', Severity.WARNING, where, 'held')\n", "compiler/erasure/holds.py")
     assert use.code not in codes.REGISTRY
     assert how_to_register(use) == (
-        "compiler/erasure/holds.py:1: TP443 is not registered; add to the TP block of compiler/codes.py:\n"
-        '    TP443 = register("TP443", WARNING, "<what it means, in one line>")')
+        "compiler/erasure/holds.py:1: TP998 is not registered; add to the TP block of compiler/codes.py:\n"
+        '    TP998 = register("TP998", WARNING, "<what it means, in one line>")')
 
 
 @pytest.mark.parametrize(("code", "level", "title", "error"), [

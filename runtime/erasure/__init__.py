@@ -1,0 +1,1 @@
+"""The erasure engine's parts; runtime/erase.py runs them in order."""

@@ -1,0 +1,66 @@
+"""What one table's erasure did and what storage shows afterwards. Names requests, files and snapshots,
+never a key value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from compiler.erasure.plan import ExpiredSnapshot
+from compiler.model.names import format_name
+
+# complete: no file under the location or referenced by a kept snapshot holds a key;
+# held: the only files left are kept by declared legal holds; incomplete: something else still holds a
+# key (an undeclared tag or branch, an unreadable file); failed: a step failed, the run says which
+ProofState = Literal["complete", "held", "incomplete", "failed"]
+
+
+@dataclass
+class TableProof:
+    table: tuple[str, ...]
+    requests: list[str]
+    files_with_keys: list[str] = field(default_factory=list)  # every file holding a key when the run began
+    rows_before: int = 0  # rows with a key in the files the current snapshot read when the run began
+    statements: list[str] = field(default_factory=list)  # what ran in Spark (keys came from a view)
+    files_rewritten: list[str] = field(default_factory=list)  # current files the DELETE (and rewrite) replaced
+    snapshots_expired: list[ExpiredSnapshot] = field(default_factory=list)
+    orphans_deleted: list[str] = field(default_factory=list)  # held a key, referenced by no snapshot
+    # the check, from a fresh listing and read of storage after the run
+    snapshots_checked: list[int] = field(default_factory=list)
+    files_scanned: int = 0
+    bytes_scanned: int = 0
+    rows_after: int = 0
+    files_still_referenced: list[str] = field(default_factory=list)
+    files_still_stored: list[str] = field(default_factory=list)
+    held_by: dict[str, list[str]] = field(default_factory=dict)  # declared hold -> the files it keeps
+    blocking_refs: list[str] = field(default_factory=list)  # undeclared refs keeping a file with a key
+    unreadable: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    error: str | None = None  # a step failed: this table is not done, the others still run
+
+    @property
+    def state(self) -> ProofState:
+        if self.error:
+            return "failed"
+        kept = set().union(*map(set, self.held_by.values()))
+        left = set(self.files_still_referenced) | set(self.files_still_stored)
+        if self.blocking_refs or self.unreadable or left - kept:
+            return "incomplete"
+        return "held" if left else "complete"
+
+    @property
+    def complete(self) -> bool:
+        return self.state == "complete"
+
+    def as_json(self) -> dict[str, Any]:
+        return {"table": format_name(self.table), "requests": self.requests, "state": self.state,
+                "complete": self.complete, "rows_before": self.rows_before, "rows_after": self.rows_after,
+                "files_with_keys_before": self.files_with_keys, "statements": self.statements,
+                "files_rewritten": self.files_rewritten,
+                "snapshots_expired": [s.as_json() for s in self.snapshots_expired],
+                "orphans_deleted": self.orphans_deleted, "snapshots_checked": self.snapshots_checked,
+                "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
+                "files_still_referenced": self.files_still_referenced,
+                "files_still_stored": self.files_still_stored, "held_by": self.held_by,
+                "blocking_refs": self.blocking_refs, "unreadable": self.unreadable,
+                "error": self.error, "seconds": round(self.seconds, 3)}

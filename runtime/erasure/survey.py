@@ -1,0 +1,189 @@
+"""Which files hold a subject's key, read from storage, and which snapshots still reach them.
+
+Candidates are every parquet file listed under the table location (and ``write.data.path``), referenced
+or not, plus every data file any kept snapshot references wherever it is stored. Each candidate's key
+columns are read with pyarrow and joined with the key set: the answer comes from the bytes in storage,
+not from metadata, so orphans of an interrupted expiry and rows masked by delete files are found too.
+
+"Reaches" means a live manifest entry (added or existing) of a snapshot: a file that is only a deleted
+entry in some manifest is readable by no snapshot, which is also how Iceberg's expiry decides what to
+delete. Files are immutable, so a run reads each (path, size) once and reuses the answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+import pyarrow.parquet as pq
+from pyarrow import fs as pafs
+from pyiceberg.manifest import FileFormat
+from pyiceberg.table import Table
+
+from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
+from runtime.orphans import normalize
+
+READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
+
+
+@dataclass(frozen=True)
+class HeldFile:
+    """A file that holds at least one subject's key."""
+
+    path: str  # normalized, as storage listings spell it
+    rows: int
+    requests: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Reach:
+    """What a table's metadata reaches: per snapshot, the data files it reads."""
+
+    live: dict[int, frozenset[str]]  # snapshot id -> normalized paths of its live data and delete files
+    formats: dict[str, FileFormat]  # normalized path -> format of every referenced file
+    uris: dict[str, str]  # normalized path -> the path as the metadata spells it
+
+    def snapshots_reaching(self, paths: Iterable[str]) -> dict[int, frozenset[str]]:
+        wanted = frozenset(paths)
+        return {s: hit for s, files in self.live.items() if (hit := files & wanted)}
+
+
+@dataclass(frozen=True)
+class Survey:
+    reach: Reach
+    held: dict[str, HeldFile]  # path -> a file that holds a key, referenced or not
+    stored: dict[str, str]  # every file listed under the table's locations -> the location it is under
+    files_read: int
+    bytes_read: int
+    unreadable: tuple[str, ...] = ()  # referenced files the proof cannot read (not parquet): not proven
+
+    @property
+    def rows(self) -> int:
+        return sum(f.rows for f in self.held.values())
+
+    def live_in(self, snapshot: int | None) -> set[str]:
+        return set(self.reach.live.get(snapshot, frozenset()) & self.held.keys()) if snapshot is not None else set()
+
+    @property
+    def referenced(self) -> set[str]:
+        return set().union(*self.reach.snapshots_reaching(self.held).values())
+
+    @property
+    def orphans(self) -> list[str]:
+        """Files in storage holding a key that no snapshot reaches."""
+        return sorted(set(self.held) & self.stored.keys() - self.referenced)
+
+
+@dataclass
+class FileReader:
+    """Reads files' key columns; remembers the answer per (path, size) for the rest of the run."""
+
+    keys: KeySet
+    seen: dict[tuple[str, int], HeldFile | None] = field(default_factory=dict)
+
+    def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
+        known = (path, size)
+        if known not in self.seen:
+            self.seen[known] = self._read(filesystem, path)
+        return self.seen[known]
+
+    def _read(self, filesystem: pafs.FileSystem, path: str) -> HeldFile | None:
+        with filesystem.open_input_file(path) as handle:
+            parquet = pq.ParquetFile(handle)
+            paths = file_key_columns(parquet.schema_arrow, self.keys)
+            if paths is None:
+                return None
+            found = matches(parquet.read(columns=[".".join(p) for p in paths]), paths, self.keys)
+        if not found.num_rows:
+            return None
+        return HeldFile(path, found.num_rows, self.keys.requests_of(found.column(SUBJECT)))
+
+
+def table_reach(table: Table) -> Reach:
+    """Live files of every snapshot; each manifest is read once (snapshots share most of theirs)."""
+    entries: dict[str, frozenset[str]] = {}
+    formats: dict[str, FileFormat] = {}
+    uris: dict[str, str] = {}
+    live: dict[int, frozenset[str]] = {}
+    for snapshot in table.metadata.snapshots:
+        files: set[str] = set()
+        for manifest in snapshot.manifests(table.io):
+            if manifest.manifest_path not in entries:
+                paths = set()
+                for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+                    path = normalize(entry.data_file.file_path)
+                    paths.add(path)
+                    formats[path] = entry.data_file.file_format
+                    uris[path] = entry.data_file.file_path
+                entries[manifest.manifest_path] = frozenset(paths)
+            files |= entries[manifest.manifest_path]
+        live[snapshot.snapshot_id] = frozenset(files)
+    return Reach(live, formats, uris)
+
+
+def locations(table: Table) -> list[str]:
+    """Where the table's files are written: its location, and a separate data path if one is set."""
+    found = [table.location()]
+    data_path = table.properties.get("write.data.path")
+    if data_path and not normalize(data_path).startswith(normalize(table.location()).rstrip("/") + "/"):
+        found.append(data_path)
+    return found
+
+
+def filesystem_for(uri: str, cache: dict[tuple[str, str], pafs.FileSystem]) -> pafs.FileSystem:
+    parsed = urlparse(uri)
+    key = (parsed.scheme or "file", parsed.netloc)
+    if key not in cache:
+        cache[key] = pafs.FileSystem.from_uri(uri if parsed.scheme else f"file://{uri}")[0]
+    return cache[key]
+
+
+def list_stored(table: Table, cache: dict[tuple[str, str], pafs.FileSystem]) -> dict[str, tuple[str, int]]:
+    """Every file under the table's locations: normalized path -> (location uri, size)."""
+    stored: dict[str, tuple[str, int]] = {}
+    for location in locations(table):
+        filesystem = filesystem_for(location, cache)
+        try:
+            listing = filesystem.get_file_info(pafs.FileSelector(normalize(location), recursive=True))
+        except FileNotFoundError:
+            continue
+        for info in listing:
+            if info.type == pafs.FileType.File:
+                stored[normalize(info.path)] = (location, int(info.size or 0))
+    return stored
+
+
+def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.FileSystem],
+           on_progress: Callable[[str], None] = lambda _m: None) -> Survey:
+    reach = table_reach(table)
+    stored = list_stored(table, cache)
+    candidates: dict[str, tuple[pafs.FileSystem, int]] = {}
+    unreadable = []
+    for path, (location, size) in stored.items():
+        if path.lower().endswith(".parquet"):
+            candidates[path] = (filesystem_for(location, cache), size)
+    for path, file_format in reach.formats.items():
+        if path in candidates:
+            continue
+        if file_format != FileFormat.PARQUET:
+            unreadable.append(path)
+        elif path not in stored:  # referenced from outside the listed locations
+            filesystem = filesystem_for(reach.uris[path], cache)
+            info = filesystem.get_file_info(path)
+            if info.type == pafs.FileType.File:
+                candidates[path] = (filesystem, int(info.size or 0))
+    on_progress(f"reading the key columns of {len(candidates)} file(s)")
+
+    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> HeldFile | None:
+        path, (filesystem, size) = item
+        try:
+            return reader.holding(filesystem, path, size)
+        except FileNotFoundError:  # deleted meanwhile (an expiry): it holds nothing any more
+            return None
+
+    with ThreadPoolExecutor(READERS) as pool:
+        found = [f for f in pool.map(read, sorted(candidates.items())) if f is not None]
+    return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),
+                  sum(size for _, size in candidates.values()), tuple(sorted(unreadable)))

@@ -1,0 +1,173 @@
+"""The erasure engine on real Spark, one session for the module: storage holds the keys after a plain
+DELETE and none after erase (also when erase follows that DELETE, or an expiry interrupted after its
+commit); history before the first key stays readable; a declared hold keeps what it holds; 10,000 keys."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pyiceberg.table import Table
+from typer.testing import CliRunner
+
+from runtime.cli.app import app
+from tests.integration.conftest import Lake
+from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, keys_in_storage, policy, requests_yaml
+from tests.integration.evolve import converge
+
+pytestmark = pytest.mark.spark
+KEYS = set(ERASED.values())
+SQL_KEYS = "'u\\'1', 'u,2\\n'"  # the same keys as Spark SQL literals, for the DELETE someone else runs
+
+
+def cli(lake: Lake, *args: str) -> tuple[int, str]:
+    env = {f"PYICEBERG_CATALOG__LAKE__{key.upper()}": value for key, value in lake.config.properties.items()}
+    result = CliRunner(env=env).invoke(app, [*args, "--catalog", "lake"])
+    return result.exit_code, result.output
+
+
+def someone_elses_delete(lake: Lake, name: str) -> None:
+    """A plain DELETE, as any Spark user would run it (after pyiceberg's appends: Spark's pooled SQLite
+    connection would hold a stale read snapshot, so its catalogs are reloaded first)."""
+    lake.spark._jsparkSession.sessionState().catalogManager().reset()
+    lake.spark.sql(f"DELETE FROM lake.privacy.{name} WHERE user.uid IN ({SQL_KEYS})")
+
+
+def table_of(lake: Lake, name: str) -> Table:
+    table = lake.reader().pyiceberg_table(("privacy", name), fresh=True)
+    assert table is not None
+    return table
+
+
+def make(lake: Lake, tmp_path: Path, name: str, mode: str, holds: str = "") -> tuple[Path, Table, int]:
+    policies = tmp_path / "policies"
+    policies.mkdir(exist_ok=True)
+    text = policy(name, mode, holds=holds)
+    converge(lake, text)
+    (policies / f"{name}.yaml").write_text(text)
+    before = fill(table_of(lake, name))
+    return policies, table_of(lake, name), before
+
+
+def erase(lake: Lake, policies: Path, tmp_path: Path, requests: str = requests_yaml(), *extra: str
+          ) -> tuple[int, str, dict]:  # type: ignore[type-arg]
+    file, proof = tmp_path / "requests.yaml", tmp_path / "proof.json"
+    file.write_text(requests)
+    proof.unlink(missing_ok=True)
+    code, output = cli(lake, "erase", str(policies), "--requests", str(file), "--proof", str(proof), *extra)
+    return code, output, json.loads(proof.read_text()) if proof.exists() else {}
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_a_plain_delete_leaves_keys_in_storage_erase_after_it_leaves_none(
+    lake: Lake, tmp_path: Path, mode: str
+) -> None:
+    name = "after_delete_" + mode.replace("-", "_")
+    policies, table, before = make(lake, tmp_path, name, mode)
+    intact, history = checksum(table), checksum(table, before)
+    first_key_files = keys_in_storage(table.location(), KEYS)
+    assert len(first_key_files) == 9  # three snapshots x three day partitions
+
+    someone_elses_delete(lake, name)
+    assert lake.spark.sql(f"SELECT * FROM lake.privacy.{name} WHERE user.uid IN ({SQL_KEYS})").count() == 0
+    assert keys_in_storage(table.location(), KEYS) == first_key_files  # gone from queries, not from storage
+
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    assert keys_in_storage(table.location(), KEYS) == {}
+    (result,) = proof["tables"]
+    assert result["state"] == "complete" and result["files_still_stored"] == [] and result["rows_after"] == 0
+    assert {Path(f).name for f in result["files_with_keys_before"]} >= {Path(f).name for f in first_key_files}
+    expired = result["snapshots_expired"]
+    assert expired and all("which held a key of REQ-1, REQ-2" in s["reason"] for s in expired)
+    table = table_of(lake, name)
+    assert checksum(table) == intact  # every other row, unchanged
+    assert before in {s.snapshot_id for s in table.metadata.snapshots}  # history before the first key stays
+    assert checksum(table, before) == history
+    assert lake.spark.sql(f"SELECT * FROM lake.privacy.{name} VERSION AS OF {before}").count() == 2 * 3
+    assert "u'1" not in json.dumps(proof) and "u,2" not in json.dumps(proof)
+
+    code, output, again = erase(lake, policies, tmp_path)  # nothing left: a re-run proves it, changes nothing
+    assert code == 0, output
+    assert again["tables"][0]["statements"] == [] and again["tables"][0]["state"] == "complete"
+
+
+def test_files_an_interrupted_expiry_left_behind_are_found_and_deleted(lake: Lake, tmp_path: Path) -> None:
+    policies, table, before = make(lake, tmp_path, "orphaned", "copy-on-write")
+    someone_elses_delete(lake, "orphaned")
+    table = table_of(lake, "orphaned")
+    history = {s.snapshot_id for s in table.metadata.snapshots if s.sequence_number <= table.snapshot_by_id(before)
+               .sequence_number}
+    reading = [s.snapshot_id for s in table.metadata.snapshots
+               if s.snapshot_id not in history and s.snapshot_id != table.metadata.current_snapshot_id]
+    table.maintenance.expire_snapshots().by_ids(reading).commit()  # pyiceberg: the commit, no file deleted
+    left = keys_in_storage(table.location(), KEYS)
+    assert len(left) == 9  # referenced by no snapshot, still in storage
+
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    (result,) = proof["tables"]
+    assert sorted(Path(p).name for p in result["orphans_deleted"]) == sorted(Path(p).name for p in left)
+    assert result["snapshots_expired"] == [] and result["state"] == "complete"
+    assert keys_in_storage(table.location(), KEYS) == {}
+
+
+def test_a_declared_hold_keeps_its_snapshot_and_the_proof_says_held(lake: Lake, tmp_path: Path) -> None:
+    policies, _, _ = make(lake, tmp_path, "held", "copy-on-write", holds=", holds: [litigation_2026]")
+    lake.spark._jsparkSession.sessionState().catalogManager().reset()
+    lake.spark.sql("ALTER TABLE lake.privacy.held CREATE TAG litigation_2026")
+    tagged = table_of(lake, "held").metadata.refs["litigation_2026"].snapshot_id
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    (result,) = proof["tables"]
+    assert result["state"] == "held" and not result["complete"] and result["blocking_refs"] == []
+    kept = result["held_by"]["litigation_2026"]
+    assert len(kept) == 9 and set(kept) == set(result["files_still_stored"])
+    assert "legal hold 'litigation_2026' keeps 9 file(s)" in output
+    assert lake.spark.sql("SELECT * FROM lake.privacy.held WHERE user.uid = 'u\\'1'").count() == 0
+    rows = lake.spark.sql(f"SELECT * FROM lake.privacy.held VERSION AS OF {tagged} WHERE user.uid = 'u\\'1'")
+    assert rows.count() == 9  # the held snapshot still answers
+
+
+def test_a_hold_naming_no_ref_is_refused_before_anything_runs(lake: Lake, tmp_path: Path) -> None:
+    policies, table, _ = make(lake, tmp_path, "misheld", "copy-on-write", holds=", holds: [nosuch]")
+    snapshots = len(table.metadata.snapshots)
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 1 and proof == {}, output
+    assert "misheld.yaml:10:51: error TP443: hold 'nosuch' names no tag or branch of privacy.misheld" in output
+    assert len(table_of(lake, "misheld").metadata.snapshots) == snapshots
+
+
+def test_dry_run_shows_files_snapshots_and_statements_without_key_values(lake: Lake, tmp_path: Path) -> None:
+    policies, table, _ = make(lake, tmp_path, "preview", "merge-on-read")
+    code, output, _ = erase(lake, policies, tmp_path, requests_yaml(), "--dry-run")
+    assert code == 0, output
+    assert ("privacy.preview: 9 file(s) hold 18 row(s) with a key (18 row(s) in 9 file(s) of the current "
+            "snapshot, 0 file(s) no snapshot references)") in output
+    assert output.count("    file ") == 9 and output.count("    expire snapshot ") == 3
+    assert "DELETE FROM `lake`.`privacy`.`preview` WHERE `user`.`uid` IN (SELECT `k" in output
+    assert "CALL `lake`.system.`expire_snapshots`(" in output and "snapshot_ids => array(" in output
+    assert "u'1" not in output and "u,2" not in output
+    assert len(table_of(lake, "preview").metadata.snapshots) == len(table.metadata.snapshots)
+
+
+def test_ten_thousand_keys(lake: Lake, tmp_path: Path) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    text = policy("many", "copy-on-write")
+    converge(lake, text)
+    (policies / "many.yaml").write_text(text)
+    table = table_of(lake, "many")
+    erased = {f"REQ-{i}": f"subject-{i}" for i in range(10_000)}
+    table.append(batch(0, [*erased.values(), *KEPT], days=1))
+    table.append(batch(100_000, [*list(erased.values())[::7], *KEPT], days=2))
+    table = table_of(lake, "many")
+    intact = checksum(table, without=set(erased.values()))
+    code, output, proof = erase(lake, policies, tmp_path, requests_yaml(erased))
+    assert code == 0, output[-2000:]
+    assert proof["tables"][0]["state"] == "complete"
+    assert keys_in_storage(table.location(), set(erased.values())) == {}
+    assert checksum(table_of(lake, "many"), without=set(erased.values())) == intact
+    assert sorted(r.user.uid for r in lake.spark.sql("SELECT user FROM lake.privacy.many").collect()) == sorted(
+        KEPT * 3)

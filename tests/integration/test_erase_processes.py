@@ -1,0 +1,171 @@
+"""erase as separate processes, as the scheduled workflow runs it: killed with SIGKILL (the whole process
+group, JVM included) at points the test watches for from outside (the run's progress lines, the table's
+metadata), then run again until it ends proven; and beside a writer appending in another process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.table import Table
+
+from compiler.desired import desired_states
+from compiler.validate import validate
+from tests.catalog_fixtures import create_like, embedded_catalog
+from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_storage, policy, requests_yaml
+from tests.pgserver import postgres_server
+
+pytestmark = pytest.mark.spark
+KEYS = set(ERASED.values())
+COMMAND = [sys.executable, "-c", "from runtime.cli.app import main; main()", "erase"]
+
+
+def setup(root: Path, mode: str = "copy-on-write") -> tuple[Path, Path, int]:
+    policies = root / "policies"
+    policies.mkdir(parents=True)
+    (policies / "events.yaml").write_text(policy("events", mode))
+    project, _ = validate(policies)
+    catalog = embedded_catalog(policies)
+    for state in desired_states(project):
+        create_like(catalog, state)
+    before = fill(catalog.load_table(("privacy", "events")))
+    requests = root / "requests.yaml"
+    requests.write_text(requests_yaml())
+    return policies, requests, before
+
+
+def table(policies: Path) -> Table:
+    return embedded_catalog(policies).load_table(("privacy", "events"))
+
+
+Watch = Callable[[str, Table, int], bool]  # output so far, the table now, the most snapshots seen -> kill now
+WATCHES: dict[str, Watch] = {
+    "during the delete": lambda out, t, most: "deleting the rows of" in out,
+    "after the delete": lambda out, t, most: t.current_snapshot() is not None
+    and t.current_snapshot().summary.operation.value in ("overwrite", "delete"),  # type: ignore[union-attr]
+    "during the expiry": lambda out, t, most: "expiring" in out,
+    "after the expiry's commit": lambda out, t, most: len(t.metadata.snapshots) < most,
+    "during file deletion": lambda out, t, most: "unreferenced file(s) that hold a key" in out,
+}
+
+
+def run_until(policies: Path, requests: Path, watch: Watch | None, proof: Path) -> tuple[int, str]:
+    """Run erase; kill its process group the moment ``watch`` says so. Returns (exit code, output)."""
+    process = subprocess.Popen([*COMMAND, str(policies), "--requests", str(requests), "--proof", str(proof)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))  # type: ignore[union-attr]
+    reader.start()
+    most = 0
+    deadline = time.time() + 600
+    while process.poll() is None and time.time() < deadline:
+        if watch is not None:
+            now = table(policies)
+            most = max(most, len(now.metadata.snapshots))
+            if watch("".join(lines), now, most):
+                os.killpg(process.pid, signal.SIGKILL)
+                break
+        time.sleep(0.02)
+    process.wait(timeout=60)
+    reader.join(timeout=60)
+    return process.returncode, "".join(lines)
+
+
+@pytest.mark.parametrize("points", [
+    ["during the delete"], ["after the delete"], ["during the expiry"],
+    ["after the expiry's commit", "during file deletion"],
+], ids=lambda points: "-then-".join(p.replace(" ", "-").replace("'", "") for p in points))
+def test_killed_erase_ends_proven_when_run_again(tmp_path: Path, points: list[str]) -> None:
+    policies, requests, before = setup(tmp_path)
+    intact, history = checksum(table(policies)), checksum(table(policies), before)
+    proof = tmp_path / "proof.json"
+    killed = []
+    for point in points:
+        code, output = run_until(policies, requests, WATCHES[point], proof)
+        killed.append(code == -signal.SIGKILL)
+        if code != -signal.SIGKILL:
+            break  # it finished before reaching the point (only the second, opportunistic kill may)
+    assert killed[0], output
+    assert keys_in_storage(table(policies).location(), KEYS), "killed too late: nothing left to resume"
+    code, output = run_until(policies, requests, None, proof)
+    assert code == 0, output
+    (result,) = json.loads(proof.read_text())["tables"]
+    assert result["state"] == "complete", result
+    assert keys_in_storage(table(policies).location(), KEYS) == {}
+    assert checksum(table(policies)) == intact
+    assert checksum(table(policies), before) == history
+
+
+WRITER = """
+import sys, time
+from pathlib import Path
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.exceptions import CommitFailedException
+from tests.integration.erasure_data import batch
+catalog = SqlCatalog("lake", uri=sys.argv[1], warehouse=sys.argv[2])
+written = 0
+stop = Path(sys.argv[3])
+while not stop.exists():
+    for attempt in range(50):
+        try:
+            catalog.load_table(("privacy", "events")).append(batch(500_000 + written * 10, ["writer"], days=1))
+            written += 1
+            break
+        except CommitFailedException:
+            time.sleep(0.05)
+    time.sleep(2)  # a micro-batch writer: a commit every two seconds or so
+print(written)
+"""
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "known limitation: the DELETE reads its keys from a view, so Iceberg's serializable check (the table "
+    "default) conflicts with every append that lands while it runs; with a commit every 2 s on a loaded "
+    "2-core machine no attempt of 20 wins. On SQLite the failed commit also leaves Spark's JDBC connection "
+    "stale (SQLITE_BUSY_SNAPSHOT). Erase then fails loudly, nothing half-applied; a re-run resumes."))
+def test_rows_appended_during_erase_all_survive(tmp_path: Path) -> None:
+    """On a PostgreSQL catalog, as the README advises for concurrent writers: the DELETE's serializable
+    conflicts with the appends are retried until one attempt sees no append land meanwhile."""
+    with postgres_server() as url:
+        warehouse = (tmp_path / "warehouse").as_uri()
+        policies = tmp_path / "policies"
+        policies.mkdir()
+        (policies / "events.yaml").write_text(policy("events", "copy-on-write"))
+        project, _ = validate(policies)
+        catalog = SqlCatalog("lake", uri=url, warehouse=warehouse)
+        for state in desired_states(project):
+            create_like(catalog, state)
+        fill(catalog.load_table(("privacy", "events")))
+        intact = checksum(catalog.load_table(("privacy", "events")))
+        requests = tmp_path / "requests.yaml"
+        requests.write_text(requests_yaml())
+        stop, proof = tmp_path / "stop", tmp_path / "proof.json"
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, url, warehouse, str(stop)], stdout=subprocess.PIPE,
+                                  text=True, cwd=Path(__file__).resolve().parents[2])
+        erase = subprocess.run([*COMMAND, str(policies), "--requests", str(requests), "--proof", str(proof),
+                                "--catalog", "lake"], capture_output=True, text=True, timeout=900, check=False,
+                               env={**os.environ, "PYICEBERG_CATALOG__LAKE__TYPE": "sql",
+                                    "PYICEBERG_CATALOG__LAKE__URI": url,
+                                    "PYICEBERG_CATALOG__LAKE__WAREHOUSE": warehouse})
+        stop.touch()
+        out, _ = writer.communicate(timeout=300)
+        assert erase.returncode == 0, erase.stdout + erase.stderr
+        written = int(out.strip())
+        assert written > 0
+        (result,) = json.loads(proof.read_text())["tables"]
+        assert result["state"] == "complete", result
+        table = catalog.load_table(("privacy", "events"))
+        assert keys_in_storage(table.location(), KEYS) == {}
+        rows = table.scan().to_arrow().to_pylist()
+        assert sum(r["user"]["uid"] == "writer" for r in rows) == written  # no appended row lost
+        assert checksum(table, without=KEYS | {"writer"}) == intact
