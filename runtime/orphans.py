@@ -62,9 +62,13 @@ def reachable_files(table: Table) -> set[str]:
     """Every file the table's metadata, snapshots and refs can reach (normalized paths)."""
     metadata = table.metadata
     found = {table.metadata_location, *(entry.metadata_file for entry in metadata.metadata_log)}
+    read: set[str] = set()  # a manifest is listed by every later snapshot that keeps it: read it once
     for snapshot in metadata.snapshots:
         found.add(snapshot.manifest_list)
         for manifest in snapshot.manifests(table.io):
+            if manifest.manifest_path in read:
+                continue
+            read.add(manifest.manifest_path)
             found.add(manifest.manifest_path)
             for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False):
                 found.add(entry.data_file.file_path)

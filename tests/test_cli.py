@@ -78,7 +78,7 @@ def test_examples_are_formatted() -> None:
 
 
 @pytest.mark.parametrize("command", ["validate", "ddl", "plan", "apply", "maintain", "erase", "health", "drift",
-                                     "import", "fmt", "schema", "version"])
+                                     "import", "fmt", "schema", "version", "unlock"])
 def test_every_command_has_help(command: str) -> None:
     result = runner.invoke(app, [command, "--help"])
     assert result.exit_code == 0 and "Usage" in result.output

@@ -47,8 +47,12 @@ def projected(health: TableHealth, action: Action, now: datetime) -> tuple[Table
             taken = [n for n in health.small_file_groups if n >= action.min_input_files]
             left = tuple(sorted([n for n in health.small_file_groups if n < action.min_input_files]
                                 + [1] * len(taken), reverse=True))
+            # the rewritten files' manifests are left holding only deleted entries, which no scan reads: what
+            # stays is a manifest per untouched file at most, plus the one the rewrite writes
+            untouched = health.data_files - sum(taken)
+            manifests = min(health.manifests, untouched) + 1 if taken else health.manifests
             after = health.model_copy(update={
-                "data_files": health.data_files - sum(taken) + len(taken),
+                "manifests": manifests, "data_files": health.data_files - sum(taken) + len(taken),
                 "small_files": health.small_files - sum(taken) + len(taken), "small_file_groups": left,
                 "retained_small_file_groups": left if health.retained_small_file_groups is not None else None})
             return _committed(after, now), Effect(rewritten=sum(taken), written=len(taken))

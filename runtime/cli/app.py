@@ -318,6 +318,24 @@ def health(
 
 
 @app.command()
+def unlock(
+    table: Annotated[str, typer.Argument(help="The locked table, e.g. logs.app_events.")],
+    catalog: CatalogName = None,
+    policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
+        "policies"
+    ),
+    force: Annotated[bool, typer.Option("--force", help="Also take over a live run's lock (dangerous).")] = False,
+) -> None:
+    """Show who holds a table's lock; take over a dead run's lock (exit 1 if there was none to take)."""
+    def act() -> int:  # imported once run has checked the catalog configuration pyiceberg reads on import
+        from runtime.cli.unlock import unlock as unlock_table
+
+        return unlock_table(table, catalog, policies, force=force)
+
+    run(act)
+
+
+@app.command()
 def drift(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,

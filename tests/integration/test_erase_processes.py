@@ -128,7 +128,9 @@ print(written)
 """
 
 
-@pytest.mark.xfail(strict=True, reason=(
+# not strict: whether an attempt wins the race depends on the machine's load (it sometimes does); the test
+# still asserts every appended row survives whenever erase completes
+@pytest.mark.xfail(strict=False, reason=(
     "known limitation: the DELETE reads its keys from a view, so Iceberg's serializable check (the table "
     "default) conflicts with every append that lands while it runs; with a commit every 2 s on a loaded "
     "2-core machine no attempt of 20 wins. On SQLite the failed commit also leaves Spark's JDBC connection "

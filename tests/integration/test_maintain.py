@@ -121,6 +121,10 @@ def test_due_actions_run_the_table_is_healthier_and_the_dry_run_counted_right(la
     ran = {k: v for k, v in effects(outcome.steps).items() if k in counted}
     assert ran == {k: v for k, v in effects(dry.tables[0].steps).items() if k in counted}, (outcome, dry)
     assert set(ran) == set(counted)
+    # rewrite_manifests was due before the run; decided again on the health compaction left, it is a skip
+    assert "rewrite_manifests" not in {s.action.action for s in outcome.steps}
+    assert [s.reason.split(" (")[0] for s in outcome.skips if s.action == "rewrite_manifests"] == [
+        "manifests already merged by compaction"]
     assert ran["delete_expired_rows"] == {"rows_deleted": 6}
     # compaction took the recent files left in partitions with at least min_input_files (the DELETE removed the
     # old ones): one file written per such partition
