@@ -30,7 +30,7 @@ EVOLVED = BASE.replace("type: string}", "type: string, doc: documented}")
 RAW = """
 import sys, time
 from pathlib import Path
-from compiler.catalog.config import resolve_catalog
+from runtime.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
 for statement in Path(sys.argv[2]).read_text().split(";\\n\\n"):

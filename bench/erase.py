@@ -45,7 +45,7 @@ BASELINE = """
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
-from compiler.catalog.config import resolve_catalog
+from runtime.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
 policies = Path(sys.argv[1])
 spark = start_session(resolve_catalog(None, policies), SparkOptions())

@@ -62,7 +62,7 @@ TARGET = {"a": 3.0, "b": 20.0, "c": 5.0}
 BUILD = """
 import sys, time
 from pathlib import Path
-from compiler.catalog.config import resolve_catalog
+from runtime.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
 policies, namespace, tables, work, commits, small, rows = sys.argv[1:8]
 spark = start_session(resolve_catalog(None, Path(policies)), SparkOptions())
@@ -83,7 +83,7 @@ EVERYTHING = """
 import sys, time
 from pathlib import Path
 from datetime import UTC, datetime, timedelta
-from compiler.catalog.config import resolve_catalog
+from runtime.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
 policies, namespace, tables = sys.argv[1], sys.argv[2], int(sys.argv[3])
 started = time.perf_counter()
@@ -112,7 +112,7 @@ print(" ".join(f"{k.replace(' ', '_')}={v:.2f}" for k, v in spent.items()))
 AGGREGATE = """
 import sys, time
 from pathlib import Path
-from compiler.catalog.config import resolve_catalog
+from runtime.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
 query = (f"SELECT count(*), sum(id), sum(qty), sum(price), min(note), max(note), sum(length(note)) "

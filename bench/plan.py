@@ -27,12 +27,13 @@ sys.path.insert(0, str(ROOT))
 
 from bench.validate import generate  # noqa: E402
 from compiler.catalog.config import CatalogConfig  # noqa: E402
-from compiler.catalog.reader import CatalogReader  # noqa: E402
 from compiler.desired import desired_states  # noqa: E402
-from compiler.modelcache import ModelCache  # noqa: E402
-from compiler.plan.cache import PlanCache  # noqa: E402
 from compiler.plan.planner import make_plan  # noqa: E402
 from compiler.validate import validate  # noqa: E402
+from runtime.caches.models import FileModelCache  # noqa: E402
+from runtime.caches.plans import PlanCache  # noqa: E402
+from runtime.catalog.reader import CatalogReader  # noqa: E402
+from runtime.forked import FORKED  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 
@@ -43,11 +44,11 @@ def timed(fn: object) -> float:
 
 
 def full_plan(
-    policies: Path, config: CatalogConfig, cache: PlanCache | None = None, models: ModelCache | None = None
+    policies: Path, config: CatalogConfig, cache: PlanCache | None = None, models: FileModelCache | None = None
 ) -> int:
-    project, diagnostics = validate(policies, models)
+    project, diagnostics = validate(policies, models, workers=FORKED)
     assert not diagnostics.has_errors
-    result = make_plan(project, CatalogReader(config), config.name, cache=cache)
+    result = make_plan(project, CatalogReader(config), config.name, cache=cache, workers=FORKED)
     assert not result.refused
     return sum(1 for t in result.plan.tables if t.changes)
 
@@ -84,14 +85,14 @@ def main() -> None:
     t_plan = min(timed(lambda: full_plan(policies, config)) for _ in range(2))
 
     cache = PlanCache(tmp / "cache.json")
-    full_plan(policies, config, cache, ModelCache(tmp / "models.json"))  # warm both caches
+    full_plan(policies, config, cache, FileModelCache(path=tmp / "models.json"))  # warm both caches
     cache.save()
     one_more = "columns:\n  - {name: one_more, type: int}\n"
     files[500].write_text(files[500].read_text().replace("columns:\n", one_more, 1))
 
     def replan() -> None:
         warm = PlanCache.open(tmp / "cache.json")
-        assert full_plan(policies, config, warm, ModelCache.open(tmp / "models.json")) == 101
+        assert full_plan(policies, config, warm, FileModelCache.open(tmp / "models.json")) == 101
         assert warm.hits == count - 1, warm.hits
 
     t_replan = timed(replan)

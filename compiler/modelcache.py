@@ -1,4 +1,7 @@
-"""Validated policy models and their findings, cached by content hash (``.tablepolicy/models.json``).
+"""Validated policy models and their findings, cached by content hash.
+
+This is the cache in memory; runtime/caches/models.py keeps it between runs in ``.tablepolicy/models.json``
+(reading and writing that file is IO, which the compiler does not do).
 
 A file whose text is unchanged is not parsed again: its model is restored from JSON (and validated by
 the same strict models), its YAML positions are parsed only if a later finding needs one. A table's
@@ -7,9 +10,7 @@ semantic findings are reused while its file and every namespace defaults file it
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from compiler import __version__
@@ -21,25 +22,25 @@ CACHE_VERSION = 4  # bump when validation rules change: cached models and findin
 
 @dataclass
 class ModelCache:
-    path: Path | None  # None: this run only, never saved
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, path: Path) -> ModelCache:
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-            if (isinstance(document, dict) and document.get("version") == CACHE_VERSION
-                    and document.get("tool") == __version__
-                    and isinstance(document["models"], dict) and isinstance(document["checks"], dict)):
-                return cls(path, document["models"], document["checks"])
-        except (OSError, ValueError, KeyError, RecursionError):  # unreadable, damaged or absurdly nested: start over
-            pass
-        return cls(path)
-
-    @classmethod
     def in_memory(cls) -> ModelCache:
-        return cls(None)
+        return cls()
+
+    @staticmethod
+    def entries_of(document: Any) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]] | None:
+        """The models and findings of a saved document when this version of the tool wrote it, else None."""
+        if (isinstance(document, dict) and document.get("version") == CACHE_VERSION
+                and document.get("tool") == __version__
+                and isinstance(document.get("models"), dict) and isinstance(document.get("checks"), dict)):
+            return document["models"], document["checks"]
+        return None
+
+    def document(self) -> dict[str, Any]:
+        """What is saved between runs (``entries_of`` reads it back)."""
+        return {"version": CACHE_VERSION, "tool": __version__, "models": self.models, "checks": self.checks}
 
     def model(self, digest: str) -> dict[str, Any] | None:
         return self.models.get(digest)
@@ -71,8 +72,4 @@ class ModelCache:
         ]
 
     def save(self) -> None:
-        if self.path is None:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        document = {"version": CACHE_VERSION, "tool": __version__, "models": self.models, "checks": self.checks}
-        self.path.write_text(json.dumps(document), encoding="utf-8")
+        """Keep the entries for the next run: in memory there is nowhere to (runtime's FileModelCache writes)."""

@@ -21,6 +21,7 @@ from compiler.environment import ENVIRONMENTS, OverlayFile, check_references, pa
 from compiler.errors import TablePolicyError
 from compiler.loader import Project
 from compiler.modelcache import ModelCache
+from compiler.parallel import IN_PROCESS, Workers
 from compiler.plan.model import Plan
 
 POLICIES = "policies"
@@ -127,13 +128,13 @@ def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, f
 
 
 def load_selected(path: Path, cache: ModelCache | None = None, environment: str | None = None, *,
-                  every_environment: bool = False, environment_flag: str = "--env"
+                  every_environment: bool = False, environment_flag: str = "--env", workers: Workers = IN_PROCESS
                   ) -> tuple[Project, int, Diagnostics]:
     """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``: the
     project, how many policy files ``path`` holds, and the findings that concern them. ``cache``: the project's
     model cache (``.tablepolicy/models.json`` beside its policies folder). ``environment``: the overlay to
     layer on top (its findings included); ``every_environment``: without one, check every overlay the project
-    has against its policies (what ``validate`` does)."""
+    has against its policies (what ``validate`` does). ``workers``: see compiler.validate."""
     from compiler.loader import discover, display_path
     from compiler.validate import validate
 
@@ -141,7 +142,7 @@ def load_selected(path: Path, cache: ModelCache | None = None, environment: str 
     found = Diagnostics()  # the overlays' own findings: kept whatever the selection
     overlay = read_environment(paths, environment, found, environment_flag) if environment is not None else None
     project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None,
-                                    overlay.loaded if overlay is not None else None)
+                                    overlay.loaded if overlay is not None else None, workers)
     others = [read_environment(paths, name, found) for name in environment_files(paths)] if (
         environment is None and every_environment) else []
     for checked in (overlay, *others):

@@ -1,6 +1,7 @@
 """validate: load, check, and return the project with every finding of every file.
 
-With many files the parsing and checking, which is most of the cost, runs in forked workers first:
+With many files the parsing and checking, which is most of the cost, runs in workers first (the runtime
+passes forked processes; the compiler starts none):
 each worker fills entries of a model cache (the model's JSON, the table's findings) and the project is
 then loaded from that cache in this process, exactly as a warm run loads it. Namespace defaults files
 are loaded here first, since every table's checks read them.
@@ -15,21 +16,22 @@ from typing import Any
 from compiler.checks import check_project, findings_key, table_findings
 from compiler.diagnostics import Diagnostics
 from compiler.environment import LoadedEnvironment
-from compiler.forked import forked_map, workers_for
 from compiler.guardrails import check_rules
 from compiler.loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
 from compiler.modelcache import ModelCache
+from compiler.parallel import IN_PROCESS, Workers
 
 PARALLEL_FROM = 200  # files the cache cannot answer; below this, forking costs more than it saves
 
 
-def validate(path: Path, cache: ModelCache | None = None, environment: LoadedEnvironment | None = None
-             ) -> tuple[Project, Diagnostics]:
-    """``environment``: an overlay layered over every table's settings, which are checked with it."""
+def validate(path: Path, cache: ModelCache | None = None, environment: LoadedEnvironment | None = None,
+             workers: Workers = IN_PROCESS) -> tuple[Project, Diagnostics]:
+    """``environment``: an overlay layered over every table's settings, which are checked with it; ``workers``:
+    where files the cache cannot answer may be parsed and checked in parallel."""
     sources, diagnostics = read_sources(path)
     models = cache if cache is not None else ModelCache.in_memory()
     root = project_root(path)
-    _prepare(sources, root, models, environment)
+    _prepare(sources, root, models, environment, workers)
     project = load_sources(sources, root, diagnostics, models)
     project.environment = environment
     diagnostics.extend(check_project(project, models))
@@ -46,12 +48,12 @@ class _Prepared:
     checks: dict[str, list[dict[str, Any]]]
 
 
-def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environment: LoadedEnvironment | None
-             ) -> None:
-    """Parse, validate and check in forked workers the files the cache cannot answer."""
+def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environment: LoadedEnvironment | None,
+             workers: Workers) -> None:
+    """Parse, validate and check in workers the files the cache cannot answer."""
     misses = [s for s in sources if models.model(s.digest) is None]
-    workers = workers_for(len(misses), PARALLEL_FROM)
-    if not workers:
+    count = workers.count(len(misses), PARALLEL_FROM)
+    if not count:
         return
     defaults = Project(root=root)
     for source in misses:
@@ -59,7 +61,7 @@ def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environm
             load_text(source.text, source.file, defaults, Diagnostics(), models, source.digest)
     namespaces = defaults.namespaces
     rest = [s for s in misses if models.model(s.digest) is None]
-    for prepared in forked_map(lambda source: _parse_and_check(source, root, namespaces, environment), rest, workers):
+    for prepared in workers.map(lambda source: _parse_and_check(source, root, namespaces, environment), rest, count):
         models.models.update(prepared.models)
         models.checks.update(prepared.checks)
 

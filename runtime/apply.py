@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.diff.changes import Change, CreateTable, DropColumn, DropTable, PropertyChange, SetProperties
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
@@ -35,7 +34,9 @@ from compiler.project import find_project, load_selected
 from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
+from runtime.catalog.reader import CatalogReader
 from runtime.executor import check_steps, execute, run_sql
+from runtime.forked import FORKED
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
 from runtime.spark.session import SparkOptions, start_in_background
@@ -131,10 +132,10 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | N
     # the whole project the path belongs to (namespace defaults above a subfolder included); the plan's own
     # selection, if any, restricts the comparison
     project, _, diagnostics = load_selected(find_project(policies).scope, environment=environment,
-                                            environment_flag="the plan's environment")
+                                            environment_flag="the plan's environment", workers=FORKED)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
-    derived = make_plan(project, reader, plan.target)
+    derived = make_plan(project, reader, plan.target, workers=FORKED)
     if derived.refused:
         raise PolicyError(derived.diagnostics)
     existing = {c.table for c in plan.namespaces if reader.namespace_exists(c.table)}

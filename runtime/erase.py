@@ -24,12 +24,12 @@ from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.diagnostics import Diagnostics
 from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, TableErasure
 from compiler.errors import PolicyError
 from compiler.model.names import format_name
 from compiler.render.erasure import expire_sql, rewrite_sql
+from runtime.catalog.reader import CatalogReader
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import delete_unreferenced
 from runtime.erasure.proof import TableProof

@@ -42,8 +42,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from compiler.catalog.reader import CatalogReader
 from compiler.errors import TablePolicyError
+from runtime.catalog.reader import CatalogReader
 
 HEARTBEAT_ENV = "TABLEPOLICY_LOCK_HEARTBEAT"
 DEFAULT_HEARTBEAT_SECONDS = 15.0

@@ -19,17 +19,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader, read_metadata
 from compiler.maintenance.actions import Action, RemoveOrphanFiles
 from compiler.maintenance.decide import Skip
-from compiler.maintenance.due import MaintenancePlan, OrphanScanner, TableMaintenance
+from compiler.maintenance.due import MaintenancePlan, TableMaintenance
 from compiler.maintenance.health import OrphanFigures
 from compiler.maintenance.measured import measured
 from compiler.maintenance.report import MaintenanceReport, Step, TableOutcome
 from compiler.maintenance.sequence import unchanged, work_table
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
+from runtime.catalog.reader import CatalogReader, read_metadata
 from runtime.executor import ExecutionError, query_sql, with_commit_retries
+from runtime.health import CatalogHealth, OrphanScanner
 from runtime.lock import catalog_locks
 from runtime.orphans import normalize, orphan_figures, stored_files
 from runtime.spark.session import SparkOptions, start_session
@@ -205,11 +206,11 @@ class _Run:
         return Step(action, sql, "done", effect, seconds, rows[0] if rows else {}), fresh
 
     def _decide_again(self, current: TableMaintenance) -> TableMaintenance | None:
-        table = self.reader.pyiceberg_table(current.table, fresh=True)
-        if table is None or current.basis is None:
+        if current.basis is None:
             return None
-        scan = orphan_scanner(self.reader, self.locations)
-        return current.basis.decide(current.table, current.basis.health_of(current.table, table, scan))
+        source = CatalogHealth(self.reader, orphan_scanner(self.reader, self.locations), fresh=True)
+        health = current.basis.health_of(current.table, source)
+        return current.basis.decide(current.table, health) if health is not None else None
 
     def _stored(self, name: tuple[str, ...]) -> dict[str, int] | None:
         """Every file under the table location with its size, or None where it cannot be listed."""

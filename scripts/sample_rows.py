@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from compiler.catalog.config import resolve_catalog
-from compiler.catalog.reader import open_catalog
-
+from runtime.catalog.config import resolve_catalog
+from runtime.catalog.reader import open_catalog
 
 BATCHES = 5
 

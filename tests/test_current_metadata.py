@@ -29,7 +29,7 @@ from pyiceberg.types import (
 )
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
+from runtime.catalog.reader import CatalogReader
 from tests.metadata_oracle import pyiceberg_reading
 
 SCHEMA = Schema(

@@ -18,8 +18,8 @@ from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
 from compiler.maintenance.actions import RewriteDataFiles
-from compiler.maintenance.health import read_health
 from compiler.render.health_html import TableReport, render_health_html
+from runtime.health import read_health
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -1,4 +1,20 @@
-"""compiler/ never imports runtime/ or pyspark: plans run on CI machines without a JVM."""
+"""The layering contract: ``compiler/`` is pure, ``runtime/`` does the IO, and plans run without a JVM.
+
+``compiler/`` never imports the runtime, Spark (pyspark, py4j), a catalog or database client (sqlalchemy,
+pyiceberg.catalog, pyiceberg.io), processes, threads pools or sockets (multiprocessing, concurrent.futures,
+subprocess, socket, network clients), and never writes, deletes or renames a file (``open`` for writing,
+Path.write_text/write_bytes/mkdir/touch/unlink/rename/replace, os.makedirs/remove/rename/replace/fork,
+shutil, tempfile). It takes the catalog, table health, caches and workers through small protocols
+(compiler.plan.planner.StateSource, compiler.maintenance.due.HealthSource, compiler.plan.reuse.PlanCacheStore,
+compiler.parallel.Workers) that runtime/ implements.
+
+Reading is allowed: the loader reads the policy files it is given and find_project walks up to the
+project root. The contract forbids catalogs, engines, processes and writes, not reading policy text.
+
+The check is on the syntax tree, so a name the tree cannot resolve is judged by its spelling: ``x.replace(a)``
+with one argument is Path.replace (str.replace takes two), any ``.rename(...)`` is a rename, and an ``open``
+whose mode is not a literal is taken as a write.
+"""
 
 from __future__ import annotations
 
@@ -6,23 +22,178 @@ import ast
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
-FORBIDDEN = ("runtime", "pyspark", "py4j")
+FORBIDDEN_MODULES = (
+    "runtime", "pyspark", "py4j",  # the runtime and the JVM
+    "sqlalchemy", "pyiceberg.catalog", "pyiceberg.io",  # catalogs, their databases and file systems
+    "multiprocessing", "concurrent.futures", "subprocess", "threading", "socket",  # processes, threads, network
+    "http.client", "urllib.request", "requests",
+    "shutil", "tempfile",  # files written, copied, removed
+)
+WRITING_METHODS = {"write_text", "write_bytes", "mkdir", "touch", "unlink", "rmdir", "rename", "symlink_to",
+                   "hardlink_to", "chmod"}
+WRITING_OS = {"makedirs", "mkdir", "remove", "unlink", "rename", "renames", "replace", "rmdir", "removedirs",
+              "fork", "forkpty", "system", "popen", "truncate", "write", "open", "symlink", "link", "chmod",
+              "chown", "kill", "putenv", "unsetenv"}
 
 
-def test_compiler_imports_nothing_from_runtime_or_spark() -> None:
-    offenders = []
-    for file in (ROOT / "compiler").rglob("*.py"):
-        for node in ast.walk(ast.parse(file.read_text())):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            offenders += [f"{file.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in FORBIDDEN]
-    assert offenders == []
+def forbidden_module(name: str) -> bool:
+    return any(name == f or name.startswith(f"{f}.") for f in FORBIDDEN_MODULES)
+
+
+def _writing_mode(call: ast.Call, position: int) -> bool:
+    """Whether an ``open`` call may write: its mode (argument ``position`` or ``mode=``) is not a literal
+    read mode."""
+    mode: ast.expr | None = call.args[position] if len(call.args) > position else None
+    mode = next((k.value for k in call.keywords if k.arg == "mode"), mode)
+    if mode is None:
+        return False
+    return not (isinstance(mode, ast.Constant) and isinstance(mode.value, str) and not set(mode.value) & set("wax+"))
+
+
+def offences(source: str) -> list[str]:
+    """Every forbidden import or writing call in ``source``, as ``line: what``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [f"{node.lineno}: import {a.name}" for a in node.names if forbidden_module(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            if node.module == "os":
+                names += [f"os.{a.name}" for a in node.names if a.name in WRITING_OS]
+            found += [f"{node.lineno}: from {n}" for n in names if forbidden_module(n) or
+                      (n.startswith("os.") and n[3:] in WRITING_OS)][:1]
+        elif isinstance(node, ast.Call):
+            found += [f"{node.lineno}: {what}" for what in _writing_call(node)]
+    return found
+
+
+def _writing_call(call: ast.Call) -> list[str]:
+    func = call.func
+    if isinstance(func, ast.Name):
+        if func.id == "open" and _writing_mode(call, 1):
+            return ["open for writing"]
+        if func.id in ("__import__", "import_module") and call.args and isinstance(call.args[0], ast.Constant) \
+                and forbidden_module(str(call.args[0].value)):
+            return [f"imports {call.args[0].value}"]
+        return []
+    if not isinstance(func, ast.Attribute):
+        return []
+    owner = func.value.id if isinstance(func.value, ast.Name) else None
+    if owner == "os" and (func.attr in WRITING_OS or func.attr.startswith(("spawn", "exec"))):
+        return [f"os.{func.attr}"]
+    if owner == "importlib" and func.attr == "import_module" and call.args \
+            and isinstance(call.args[0], ast.Constant) and forbidden_module(str(call.args[0].value)):
+        return [f"imports {call.args[0].value}"]
+    if func.attr in WRITING_METHODS:
+        return [f".{func.attr}()"]
+    if func.attr == "replace" and len(call.args) == 1 and not call.keywords:  # Path.replace(target)
+        return [".replace(target)"]
+    if func.attr == "open" and _writing_mode(call, 0):
+        return [".open() for writing"]
+    return []
+
+
+def test_compiler_imports_nothing_forbidden_and_writes_nothing() -> None:
+    found = [f"{file.relative_to(ROOT)}:{offence}" for file in sorted((ROOT / "compiler").rglob("*.py"))
+             for offence in offences(file.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+# Each of these, added to a compiler module, breaks the contract.
+BREAKS = {
+    "runtime": "from runtime.catalog.reader import CatalogReader",
+    "pyspark": "import pyspark.sql",
+    "py4j": "from py4j import java_gateway",
+    "sqlalchemy": "from sqlalchemy import text",
+    "pyiceberg_catalog": "from pyiceberg.catalog import load_catalog",
+    "pyiceberg_catalog_as_name": "from pyiceberg import catalog",
+    "pyiceberg_io": "import pyiceberg.io.pyarrow",
+    "multiprocessing": "import multiprocessing",
+    "concurrent_futures": "from concurrent.futures import ProcessPoolExecutor",
+    "concurrent_as_name": "from concurrent import futures",
+    "subprocess": "import subprocess",
+    "threading": "import threading",
+    "socket": "import socket",
+    "urllib_request": "from urllib.request import urlopen",
+    "shutil": "import shutil",
+    "tempfile": "import tempfile",
+    "dynamic_import": "importlib.import_module('pyspark')",
+    "open_w": "open(path, 'w')",
+    "open_a_keyword": "open(path, mode='a')",
+    "open_x": "open(path, 'xb')",
+    "open_plus": "open(path, 'r+')",
+    "open_unknown_mode": "open(path, mode)",
+    "path_open_w": "path.open('w')",
+    "write_text": "path.write_text('x')",
+    "write_bytes": "path.write_bytes(b'x')",
+    "mkdir": "path.mkdir(parents=True)",
+    "touch": "path.touch()",
+    "unlink": "path.unlink()",
+    "path_rename": "path.rename(other)",
+    "path_replace": "path.replace(other)",
+    "os_makedirs": "os.makedirs(path)",
+    "os_remove": "os.remove(path)",
+    "os_rename": "os.rename(a, b)",
+    "os_replace": "os.replace(a, b)",
+    "os_fork": "os.fork()",
+    "os_system": "os.system('ls')",
+    "from_os_remove": "from os import remove",
+}
+# ... and these do not: reading, and the methods spelled like writes on other types.
+ALLOWED = {
+    "read_text": "path.read_text(encoding='utf-8')",
+    "open_read": "open(path)",
+    "open_read_mode": "open(path, 'rb')",
+    "path_open_read": "path.open()",
+    "str_replace": "text.replace('a', 'b')",
+    "datetime_replace": "moment.replace(tzinfo=None)",
+    "urllib_parse": "from urllib.parse import unquote",
+    "pyiceberg_types": "from pyiceberg.types import LongType",
+    "os_path": "os.path.join(a, b)",
+}
+
+
+@pytest.mark.parametrize("source", BREAKS.values(), ids=list(BREAKS))
+def test_the_contract_refuses(source: str) -> None:
+    assert len(offences(source)) == 1
+
+
+@pytest.mark.parametrize("source", ALLOWED.values(), ids=list(ALLOWED))
+def test_the_contract_allows(source: str) -> None:
+    assert offences(source) == []
+
+
+# What validate, plan, drift and import load from runtime/: none may bring Spark in.
+JVM_FREE = ("runtime.cli.app", "runtime.cli.commands", "runtime.catalog.config", "runtime.catalog.reader",
+            "runtime.catalog.estimate", "runtime.health", "runtime.target", "runtime.forked", "runtime.caches.models",
+            "runtime.caches.plans")
+BLOCK_SPARK = textwrap.dedent("""
+    import importlib, sys
+
+    class Block:
+        def find_spec(self, name, path=None, target=None):
+            if name.split(".")[0] in ("pyspark", "py4j"):
+                raise ImportError(f"{name} is blocked in this test")
+            return None
+
+    sys.meta_path.insert(0, Block())
+    for module in sys.argv[1:]:
+        importlib.import_module(module)
+    print(sorted(m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j")))
+""")
+
+
+def test_runtime_modules_of_validate_plan_drift_and_import_load_without_spark() -> None:
+    result = subprocess.run([sys.executable, "-c", BLOCK_SPARK, *JVM_FREE], capture_output=True, text=True,
+                            cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "[]"
 
 
 def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> None:

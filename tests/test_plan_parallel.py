@@ -12,10 +12,10 @@ SCRIPT = """
 import sys, tempfile
 from pathlib import Path
 from bench.validate import generate
-from compiler.catalog.config import resolve_catalog
-from compiler.catalog.reader import CatalogReader
+from runtime.catalog.config import resolve_catalog
+from runtime.catalog.reader import CatalogReader
 from compiler.desired import desired_states
-from compiler import forked
+from runtime import forked
 from compiler.plan import planner
 from compiler.render.json_plan import plan_to_json
 from compiler.validate import validate
@@ -36,11 +36,11 @@ forks = []
 get_context = forked.multiprocessing.get_context
 forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
 with CatalogReader(config) as reader:
-    parallel = plan_to_json(planner.make_plan(project, reader, "lake").plan)
+    parallel = plan_to_json(planner.make_plan(project, reader, "lake", workers=forked.FORKED).plan)
 assert forks == ["fork"], forks
 planner.PARALLEL_FROM = 10**9
 with CatalogReader(config) as reader:
-    serial = plan_to_json(planner.make_plan(project, reader, "lake").plan)
+    serial = plan_to_json(planner.make_plan(project, reader, "lake", workers=forked.FORKED).plan)
 assert parallel == serial, "plans differ"
 import json
 document = json.loads(parallel)
@@ -62,8 +62,9 @@ VALIDATE_SCRIPT = """
 import shutil, tempfile
 from pathlib import Path
 from bench.validate import generate
-from compiler import forked, validate as validation
-from compiler.modelcache import ModelCache
+from compiler import validate as validation
+from runtime import forked
+from runtime.caches.models import FileModelCache
 
 root = Path(tempfile.mkdtemp())
 policies = root / "policies"
@@ -80,13 +81,13 @@ get_context = forked.multiprocessing.get_context
 forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
 
 def outcome(cache=None):
-    project, diagnostics = validation.validate(policies, cache)
+    project, diagnostics = validation.validate(policies, cache, workers=forked.FORKED)
     return ([d.render() for d in diagnostics], [t.policy.model_dump_json() for t in project.tables],
             [n.defaults.model_dump_json() for n in project.namespaces], [t.source.file for t in project.tables])
 
 parallel = outcome()
 assert forks == ["fork"], forks
-cached = ModelCache(root / "models.json")
+cached = FileModelCache(path=root / "models.json")
 first, warm = outcome(cached), outcome(cached)
 validation.PARALLEL_FROM = 10**9
 serial = outcome()

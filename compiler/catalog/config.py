@@ -5,15 +5,16 @@ by name. A name given by ``--catalog`` or ``TABLEPOLICY_CATALOG`` must be one of
 catalog is configured at all is the embedded SQLite catalog (``lake``) used: ``.lake/catalog.db`` and
 ``.lake/warehouse/`` beside the project's ``policies/``. With catalogs configured and none named,
 pyiceberg's default (``default-catalog``, else ``default``) is used, else the only one there is.
+
+The rules and the redaction live here, pure; reading ``.pyiceberg.yaml`` and the environment is IO and lives
+in runtime/catalog/config.py, which passes what it read to ``choose_catalog``.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 from compiler.errors import CatalogError
@@ -131,42 +132,12 @@ def redact_uri(value: str) -> str:
     return _QUERY_SECRET.sub(lambda m: m[1] + MASK, value)
 
 
-def config_file() -> Path | None:
-    """The ``.pyiceberg.yaml`` pyiceberg reads: the first in PYICEBERG_HOME, the home folder, the working folder."""
-    for folder in (os.environ.get("PYICEBERG_HOME"), os.path.expanduser("~"), os.getcwd()):
-        if folder and (Path(folder) / ".pyiceberg.yaml").is_file():
-            return Path(folder) / ".pyiceberg.yaml"
-    return None
-
-
-def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
-    """Every catalog pyiceberg's configuration defines, by name, and pyiceberg's default name."""
-    from pyiceberg.utils.config import Config
-
-    try:
-        config = Config()
-        catalogs: Any = config.config.get("catalog", {})
-        default = config.get_default_catalog_name()
-        if not isinstance(catalogs, dict) or not all(isinstance(v, dict) for v in catalogs.values()):
-            raise ValueError("'catalog' must map each catalog name to its properties")
-    except Exception as exc:
-        file = config_file()
-        where = str(file) if file is not None else "the PYICEBERG_* environment variables"
-        problem, mark = getattr(exc, "problem", None), getattr(exc, "problem_mark", None)
-        if problem and mark is not None and file is not None:
-            where, first = f"{file}:{mark.line + 1}:{mark.column + 1}", str(problem)
-        else:
-            first = str(problem or exc).strip().splitlines()[0] if str(problem or exc).strip() else type(exc).__name__
-        raise CatalogError(f"cannot read the catalog configuration in {where}: {redact_uri(first)}") from None
-    return {str(name): {k: str(v) for k, v in props.items()} for name, props in sorted(catalogs.items())}, default
-
-
-def resolve_catalog(name: str | None, policies: Path, given_by: str | None = None) -> CatalogConfig:
-    """The catalog a command targets; ``policies`` is any path of the project (locates the embedded catalog).
-    ``given_by``: where ``name`` was written, for messages (default: --catalog)."""
-    catalogs, default = configured_catalogs()
-    flag = given_by or ("--catalog" if name else "TABLEPOLICY_CATALOG")
-    requested = name or os.environ.get("TABLEPOLICY_CATALOG") or None
+def choose_catalog(
+    requested: str | None, flag: str, catalogs: dict[str, dict[str, str]], default: str, policies: Path
+) -> CatalogConfig:
+    """The rules, given what was read: ``requested``, the name asked for (None: none), written in ``flag``;
+    ``catalogs`` and ``default``, what pyiceberg's configuration defines (runtime/catalog/config.py reads it);
+    ``policies``, any path of the project (locates the embedded catalog)."""
     if not catalogs:
         if requested is None or requested == EMBEDDED_NAME:
             return embedded_catalog(policies)

@@ -15,7 +15,7 @@ from typing import TypeGuard, TypeVar
 
 from pyiceberg.types import DateType, TimestampType, TimestamptzType
 
-from compiler.catalog.estimate import retention_cutoff
+from compiler.catalog.retention import retention_cutoff
 from compiler.effective import Effective
 from compiler.maintenance.actions import (
     Action,

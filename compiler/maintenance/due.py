@@ -1,28 +1,45 @@
-"""Which maintenance every declared table needs now: health read from the catalog, decided by policy.
+"""Which maintenance every declared table needs now: health, decided by policy.
 
-Reads metadata and manifests through pyiceberg (no JVM); the runtime executes the result in Spark.
+Health comes through a HealthSource (runtime/health.py reads metadata and manifests with pyiceberg, no JVM);
+this module only asks for it and decides. The runtime executes the result in Spark.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from compiler.catalog.current import CurrentTable
 from compiler.effective import Effective, effective_settings
 from compiler.loader import Project
 from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
-from compiler.maintenance.health import OrphanFigures, TableHealth, read_health
+from compiler.maintenance.health import TableHealth
 from compiler.maintenance.select import EVERYTHING, Selection
 from compiler.model.names import parse_name
-from compiler.model.table import TableState
+from compiler.model.table import ColumnPath, TableState
 
-if TYPE_CHECKING:
-    from pyiceberg.table import Table
 
-    from compiler.catalog.reader import CatalogReader
+@dataclass(frozen=True)
+class HealthRequest:
+    """What a table's health must hold for its decisions: ``retention``, the column and cutoff whose older rows
+    are estimated; ``recent``, files wholly at or after it are left out of compaction; ``orphans_older_than``,
+    list the table location for unreferenced files older than this (None: do not list)."""
+
+    retention: tuple[ColumnPath, datetime] | None
+    recent: tuple[ColumnPath, datetime] | None
+    orphans_older_than: datetime | None
+
+
+class HealthSource(Protocol):
+    """The catalog as maintenance reads it (runtime/health.py: CatalogHealth)."""
+
+    def table(self, name: tuple[str, ...]) -> CurrentTable | None: ...
+
+    def health(self, name: tuple[str, ...], request: HealthRequest) -> TableHealth | None:
+        """None: the table is not in the catalog."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -35,19 +52,20 @@ class Basis:
     now: datetime
     selection: Selection = EVERYTHING
 
-    def health_of(self, name: tuple[str, ...], table: Table, scan_orphans: OrphanScanner | None) -> TableHealth:
+    def request(self) -> HealthRequest:
         cutoff = expiry_cutoff(self.effective, self.now)
         retention = self.effective.lifecycle.retention
         column = retention.column if retention is not None else None
         window = compaction_window(self.effective, self.state, self.now)
-        health = read_health(name, table, (parse_name(column), cutoff) if column and cutoff else None,
-                             (window.column, window.before) if window is not None else None)
         orphans = self.effective.lifecycle.orphan_files
-        if (scan_orphans is not None and orphans is not None and orphans.enabled is not False
-                and self.selection.covers_action("remove_orphan_files")):
+        guard = None
+        if orphans is not None and orphans.enabled is not False and self.selection.covers_action("remove_orphan_files"):
             guard = self.now - timedelta(milliseconds=(orphans.older_than or DEFAULT_ORPHAN_AGE).millis)
-            health = health.model_copy(update={"orphans": scan_orphans(name, table, guard)})
-        return health
+        return HealthRequest((parse_name(column), cutoff) if column and cutoff else None,
+                             (window.column, window.before) if window is not None else None, guard)
+
+    def health_of(self, name: tuple[str, ...], source: HealthSource) -> TableHealth | None:
+        return source.health(name, self.request())
 
     def decide(self, name: tuple[str, ...], health: TableHealth) -> TableMaintenance:
         found = [d for d in decisions(self.effective, self.state, health, self.now)
@@ -76,26 +94,21 @@ class MaintenancePlan:
         return [a for t in self.tables for a in t.actions]
 
 
-# (name, table, files older than this) -> orphan figures from a listing of the table location
-# (runtime/orphans.py), or None where a listing cannot decide (the removal is then left to Spark's own checks)
-OrphanScanner = Callable[[tuple[str, ...], "Table", datetime], OrphanFigures | None]
-
-
 def maintenance_plan(
-    project: Project, reader: CatalogReader, now: datetime, scan_orphans: OrphanScanner | None = None,
-    selection: Selection = EVERYTHING,
+    project: Project, source: HealthSource, now: datetime, selection: Selection = EVERYTHING,
 ) -> MaintenancePlan:
-    """``scan_orphans``: lists a table's location when its policy declares orphan removal, so removal is due
-    only when there are old unreferenced files (and Spark is not started to find there are none).
+    """``source`` lists a table's location when its policy declares orphan removal (if it can), so removal is
+    due only when there are old unreferenced files (and Spark is not started to find there are none).
     ``selection``: the tables and actions of this run (``--table``, ``--only``); health is read for those only."""
     tables, missing = [], []
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
         if not selection.covers_table(loaded.name):
             continue
-        current, table = reader.table(loaded.name), reader.pyiceberg_table(loaded.name)
-        if current is None or table is None:
+        current = source.table(loaded.name)
+        basis = Basis(effective_settings(project, loaded), current.state, now, selection) if current else None
+        health = basis.health_of(loaded.name, source) if basis is not None else None
+        if basis is None or health is None:
             missing.append(loaded.name)
             continue
-        basis = Basis(effective_settings(project, loaded), current.state, now, selection)
-        tables.append(basis.decide(loaded.name, basis.health_of(loaded.name, table, scan_orphans)))
+        tables.append(basis.decide(loaded.name, health))
     return MaintenancePlan(tables, missing, now)

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.current import CurrentTable
-from compiler.catalog.estimate import retention_cutoff
+from compiler.catalog.retention import retention_cutoff
 from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (
@@ -29,12 +29,11 @@ from compiler.diff.changes import (
 from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
 from compiler.effective import namespace_chain, overlaid_settings
-from compiler.forked import forked_map, workers_for
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import parse_name
+from compiler.parallel import IN_PROCESS, Workers
 from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
-from compiler.plan.cache import PlanCache
 from compiler.plan.locate import column_yaml_path
 from compiler.plan.model import (
     Blocked,
@@ -45,6 +44,7 @@ from compiler.plan.model import (
     Requirement,
     TablePlan,
 )
+from compiler.plan.reuse import PlanCacheStore, plan_key
 from compiler.spec.units import Duration
 
 
@@ -78,12 +78,14 @@ def make_plan(
     catalog: str | CatalogRef,
     git_sha: str | None = None,
     today: date | None = None,
-    cache: PlanCache | None = None,
+    cache: PlanCacheStore | None = None,
+    workers: Workers = IN_PROCESS,
 ) -> PlanResult:
     """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical.
 
     With a cache and a catalog that lists metadata locations in one query, unchanged tables are not read.
-    ``catalog``: the catalog as the plan file records it (a bare name records only the name).
+    ``catalog``: the catalog as the plan file records it (a bare name records only the name). ``workers``: how
+    the tables the cache cannot answer may be planned in parallel (the runtime passes forked processes).
     """
     target = catalog if isinstance(catalog, CatalogRef) else _target(catalog, source)
     catalog = target.name
@@ -98,7 +100,8 @@ def make_plan(
     ]
     tables = []
     with settled_heap() as settle:
-        tables = _plan_tables(project, present, source, catalog, day, diagnostics, cache, locations, settle)
+        tables = _plan_tables(project, present, source, catalog, day, diagnostics, cache, locations, settle,
+                             workers)
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.state == "absent") if t]
     tables.sort(key=lambda t: t.table)
     declared = {t.name for t in project.tables}
@@ -127,9 +130,10 @@ def _plan_tables(
     catalog: str,
     day: date,
     diagnostics: Diagnostics,
-    cache: PlanCache | None,
+    cache: PlanCacheStore | None,
     locations: dict[tuple[str, ...], str] | None,
     settle: Callable[[], None],
+    workers: Workers,
 ) -> list[TablePlan]:
     tables: list[TablePlan | None] = []
     todo: list[tuple[int, LoadedTable, str]] = []
@@ -139,13 +143,13 @@ def _plan_tables(
         files = [*(f"{ns.source.file}\0{ns.digest}" for ns in chain), f"{table.source.file}\0{table.digest}"]
         if project.environment is not None:  # its values and their origins are part of the table's plan
             files.append(f"{project.environment.file}\0{project.environment.digest}")
-        key = PlanCache.key(files, catalog)
+        key = plan_key(files, catalog)
         location = locations.get(table.name) if locations is not None else None
         tables.append(cache.get(table.name, key, location) if cache is not None and location else None)
         if tables[-1] is None:  # only a miss builds the desired state and reads the table
             todo.append((len(tables) - 1, table, key))
     keys = {position: key for position, _, key in todo}
-    for position, planned, findings in plan_misses(project, todo, source, day, settle):
+    for position, planned, findings in plan_misses(project, todo, source, day, settle, workers):
         tables[position] = planned
         diagnostics.extend(findings)
         if cache is not None and not any(f.severity is Severity.ERROR for f in findings):
@@ -168,9 +172,9 @@ PARALLEL_FROM = 200  # below this many tables, starting workers costs more than 
 
 def plan_misses(
     project: Project, todo: list[tuple[int, LoadedTable, str]], source: StateSource, day: date,
-    settle: Callable[[], None],
+    settle: Callable[[], None], workers: Workers,
 ) -> list[Planned]:
-    """Plan the tables the cache could not answer; on several cores, in forked workers.
+    """Plan the tables the cache could not answer; on several cores, in ``workers`` (forked by the runtime).
 
     Reading and diffing a table is CPU work in Python; workers share the validated project by fork and
     send back only the small TablePlans.
@@ -182,9 +186,9 @@ def plan_misses(
         return position, planned, findings.items
 
     reopen = getattr(source, "reopen_after_fork", None)
-    workers = workers_for(len(todo), PARALLEL_FROM) if reopen is not None else 0
-    if workers:
-        return forked_map(plan_one, todo, workers, after_fork=reopen)
+    count = workers.count(len(todo), PARALLEL_FROM) if reopen is not None else 0
+    if count:
+        return workers.map(plan_one, todo, count, after_fork=reopen)
     planned = []
     for item in todo:
         planned.append(plan_one(item))

@@ -15,8 +15,8 @@ from typer._click.core import Context as ClickContext  # typer 0.29 carries its 
 from typer.core import TyperCommand, TyperGroup
 
 from compiler import __version__
-from compiler.catalog.config import configured_catalogs
 from compiler.errors import PolicyError, TablePolicyError
+from runtime.catalog.config import configured_catalogs
 from runtime.cli.exits import Exit
 from runtime.cli.flags import check_master, check_output
 from runtime.cli.views import error

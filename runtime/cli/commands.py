@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
 from compiler.errors import CatalogError, PolicyError
@@ -28,8 +28,6 @@ from compiler.importer import (
 )
 from compiler.loader import Project, discover, display_path
 from compiler.model.names import format_name
-from compiler.modelcache import ModelCache
-from compiler.plan.cache import PlanCache
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.project import find_project, load_selected, requested_environment, restrict_plan
@@ -40,16 +38,20 @@ from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
-from compiler.target import Target, resolve_target
+from runtime.caches.models import FileModelCache
+from runtime.caches.plans import PlanCache
+from runtime.catalog.config import resolve_catalog
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
+from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
+from runtime.target import Target, resolve_target
 
 if TYPE_CHECKING:
-    from compiler.catalog.reader import CatalogReader
     from compiler.model.table import TableState
     from runtime.apply import ApplyReport
+    from runtime.catalog.reader import CatalogReader
 
 
 def cache_dir(path: Path) -> Path:
@@ -60,13 +62,13 @@ def cache_dir(path: Path) -> Path:
 def open_reader(config: CatalogConfig) -> CatalogReader:
     """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
     second to import, and apply starts Spark before it needs them."""
-    from compiler.catalog.reader import CatalogReader
+    from runtime.catalog.reader import CatalogReader
 
     return CatalogReader(config)
 
 
-def project_cache(path: Path) -> ModelCache:
-    return ModelCache.open(cache_dir(path) / "models.json")
+def project_cache(path: Path) -> FileModelCache:
+    return FileModelCache.open(cache_dir(path) / "models.json")
 
 
 def valid_project(path: Path, *, use_cache: bool = True, environment: str | None = None) -> Project:
@@ -74,7 +76,7 @@ def valid_project(path: Path, *, use_cache: bool = True, environment: str | None
     carrying every finding; warnings are shown either way."""
     name, flag = requested_environment(environment)
     project, _, diagnostics = load_selected(path, project_cache(path) if use_cache else None, name,
-                                            environment_flag=flag)
+                                            environment_flag=flag, workers=FORKED)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     show_diagnostics(diagnostics)
@@ -85,7 +87,7 @@ def validate(path: Path, *, output: str = "text", environment: str | None = None
     # without an environment every overlay is checked against the policies; with one, the tables under it
     name, flag = requested_environment(environment)
     _, files, diagnostics = load_selected(path, project_cache(path), name, every_environment=True,
-                                          environment_flag=flag)
+                                          environment_flag=flag, workers=FORKED)
     if output == "json":
         typer.echo(findings_json(diagnostics, files), nl=False)
     else:
@@ -156,7 +158,7 @@ def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: 
 def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
     result = make_plan(project, reader, CatalogRef.of(reader.config), git_sha(find_project(path).policies),
-                       cache=cache)
+                       cache=cache, workers=FORKED)
     if result.refused:
         raise PolicyError(result.diagnostics)
     show_diagnostics(result.diagnostics)  # warnings, e.g. approvals that approve nothing (TA101)

@@ -26,10 +26,10 @@ from compiler.loader import Project, display_path
 from compiler.model.names import format_name
 from compiler.render.erasure import render_preview
 from compiler.render.erasure_report import render_status, status_document, status_json
-from compiler.target import resolve_target
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
+from runtime.target import resolve_target
 
 if TYPE_CHECKING:
     from runtime.erasure.proof import TableProof

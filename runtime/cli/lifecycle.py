@@ -12,10 +12,10 @@ from compiler.maintenance.due import MaintenancePlan, maintenance_plan
 from compiler.maintenance.select import selection
 from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
-from compiler.target import Target, resolve_target
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, paint, show_maintenance_report
+from runtime.target import Target, resolve_target
 
 if TYPE_CHECKING:
     from runtime.maintain import Locations
@@ -28,6 +28,7 @@ def due_now(
     """``tables``/``only``: ``--table``/``--only`` (checked before the catalog is read); ``locations``: the
     run's map of table locations, reused when the run removes orphan files. The environment's lifecycle is
     the one due."""
+    from runtime.health import CatalogHealth
     from runtime.maintain import Locations, orphan_scanner
 
     target = resolve_target(path, catalog, environment)
@@ -37,7 +38,7 @@ def due_now(
     with open_reader(config) as reader:
         scan = orphan_scanner(reader, locations if locations is not None else Locations())
         now = datetime.now(UTC).replace(microsecond=0)
-        return maintenance_plan(project, reader, now, scan_orphans=scan, selection=chosen), target
+        return maintenance_plan(project, CatalogHealth(reader, scan), now, selection=chosen), target
 
 
 def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,

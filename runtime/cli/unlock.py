@@ -11,9 +11,9 @@ import difflib
 import time
 from pathlib import Path
 
-from compiler.catalog.config import resolve_catalog
-from compiler.catalog.reader import CatalogReader
 from compiler.model.names import format_name, parse_name
+from runtime.catalog.config import resolve_catalog
+from runtime.catalog.reader import CatalogReader
 from runtime.cli.commands import cache_dir, open_reader
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint

@@ -13,7 +13,7 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 
 if TYPE_CHECKING:
     from compiler.maintenance.report import MaintenanceReport
-    from compiler.target import Target
+    from runtime.target import Target
 
 
 def use_color(stream: object = sys.stdout) -> bool:

@@ -58,7 +58,7 @@ def _jdbc(uri: str) -> tuple[str, dict[str, str], str]:
     if backend == "sqlite":
         if not url.database or url.database == ":memory:":
             raise CatalogError("an in-memory SQLite catalog cannot be shared with Spark; use a file path")
-        # the settings pyiceberg's side uses too (compiler.catalog.reader): WAL and a busy timeout
+        # the settings pyiceberg's side uses too (runtime.catalog.reader): WAL and a busy timeout
         return f"jdbc:sqlite:{url.database}?journal_mode=WAL&busy_timeout=30000", {}, "sqlite"
     if backend == "postgresql":
         port = f":{url.port}" if url.port else ""

@@ -12,9 +12,9 @@ import pytest
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.model.table import TableState
 from compiler.render.sql import Statement
+from runtime.catalog.reader import CatalogReader
 from runtime.executor import run_sql
 from runtime.spark.catalog_conf import spark_catalog
 from runtime.spark.session import SparkOptions, start_session

@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from compiler.catalog.reader import CatalogReader, open_catalog
 from compiler.checks import check_project
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
@@ -13,6 +12,7 @@ from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.sql import change_sql
 from runtime.apply import Step
+from runtime.catalog.reader import CatalogReader, open_catalog
 from runtime.executor import check_steps, execute
 from tests.integration.conftest import Lake
 from tests.metadata_oracle import pyiceberg_reading

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.reader import CatalogReader
 from compiler.desired import desired_states
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
+from runtime.catalog.reader import CatalogReader
 from runtime.lock import LockHeldError, catalog_locks
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches

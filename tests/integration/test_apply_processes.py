@@ -213,7 +213,7 @@ def spark_cluster(tmp_path: Path) -> Iterator[str]:
 
 CLUSTER_INSERT = """
 import sys
-from compiler.catalog.config import resolve_catalog
+from runtime.catalog.config import resolve_catalog
 from pathlib import Path
 from runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions(master=sys.argv[2]))

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.reader import CatalogReader, open_catalog
 from compiler.desired import desired_states
 from compiler.model.table import TableState, default_partition_name, field_paths
 from compiler.plan.model import CatalogRef
@@ -24,6 +23,7 @@ from compiler.plan.planner import make_plan
 from compiler.render.sql import change_sql
 from compiler.validate import validate
 from runtime.apply import Step, apply_plan
+from runtime.catalog.reader import CatalogReader, open_catalog
 from runtime.executor import ExecutionError, check_steps
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches

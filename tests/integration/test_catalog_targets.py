@@ -12,10 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.maintenance.due import maintenance_plan
 from compiler.validate import validate
+from runtime.catalog.reader import CatalogReader
 from runtime.cli.app import app
+from runtime.health import CatalogHealth
 from runtime.maintain import run_maintenance
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
@@ -61,7 +62,7 @@ def test_a_namespace_named_like_its_catalog_is_maintained_and_erased(lake: Lake,
         lake.spark.sql(f"INSERT INTO lake.lake.plain VALUES ({i}, 'u{i % 2}', TIMESTAMP '2026-11-01 1{i}:00:00Z')")
     project, _ = validate(policies)
     with CatalogReader(lake.config) as reader:
-        plan = maintenance_plan(project, reader, datetime.now(UTC) + timedelta(days=2))
+        plan = maintenance_plan(project, CatalogHealth(reader), datetime.now(UTC) + timedelta(days=2))
     assert [a.action for a in plan.actions] == ["rewrite_data_files", "rewrite_manifests", "expire_snapshots",
                                                 "remove_orphan_files"]
     report = run_maintenance(plan, lake.config, SparkOptions(), lock_dir=tmp_path)

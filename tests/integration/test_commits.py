@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.reader import CatalogReader, open_catalog
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from compiler.validate import validate
 from runtime.apply import apply_plan
+from runtime.catalog.reader import CatalogReader, open_catalog
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge

@@ -9,12 +9,12 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
 from compiler.render.sql import statements
 from compiler.validate import validate
+from runtime.catalog.reader import CatalogReader
 from tests.integration.conftest import Lake, assert_table_matches, sqlite_catalog
 
 pytestmark = pytest.mark.spark

@@ -31,8 +31,8 @@ BEAT = 0.25  # seconds: a lock is dead after 4 beats without one (1 s)
 HOLD = """
 import sys, time
 from pathlib import Path
-from compiler.catalog.config import resolve_catalog
-from compiler.catalog.reader import CatalogReader
+from runtime.catalog.config import resolve_catalog
+from runtime.catalog.reader import CatalogReader
 from runtime.lock import catalog_locks
 _, _command, policies, seconds, *tables = sys.argv
 with CatalogReader(resolve_catalog(None, Path(policies))) as reader, \\

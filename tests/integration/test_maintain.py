@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.reader import CatalogReader
 from compiler.maintenance.due import MaintenancePlan, maintenance_plan
-from compiler.maintenance.health import read_health
 from compiler.maintenance.report import Step
 from compiler.maintenance.sequence import estimated
 from compiler.render.maintenance import action_sql
 from compiler.validate import validate
+from runtime.catalog.reader import CatalogReader
+from runtime.health import CatalogHealth, read_health
 from runtime.maintain import Locations, orphan_scanner, run_maintenance
 from runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
@@ -71,7 +71,7 @@ def plan_for(lake: Lake, policies: Path, now: datetime, *, list_locations: bool 
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     with CatalogReader(lake.config) as reader:
         scan = orphan_scanner(reader, Locations()) if list_locations else None
-        return maintenance_plan(project, reader, now, scan_orphans=scan)
+        return maintenance_plan(project, CatalogHealth(reader, scan), now)
 
 
 def ids(lake: Lake, name: str) -> list[int]:

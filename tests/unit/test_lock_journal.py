@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from compiler.catalog.config import CatalogConfig
-from compiler.catalog.reader import CatalogReader
+from runtime.catalog.reader import CatalogReader
 from runtime.journal import Journal
 from runtime.lock import (
     HEARTBEAT_ENV,

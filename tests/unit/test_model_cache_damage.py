@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from compiler import __version__
-from compiler.modelcache import CACHE_VERSION, ModelCache
+from compiler.modelcache import CACHE_VERSION
 from compiler.validate import validate
+from runtime.caches.models import FileModelCache
 
 ROOT = Path(__file__).resolve().parents[2]
 DAMAGE = {
@@ -28,6 +29,6 @@ def test_damaged_cache_is_rebuilt(tmp_path: Path, damage: bytes) -> None:
     cache_file = tmp_path / ".tablepolicy" / "models.json"
     cache_file.parent.mkdir()
     cache_file.write_bytes(damage)
-    project, diagnostics = validate(policies, ModelCache.open(cache_file))
+    project, diagnostics = validate(policies, FileModelCache.open(cache_file))
     assert not diagnostics.has_errors and len(project.tables) == 3
-    assert ModelCache.open(cache_file).models  # saved anew
+    assert FileModelCache.open(cache_file).models  # saved anew

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig, resolve_catalog
+from compiler.catalog.config import CatalogConfig
 from compiler.errors import CatalogError
+from runtime.catalog.config import resolve_catalog
 from runtime.spark import jars
 from runtime.spark.catalog_conf import spark_catalog
 from runtime.spark.session import SparkOptions, SparkSetupError, check_java, session_conf

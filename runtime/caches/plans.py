@@ -1,10 +1,10 @@
-"""Per-table plan cache: a table's plan is reused while its policy files and its catalog metadata file are
-unchanged. Keys: sha256 of the table's policy file and of every namespace defaults file it inherits, the
-tool version, and the table's current metadata location (Iceberg writes a new file on every commit)."""
+"""Per-table plan cache in a file (``.tablepolicy/plan-cache.json``), the planner's PlanCacheStore: a table's
+plan is reused while its policy files and its catalog metadata file are unchanged. Keys: compiler.plan.reuse's
+plan_key (sha256 of the table's policy file and of every namespace defaults file it inherits), the tool
+version, and the table's current metadata location (Iceberg writes a new file on every commit)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,10 +33,6 @@ class PlanCache:
         except (OSError, ValueError, KeyError):
             pass
         return cls(path)
-
-    @staticmethod
-    def key(policy_digests: list[str], catalog: str) -> str:
-        return hashlib.sha256("\n".join([catalog, *policy_digests]).encode()).hexdigest()
 
     def get(self, table: tuple[str, ...], key: str, metadata_location: str) -> TablePlan | None:
         entry = self.entries.get(".".join(table))

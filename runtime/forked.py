@@ -3,7 +3,8 @@
 Workers inherit the parent's memory by fork, so nothing is pickled on the way in (validated models,
 open catalog handles, the work function itself); only each item's result comes back. Forking is done
 only from a single-threaded process (a CLI run), never beside a JVM or other threads, and only where
-the platform has fork; otherwise callers run the same work in-process.
+the platform has fork; otherwise callers run the same work in-process. ``FORKED`` is what the runtime hands
+the compiler's validate and plan as their ``compiler.parallel.Workers``.
 """
 
 from __future__ import annotations
@@ -59,3 +60,17 @@ def _share(worker: int) -> list[Any]:
             results.append(work(item))
             settle()  # what an item leaves behind (metadata read, trees kept) is not rescanned by the GC
     return results
+
+
+class Forked:
+    """compiler.parallel.Workers in forked worker processes."""
+
+    def count(self, items: int, at_least: int) -> int:
+        return workers_for(items, at_least)
+
+    def map(self, work: Callable[[Item], Result], items: Sequence[Item], workers: int,
+            after_fork: Callable[[], None] | None = None) -> list[Result]:
+        return forked_map(work, items, workers, after_fork)
+
+
+FORKED = Forked()

@@ -9,17 +9,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.catalog.config import (
-    EMBEDDED_NAME,
-    CatalogConfig,
-    CatalogNotDefinedError,
-    configured_catalogs,
-    resolve_catalog,
-)
+from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
 from compiler.diagnostics import Diagnostics
 from compiler.environment import LoadedEnvironment
 from compiler.errors import CatalogError, PolicyError
 from compiler.project import find_project, read_environment, requested_environment
+from runtime.catalog.config import configured_catalogs, resolve_catalog
 
 
 class CatalogConflictError(CatalogError):

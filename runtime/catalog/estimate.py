@@ -1,8 +1,10 @@
-"""What a tighter retention would delete, estimated from manifests and column bounds, never data files."""
+"""What a tighter retention would delete, estimated from manifests and column bounds, never data files.
+
+Reads manifests through pyiceberg (runtime: the compiler only receives the RetentionEstimate)."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from pyiceberg.conversions import from_bytes
@@ -12,15 +14,8 @@ from pyiceberg.types import DateType, PrimitiveType, TimestampType
 
 from compiler.diff.changes import RetentionEstimate
 from compiler.model.table import ColumnPath, field_paths
-from compiler.spec.units import Duration
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def retention_cutoff(day: date, keep: Duration) -> datetime:
-    """Rows before midnight UTC of ``day`` minus ``keep`` are expired: the plan's estimate and maintain's
-    DELETE use this one cutoff, so it holds all day long."""
-    return datetime(day.year, day.month, day.day, tzinfo=UTC) - timedelta(milliseconds=keep.millis)
 
 
 def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> RetentionEstimate:

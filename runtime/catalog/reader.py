@@ -19,10 +19,10 @@ from sqlalchemy import event
 
 from compiler.catalog.config import CatalogConfig, embedded_root
 from compiler.catalog.current import CurrentTable, current_table
-from compiler.catalog.estimate import estimate_retention
 from compiler.diff.changes import RetentionEstimate
 from compiler.errors import CatalogError
 from compiler.model.table import ColumnPath
+from runtime.catalog.estimate import estimate_retention
 
 if TYPE_CHECKING:
     from compiler.importer import Inventory

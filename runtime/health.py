@@ -1,0 +1,164 @@
+"""Table health read from metadata with pyiceberg (no JVM): snapshots, data and delete files, manifests.
+
+Reading the current snapshot's manifests is the whole cost; data files are never opened.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from pyiceberg.conversions import from_bytes
+from pyiceberg.manifest import DataFile, DataFileContent
+from pyiceberg.table import Table
+
+from compiler.catalog.current import CurrentTable
+from compiler.maintenance.due import HealthRequest
+from compiler.maintenance.expiry import RefInfo, SnapshotInfo
+from compiler.maintenance.health import (
+    ICEBERG_TARGET_FILE_SIZE,
+    SIZE_BUCKETS,
+    SMALL_FRACTION,
+    TOP_PARTITIONS,
+    OrphanFigures,
+    PartitionFiles,
+    TableHealth,
+)
+from compiler.model.table import ColumnPath
+from runtime.catalog.estimate import column_field, estimate_retention, physical_cutoff
+from runtime.catalog.reader import CatalogReader
+
+# (name, table, files older than this) -> orphan figures from a listing of the table location
+# (runtime/orphans.py), or None where a listing cannot decide (the removal is then left to Spark's own checks)
+OrphanScanner = Callable[[tuple[str, ...], Table, datetime], OrphanFigures | None]
+
+
+class CatalogHealth:
+    """compiler.maintenance.due's HealthSource on a catalog reader: health read from each table's metadata,
+    and its orphan files listed by ``scan_orphans`` when the policy asks for them. ``fresh``: read the catalog
+    again (after an action), not the metadata this run read first."""
+
+    def __init__(self, reader: CatalogReader, scan_orphans: OrphanScanner | None = None, *, fresh: bool = False
+                 ) -> None:
+        self.reader, self.scan_orphans, self.fresh = reader, scan_orphans, fresh
+
+    def table(self, name: tuple[str, ...]) -> CurrentTable | None:
+        return self.reader.table(name, fresh=self.fresh)
+
+    def health(self, name: tuple[str, ...], request: HealthRequest) -> TableHealth | None:
+        table = self.reader.pyiceberg_table(name, fresh=self.fresh)
+        if table is None:
+            return None
+        health = read_health(name, table, request.retention, request.recent)
+        if self.scan_orphans is not None and request.orphans_older_than is not None:
+            health = health.model_copy(update={"orphans": self.scan_orphans(name, table, request.orphans_older_than)})
+        return health
+
+
+def read_health(
+    name: tuple[str, ...],
+    table: Table,
+    retention: tuple[ColumnPath, datetime] | None = None,
+    recent: tuple[ColumnPath, datetime] | None = None,
+) -> TableHealth:
+    """``retention``: the column and cutoff whose older rows are estimated from column bounds; ``recent``:
+    files whose column is wholly at or after the cutoff are not counted for compaction."""
+    metadata = table.metadata
+    target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
+    data_files = data_bytes = rows = small = position = equality = manifests = 0
+    groups: Counter[tuple[int, Any]] = Counter()
+    retained: Counter[tuple[int, Any]] = Counter()
+    per_partition: Counter[tuple[int, Any]] = Counter()
+    per_partition_small: Counter[tuple[int, Any]] = Counter()
+    histogram = [0] * (len(SIZE_BUCKETS) + 1)
+    is_recent = _bound_test(table, recent, at_or_after=True)
+    is_expired = _bound_test(table, retention, at_or_after=False)
+    snapshot = table.current_snapshot()
+    if snapshot is not None:
+        for manifest in snapshot.manifests(table.io):
+            # a manifest holding only entries a rewrite marked deleted is dropped by the next commit and read
+            # by no scan: counting it made rewrite_manifests due right after compaction (0 rewritten)
+            live = (manifest.added_files_count, manifest.existing_files_count)
+            manifests += any(count is None for count in live) or sum(c or 0 for c in live) > 0
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+                file = entry.data_file
+                if file.content == DataFileContent.DATA:
+                    data_files += 1
+                    data_bytes += file.file_size_in_bytes
+                    rows += file.record_count
+                    histogram[bisect_left(SIZE_BUCKETS, file.file_size_in_bytes)] += 1
+                    per_partition[(file.spec_id, file.partition)] += 1
+                    if file.file_size_in_bytes < SMALL_FRACTION * target:
+                        small += 1
+                        per_partition_small[(file.spec_id, file.partition)] += 1
+                        if not is_recent(file):
+                            groups[(file.spec_id, file.partition)] += 1
+                            if not is_expired(file):
+                                retained[(file.spec_id, file.partition)] += 1
+                elif file.content == DataFileContent.POSITION_DELETES:
+                    position += 1
+                else:
+                    equality += 1
+    return TableHealth(
+        table=name,
+        snapshot_times=tuple(sorted(s.timestamp_ms for s in metadata.snapshots)),
+        current_snapshot_id=metadata.current_snapshot_id,
+        data_files=data_files,
+        data_bytes=data_bytes,
+        rows=rows,
+        small_files=small,
+        small_file_groups=tuple(sorted(groups.values(), reverse=True)),
+        retained_small_file_groups=tuple(sorted(retained.values(), reverse=True)) if retention is not None else None,
+        target_file_size=target,
+        position_delete_files=position,
+        equality_delete_files=equality,
+        manifests=manifests,
+        metadata_files=len(metadata.metadata_log) + 1,
+        expired=estimate_retention(table, *retention) if retention is not None else None,
+        size_histogram=tuple(histogram),
+        partitions=_top_partitions(table, per_partition, per_partition_small),
+        snapshot_log=tuple(SnapshotInfo(id=s.snapshot_id, parent_id=s.parent_snapshot_id, timestamp_ms=s.timestamp_ms)
+                           for s in sorted(metadata.snapshots, key=lambda s: (s.timestamp_ms, s.snapshot_id))),
+        refs=tuple(RefInfo(name=name, snapshot_id=ref.snapshot_id, branch=ref.snapshot_ref_type == "branch",
+                           max_ref_age_ms=ref.max_ref_age_ms, max_snapshot_age_ms=ref.max_snapshot_age_ms,
+                           min_snapshots_to_keep=ref.min_snapshots_to_keep)
+                   for name, ref in sorted(metadata.refs.items())),
+        max_ref_age_ms=int(age) if (age := table.properties.get("history.expire.max-ref-age-ms")) else None,
+    )
+
+
+def _top_partitions(table: Table, files: Counter[tuple[int, Any]], small: Counter[tuple[int, Any]]
+                    ) -> tuple[PartitionFiles, ...]:
+    def label(key: tuple[int, Any]) -> str:
+        spec_id, record = key
+        spec = table.specs().get(spec_id)
+        if spec is None or not spec.fields:
+            return "(unpartitioned)"
+        return "/".join(f"{f.name}={record[i]}" for i, f in enumerate(spec.fields))
+
+    ranked = sorted(files, key=lambda k: (-small[k], -files[k], label(k)))[:TOP_PARTITIONS]
+    return tuple(PartitionFiles(partition=label(k), files=files[k], small=small[k]) for k in ranked)
+
+
+def _bound_test(table: Table, bound: tuple[ColumnPath, datetime] | None, *, at_or_after: bool
+                ) -> Callable[[DataFile], bool]:
+    """``at_or_after``: files whose column is wholly at or after the cutoff (lower bound), else wholly before
+    it (upper bound); a file without bounds is neither."""
+    found = column_field(table, bound[0]) if bound is not None else None
+    if bound is None or found is None:
+        return lambda _file: False
+    field_id, field_type = found
+    limit, _ = physical_cutoff(field_type, bound[1])
+
+    def test(file: DataFile) -> bool:
+        bounds = (file.lower_bounds if at_or_after else file.upper_bounds) or {}
+        raw = bounds.get(field_id)
+        if raw is None:
+            return False
+        position = int(from_bytes(field_type, raw))
+        return position >= limit if at_or_after else position < limit
+
+    return test
