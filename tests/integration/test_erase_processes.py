@@ -86,17 +86,22 @@ def run_until(policies: Path, requests: Path, watch: Watch | None, proof: Path) 
     ["after the expiry's commit", "during file deletion"],
 ], ids=lambda points: "-then-".join(p.replace(" ", "-").replace("'", "") for p in points))
 def test_killed_erase_ends_proven_when_run_again(tmp_path: Path, points: list[str]) -> None:
-    policies, requests, before = setup(tmp_path)
-    intact, history = checksum(table(policies)), checksum(table(policies), before)
-    proof = tmp_path / "proof.json"
-    killed = []
-    for point in points:
-        code, output = run_until(policies, requests, WATCHES[point], proof)
-        killed.append(code == -signal.SIGKILL)
-        if code != -signal.SIGKILL:
-            break  # it finished before reaching the point (only the second, opportunistic kill may)
+    # the kill is timed from outside by polling: on a loaded machine it can land after the step it aims at
+    # (nothing left to resume, which proves nothing); such an attempt starts over on a fresh table
+    for attempt in range(3):
+        policies, requests, before = setup(tmp_path / f"attempt{attempt}")
+        intact, history = checksum(table(policies)), checksum(table(policies), before)
+        proof = tmp_path / f"attempt{attempt}" / "proof.json"
+        killed = []
+        for point in points:
+            code, output = run_until(policies, requests, WATCHES[point], proof)
+            killed.append(code == -signal.SIGKILL)
+            if code != -signal.SIGKILL:
+                break  # it finished before reaching the point (only the second, opportunistic kill may)
+        if killed[0] and keys_in_storage(table(policies).location(), KEYS):
+            break
     assert killed[0], output
-    assert keys_in_storage(table(policies).location(), KEYS), "killed too late: nothing left to resume"
+    assert keys_in_storage(table(policies).location(), KEYS), "killed too late three times: nothing to resume"
     code, output = run_until(policies, requests, None, proof)
     assert code == 0, output
     (result,) = json.loads(proof.read_text())["tables"]
