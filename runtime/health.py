@@ -30,6 +30,7 @@ from compiler.maintenance.health import (
 from compiler.model.table import ColumnPath
 from runtime.catalog.estimate import column_field, estimate_retention, physical_cutoff
 from runtime.catalog.reader import CatalogReader
+from runtime.manifests import READS
 
 # (name, table, files older than this) -> orphan figures from a listing of the table location
 # (runtime/orphans.py), or None where a listing cannot decide (the removal is then left to Spark's own checks)
@@ -78,12 +79,12 @@ def read_health(
     is_expired = _bound_test(table, retention, at_or_after=False)
     snapshot = table.current_snapshot()
     if snapshot is not None:
-        for manifest in snapshot.manifests(table.io):
+        for manifest in READS.manifests(table.io, snapshot):
             # a manifest holding only entries a rewrite marked deleted is dropped by the next commit and read
             # by no scan: counting it made rewrite_manifests due right after compaction (0 rewritten)
             live = (manifest.added_files_count, manifest.existing_files_count)
             manifests += any(count is None for count in live) or sum(c or 0 for c in live) > 0
-            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+            for entry in READS.entries(table.io, manifest, discard_deleted=True):
                 file = entry.data_file
                 if file.content == DataFileContent.DATA:
                     data_files += 1

@@ -33,7 +33,7 @@ from runtime.executor import ExecutionError, query_sql, with_commit_retries
 from runtime.health import CatalogHealth, OrphanScanner
 from runtime.lock import catalog_locks
 from runtime.orphans import normalize, orphan_figures, stored_files
-from runtime.spark.session import SparkOptions, start_session
+from runtime.spark.session import SessionOnDemand, SparkOptions
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
@@ -144,16 +144,20 @@ def run_maintenance(
     lock_dir: Path,
     progress: Progress | None = None,
     locations: Locations | None = None,
+    session: SessionOnDemand | None = None,
 ) -> MaintenanceReport:
     """Every table with due actions, in order; the others are reported unchanged. ``locations``: the map the
-    decisions were made with (read on first use otherwise)."""
+    decisions were made with (read on first use otherwise); ``session``: the run's Spark session, perhaps
+    already starting since the first table with due work was decided (started here otherwise)."""
     progress = progress or Silent()
     locations = locations or Locations()
     outcomes = {t.table: unchanged(t) for t in plan.tables}
     due = [t for t in plan.tables if t.actions]
     if due:
-        progress.starting_spark()
-        spark = start_session(catalog, options)
+        session = session or SessionOnDemand(catalog, options)
+        if not session.ready:
+            progress.starting_spark()
+        spark = session.session()
         with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in due], lock_dir):
             run = _Run(spark, reader, catalog.name, locations, progress)
             for number, planned in enumerate(due, 1):

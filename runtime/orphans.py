@@ -18,6 +18,7 @@ from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
 from compiler.maintenance.health import OrphanFigures
+from runtime.manifests import READS
 
 MAX_SHARE = 0.5  # candidates over half the table's bytes look like a misread location, not orphans
 
@@ -65,12 +66,12 @@ def reachable_files(table: Table) -> set[str]:
     read: set[str] = set()  # a manifest is listed by every later snapshot that keeps it: read it once
     for snapshot in metadata.snapshots:
         found.add(snapshot.manifest_list)
-        for manifest in snapshot.manifests(table.io):
+        for manifest in READS.manifests(table.io, snapshot):
             if manifest.manifest_path in read:
                 continue
             read.add(manifest.manifest_path)
             found.add(manifest.manifest_path)
-            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=False):
+            for entry in READS.entries(table.io, manifest, discard_deleted=False):
                 found.add(entry.data_file.file_path)
     for statistics in (*metadata.statistics, *metadata.partition_statistics):
         found.add(statistics.statistics_path)

@@ -6,6 +6,7 @@ this module only asks for it and decides. The runtime executes the result in Spa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -96,10 +97,13 @@ class MaintenancePlan:
 
 def maintenance_plan(
     project: Project, source: HealthSource, now: datetime, selection: Selection = EVERYTHING,
+    on_work: Callable[[TableMaintenance], None] = lambda _t: None,
 ) -> MaintenancePlan:
     """``source`` lists a table's location when its policy declares orphan removal (if it can), so removal is
     due only when there are old unreferenced files (and Spark is not started to find there are none).
-    ``selection``: the tables and actions of this run (``--table``, ``--only``); health is read for those only."""
+    ``selection``: the tables and actions of this run (``--table``, ``--only``); health is read for those only.
+    ``on_work``: told of each table with due actions as soon as it is decided (a run starts Spark then, while
+    the remaining tables are read)."""
     tables, missing = [], []
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
         if not selection.covers_table(loaded.name):
@@ -110,5 +114,8 @@ def maintenance_plan(
         if basis is None or health is None:
             missing.append(loaded.name)
             continue
-        tables.append(basis.decide(loaded.name, health))
+        decided = basis.decide(loaded.name, health)
+        if decided.actions:
+            on_work(decided)
+        tables.append(decided)
     return MaintenancePlan(tables, missing, now)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
-from compiler.maintenance.due import MaintenancePlan, maintenance_plan
+from compiler.maintenance.due import MaintenancePlan, TableMaintenance, maintenance_plan
 from compiler.maintenance.select import selection
 from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
@@ -24,21 +25,24 @@ if TYPE_CHECKING:
 def due_now(
     path: Path, catalog: str | None, environment: str | None = None, *, tables: list[str] | None = None,
     only: list[str] | None = None, locations: Locations | None = None,
+    on_work: Callable[[TableMaintenance], None] = lambda _t: None, target: Target | None = None,
 ) -> tuple[MaintenancePlan, Target]:
     """``tables``/``only``: ``--table``/``--only`` (checked before the catalog is read); ``locations``: the
-    run's map of table locations, reused when the run removes orphan files. The environment's lifecycle is
-    the one due."""
+    run's map of table locations, reused when the run removes orphan files; ``on_work``: told of each table
+    with due work as soon as it is decided; ``target``: the catalog and environment, when the caller resolved
+    them already. The environment's lifecycle is the one due."""
     from runtime.health import CatalogHealth
     from runtime.maintain import Locations, orphan_scanner
 
-    target = resolve_target(path, catalog, environment)
+    target = target or resolve_target(path, catalog, environment)
     config = target.catalog
     project = valid_project(path, environment=environment)
     chosen = selection((t.name for t in project.tables if t.state == "present"), tables or [], only or [])
     with open_reader(config) as reader:
         scan = orphan_scanner(reader, locations if locations is not None else Locations())
         now = datetime.now(UTC).replace(microsecond=0)
-        return maintenance_plan(project, CatalogHealth(reader, scan), now, selection=chosen), target
+        return maintenance_plan(project, CatalogHealth(reader, scan), now, selection=chosen,
+                                on_work=on_work), target
 
 
 def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
@@ -70,9 +74,14 @@ def maintain(
     from compiler.render.maintenance import action_sql
     from runtime.cli.progress import maintain_progress
     from runtime.maintain import Locations
+    from runtime.spark.session import SessionOnDemand, SparkOptions
 
     locations = Locations()
-    plan, target = due_now(path, catalog, environment, tables=tables, only=only, locations=locations)
+    target = resolve_target(path, catalog, environment)
+    # Spark starts on a thread as soon as a table with due work is decided, never on an idle run
+    spark = None if dry_run else SessionOnDemand(target.catalog, SparkOptions.from_flags(master, conf))
+    plan, target = due_now(path, catalog, environment, tables=tables, only=only, locations=locations,
+                           on_work=lambda _t: spark.start() if spark is not None else None, target=target)
     config = target.catalog
     if output == "text":
         catalog_header(target)
@@ -82,12 +91,13 @@ def maintain(
         report = estimated(plan, lambda a: action_sql(a, config.name), config.summary())
     else:
         from runtime.maintain import run_maintenance
-        from runtime.spark.session import SparkOptions
 
+        assert spark is not None
         with maintain_progress() as progress:
-            report = run_maintenance(plan, config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path),
-                                     progress=progress, locations=locations)
+            report = run_maintenance(plan, config, spark.options, lock_dir=cache_dir(path), progress=progress,
+                                     locations=locations, session=spark)
     show_maintenance_report(report, output, idle=not plan.actions)
     if json_report is not None:
         json_report.write_text(report_json(report), encoding="utf-8")
     return Exit.ERROR if report.failed else Exit.OK
+

@@ -91,6 +91,30 @@ def start_in_background(catalog: CatalogConfig, options: SparkOptions) -> Future
     return session
 
 
+class SessionOnDemand:
+    """A session started on a thread the first time a run knows it will need one, and waited for only when the
+    work begins: maintain starts it when the first table with due work is decided, so the JVM boots while the
+    other tables' health is still being read; a run that finds nothing to do never starts it."""
+
+    def __init__(self, catalog: CatalogConfig, options: SparkOptions) -> None:
+        self.catalog, self.options = catalog, options
+        self._starting: Future[SparkSession] | None = None
+
+    def start(self) -> None:
+        if self._starting is None:
+            self._starting = start_in_background(self.catalog, self.options)
+
+    @property
+    def ready(self) -> bool:
+        return self._starting is not None and self._starting.done()
+
+    def session(self) -> SparkSession:
+        """The session, once started (now, if nothing asked for it before); Spark's setup error if it failed."""
+        self.start()
+        assert self._starting is not None
+        return self._starting.result()
+
+
 def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession:
     check_java()
     try:

@@ -4,13 +4,16 @@ catalog lacks (a recording source: the catalog side is runtime/health.py, tested
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from compiler.catalog.current import CurrentTable
 from compiler.desired import desired_table
+from compiler.diagnostics import Diagnostics
+from compiler.loader import Project, load_text
 from compiler.maintenance.due import HealthRequest, maintenance_plan
-from compiler.maintenance.health import TableHealth
+from compiler.maintenance.health import OrphanFigures, TableHealth
 from compiler.maintenance.select import selection
 from tests.integration.evolve import project_of
 from tests.test_maintenance import NOW, POLICY
@@ -59,3 +62,41 @@ def test_a_table_the_catalog_lacks_is_missing_and_its_health_never_asked() -> No
     source = Recording(None)
     plan = maintenance_plan(project, source, NOW)
     assert plan.tables == [] and plan.missing == [("sales", "orders")] and source.requests == []
+
+
+class Dirty(Recording):
+    """Orphan files in ``dirty`` tables only; records the order in which health is read."""
+
+    def __init__(self, current: CurrentTable, dirty: set[tuple[str, ...]], events: list[str]) -> None:
+        super().__init__(current)
+        self.dirty, self.events = dirty, events
+
+    def health(self, name: tuple[str, ...], request: HealthRequest) -> TableHealth | None:
+        self.events.append(f"health {'.'.join(name)}")
+        found = super().health(name, request)
+        assert found is not None
+        orphans = OrphanFigures(files=1 if name in self.dirty else 0, bytes=10 if name in self.dirty else 0)
+        return found.model_copy(update={"orphans": orphans})
+
+
+@pytest.mark.parametrize(("dirty", "heard"), [
+    ({("sales", "b")}, ["health sales.a", "health sales.b", "work sales.b", "health sales.c"]),
+    (set(), ["health sales.a", "health sales.b", "health sales.c"]),
+], ids=["one_table_with_work", "idle"])
+def test_a_run_hears_of_each_table_with_work_as_soon_as_it_is_decided(
+    dirty: set[tuple[str, ...]], heard: list[str]
+) -> None:
+    """maintain starts Spark on the first table with due work, while the later tables' health is read; a
+    run where no table has work never hears of one (and starts no JVM)."""
+    project, diagnostics = Project(root=Path(".")), Diagnostics()
+    for name in ("sales.a", "sales.b", "sales.c"):
+        load_text(POLICY.format(lifecycle="  orphan_files: {}").replace("sales.orders", name), f"{name}.yaml",
+                  project, diagnostics)
+    assert not diagnostics.has_errors
+    state = desired_table(project, project.tables[0]).state
+    current = CurrentTable(state=state, metadata_location="m.json", schema_id=0, spec_id=0, sort_order_id=0)
+    events: list[str] = []
+    plan = maintenance_plan(project, Dirty(current, dirty, events), NOW,
+                            on_work=lambda t: events.append(f"work {'.'.join(t.table)}"))
+    assert events == heard
+    assert [t.table for t in plan.tables if t.actions] == sorted(dirty)
