@@ -11,8 +11,6 @@ before the kill.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -45,7 +43,6 @@ TAG_RETAIN_DAYS = 7
 # what a plan depends on, by Requirement field; a data commit changes none of them
 STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
                     "format_version": "format version", "properties_digest": "table properties changed"}
-CRASH_AFTER = "TABLEPOLICY_CRASH_AFTER_STEP"  # test seam: SIGKILL this process after step N is journaled
 
 
 class StalePlanError(TablePolicyError):
@@ -228,8 +225,6 @@ def apply_plan(
                 result = run.step(step)
                 report.results.append(result)
                 on_result(result)
-                if os.environ.get(CRASH_AFTER) == str(step.index):
-                    os.kill(os.getpid(), signal.SIGKILL)
     return report
 
 
