@@ -175,6 +175,16 @@ def test_an_edited_view_is_refused_naming_the_table_and_what_differs(key: str) -
         plan_from_json(json.dumps(document))
 
 
+def test_a_change_whose_model_claims_another_safety_is_refused() -> None:
+    """The full model's safety, too, is its code's: an edit that marks a drop safe is not read back."""
+    document = json.loads(plan_to_json(plan_of(CASES["drop_column"])))
+    [table] = document["tables"]
+    [view] = table["changes"]
+    view["change"]["safety"] = 0
+    with pytest.raises(PlanFileError, match=r"not a valid plan file: .*TC301 is destructive, not safe"):
+        plan_from_json(json.dumps(document))
+
+
 def test_a_change_listed_under_another_table_is_refused() -> None:
     document = json.loads(plan_to_json(plan_of(CASES["drop_column"])))
     document["tables"][0]["name"] = ["shop", "customers"]
