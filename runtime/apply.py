@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -65,10 +66,18 @@ class Step:
         return self.change.summary
 
 
+class StepStatus(StrEnum):
+    """What became of one step; the value is what the progress lines and the JSON report say."""
+
+    DONE = "done"
+    JOURNALED = "skipped (journal)"  # an earlier run of this plan journaled it
+    ALREADY_APPLIED = "skipped (already applied)"  # a killed run did it just before journaling
+
+
 @dataclass
 class StepResult:
     step: Step
-    status: str  # "done" | "skipped (journal)" | "skipped (already applied)"
+    status: StepStatus
     seconds: float = 0.0
 
 
@@ -80,7 +89,7 @@ class ApplyReport:
 
     @property
     def executed(self) -> int:
-        return sum(1 for r in self.results if r.status == "done")
+        return sum(1 for r in self.results if r.status is StepStatus.DONE)
 
 
 def plan_id_of(plan: Plan) -> str:
@@ -244,18 +253,18 @@ class _Run:
     def step(self, step: Step) -> StepResult:
         change = step.change
         if step.index in self.done:
-            return StepResult(step, "skipped (journal)")
+            return StepResult(step, StepStatus.JOURNALED)
         resumable = change.table in self.in_progress or change.action == "create_namespace"
         if resumable and self._applied(change):  # a killed run did it just before journaling
             self.journal.record(step.index, step.summary)
-            return StepResult(step, "skipped (already applied)")
+            return StepResult(step, StepStatus.ALREADY_APPLIED)
         if isinstance(change, DropColumn | DropTable) and change.table not in self.tagged:
             self.tagged.add(change.table)
             self._safety_tag(step)
         started = time.perf_counter()
         self._execute(step)
         self.journal.record(step.index, step.summary)
-        return StepResult(step, "done", time.perf_counter() - started)
+        return StepResult(step, StepStatus.DONE, time.perf_counter() - started)
 
     def _applied(self, change: Change) -> bool:
         if change.action == "create_namespace":

@@ -6,7 +6,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import typer
 
@@ -43,6 +43,7 @@ from runtime.caches.plans import PlanCache
 from runtime.catalog.config import resolve_catalog
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
+from runtime.cli.formats import FindingsFormat, Format
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
@@ -83,18 +84,21 @@ def valid_project(path: Path, *, use_cache: bool = True, environment: str | None
     return project
 
 
-def validate(path: Path, *, output: str = "text", environment: str | None = None) -> int:
+def validate(path: Path, *, output: FindingsFormat = FindingsFormat.text, environment: str | None = None) -> int:
     # without an environment every overlay is checked against the policies; with one, the tables under it
     name, flag = requested_environment(environment)
     _, files, diagnostics = load_selected(path, project_cache(path), name, every_environment=True,
                                           environment_flag=flag, workers=FORKED)
-    if output == "json":
-        typer.echo(findings_json(diagnostics, files), nl=False)
-    else:
-        if output == "github":  # annotations for the workflow; the same findings readable in the log below
-            typer.echo(github_annotations(diagnostics), nl=False)
-        show_diagnostics(diagnostics)
-        typer.echo(summary_line(diagnostics, files), err=True)
+    match output:
+        case FindingsFormat.json:
+            typer.echo(findings_json(diagnostics, files), nl=False)
+        case FindingsFormat.github | FindingsFormat.text:
+            if output is FindingsFormat.github:  # annotations for the workflow; the same findings readable below
+                typer.echo(github_annotations(diagnostics), nl=False)
+            show_diagnostics(diagnostics)
+            typer.echo(summary_line(diagnostics, files), err=True)
+        case _:
+            assert_never(output)
     return Exit.ERROR if diagnostics.has_errors else Exit.OK
 
 
@@ -167,24 +171,24 @@ def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cac
     return PlanResult(restrict_plan(result.plan, project), result.diagnostics)
 
 
-RENDERERS: dict[str, Callable[[PlanResult, Target], str]] = {
-    "text": lambda result, target: target.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
-    "markdown": lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
-    "json": lambda result, _target: plan_to_json(result.plan),
+RENDERERS: dict[Format, Callable[[PlanResult, Target], str]] = {
+    Format.text: lambda result, target: target.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
+    Format.markdown: lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
+    Format.json: lambda result, _target: plan_to_json(result.plan),
 }
 
 
 def plan(
-    path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool, use_cache: bool,
+    path: Path, catalog: str | None, *, out: Path | None, output: Format, detailed_exitcode: bool, use_cache: bool,
     environment: str | None = None,
 ) -> int:
     target = resolve_target(path, catalog, environment)
-    if output == "json":
+    if output is Format.json:
         typer.echo(target.header(), err=True)  # stdout is the plan file, which records the catalog itself
     try:
         result = compute_plan(path, target.catalog, use_cache=use_cache, environment=environment)
     except PolicyError as exc:
-        if output != "markdown":
+        if output is not Format.markdown:
             raise
         # the pull-request comment of a plan that could not be made shows why, not nothing
         typer.echo(f"### tablepolicy plan · {target.header()}\n\n**The plan could not be made:** fix these "
@@ -250,13 +254,13 @@ def apply(
         error("apply cancelled")
         return Exit.ERROR
     options = SparkOptions.from_flags(master, conf)
-    from runtime.apply import apply_plan
+    from runtime.apply import StepStatus, apply_plan
 
     # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
     report = apply_plan(planned, config, options, journal_path=journal, policies=policies, verify=saved,
                         environment=environment,
                         on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
-                                                 + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
+                                                 + (f" ({r.seconds:.1f}s)" if r.status is StepStatus.DONE else "")),
                         on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
     info(f"Apply complete: {report.executed} statement(s) executed, plan {report.plan_id}.")
     if json_report is not None:

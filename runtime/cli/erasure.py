@@ -28,6 +28,7 @@ from compiler.render.erasure import render_preview
 from compiler.render.erasure_report import render_status, status_document, status_json
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
+from runtime.cli.formats import StatusFormat
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
 from runtime.target import resolve_target
 
@@ -201,14 +202,15 @@ def _scrubbed(proof: dict[str, Any], table: TableErasure) -> dict[str, Any]:
 
 
 def status(
-    path: Path, catalog: str | None, *, requests_file: Path | None, output: str, environment: str | None = None
+    path: Path, catalog: str | None, *, requests_file: Path | None, output: StatusFormat,
+    environment: str | None = None,
 ) -> int:
     """Each request of the ledger (or of ``requests_file``) on the tables of ``path``; exit 1 if one is overdue."""
     from runtime.ledger import opened_ledger
 
     target = resolve_target(path, catalog, environment)
     config = target.catalog
-    if output == "text":
+    if output is StatusFormat.text:
         catalog_header(target)
     today = datetime.now(UTC).date()
     with open_reader(config) as reader, opened_ledger(reader, cache_dir(path), create=False) as ledger:
@@ -223,7 +225,7 @@ def status(
             project = valid_project(path, environment=environment)
             entries = list(ledger.entries(format_name(t.name) for t in project.tables).values())
     found = statuses(entries)
-    if output == "json":
+    if output is StatusFormat.json:
         typer.echo(status_json(found, today, config.summary()), nl=False)
     elif not found:
         info(f"No erasure request recorded for these tables in {ledger.where}.")

@@ -14,6 +14,7 @@ from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
+from runtime.cli.formats import Format, HealthFormat
 from runtime.cli.views import catalog_header, paint, show_maintenance_report
 from runtime.target import Target, resolve_target
 
@@ -41,7 +42,7 @@ def due_now(
         return maintenance_plan(project, CatalogHealth(reader, scan), now, selection=chosen), target
 
 
-def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
+def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,
            environment: str | None = None) -> int:
     plan, target = due_now(path, catalog, environment)
     config = target.catalog
@@ -51,7 +52,7 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
         reports = [TableReport(t.health, t.actions) for t in plan.tables]
         html.write_text(render_health_html(reports, target.header(), datetime.now(UTC)), encoding="utf-8")
         typer.echo(f"Wrote the health report of {len(reports)} table(s) to {html}", err=True)
-    if output == "json":
+    if output is HealthFormat.json:
         typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
         return Exit.OK
     catalog_header(target)
@@ -61,7 +62,7 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
 
 def maintain(
     path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None,
-    output: str = "text", tables: list[str] | None = None, only: list[str] | None = None,
+    output: Format = Format.text, tables: list[str] | None = None, only: list[str] | None = None,
     environment: str | None = None,
 ) -> int:
     """Decide, then (without ``dry_run``) run with progress on stderr; the report goes to stdout as
@@ -74,7 +75,7 @@ def maintain(
     locations = Locations()
     plan, target = due_now(path, catalog, environment, tables=tables, only=only, locations=locations)
     config = target.catalog
-    if output == "text":
+    if output is Format.text:
         catalog_header(target)
         typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None),
                    nl=False)
