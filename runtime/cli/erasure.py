@@ -7,7 +7,6 @@ as soon as that table is done. ``status`` reads only the ledger and the catalog 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -25,7 +24,7 @@ from compiler.errors import PolicyError, TablePolicyError
 from compiler.loader import Project, display_path
 from compiler.model.names import format_name
 from compiler.render.erasure import render_preview
-from compiler.render.erasure_report import render_status, status_document, status_json
+from compiler.render.erasure_report import proof_json, render_status, status_json
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.formats import StatusFormat
@@ -91,15 +90,10 @@ def erase(
         info("Certificate (no key values):")
         info(_indent(render_status(statuses(entries), today, lambda t, c: paint(t, c))))
     if proof is not None:
-        document = {"catalog": config.summary(), "erased_at": datetime.now(UTC).isoformat(),
-                    "requests": [r.id for r in reached.requests.model.requests],
-                    "complete": all(p.complete for p, _ in outcomes),
-                    "tables": [_scrubbed(p.as_json(), table) for (p, _), table in zip(outcomes, todo.tables,
-                                                                                        strict=True)],
-                    "skipped": [{"request": e.request, "table": e.table,
-                                 "done_at": e.done_at.isoformat() if e.done_at else None} for e in todo.done],
-                    "certificate": status_document(statuses(entries), today)}
-        proof.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tables = [_scrubbed(p.as_json(), table) for (p, _), table in zip(outcomes, todo.tables, strict=True)]
+        ids = [r.id for r in reached.requests.model.requests]
+        proof.write_text(proof_json(config.summary(), datetime.now(UTC), ids, tables, todo.done, statuses(entries),
+                                    today), encoding="utf-8")
     return Exit.OK if all(p.state in ("complete", "held") for p, _ in outcomes) else Exit.ERROR
 
 
