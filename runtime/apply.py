@@ -34,7 +34,7 @@ from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from runtime.catalog.reader import CatalogReader
-from runtime.executor import check_steps, execute, run_sql
+from runtime.executor import prepare, run_sql, with_commit_retries
 from runtime.forked import FORKED
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
@@ -228,13 +228,20 @@ def apply_plan(
         # the lock names and folder maintain and erase use, so a catalog without a database shares its locks too
         lock_dir = find_project(policies).root / ".tablepolicy" if policies is not None else journal_path.parent
         with catalog_locks(reader, [format_name(t.table) for t in plan.tables if t.changes], lock_dir):
-            run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
-            check_steps(run.spark, catalog.name, steps)  # nothing runs unless every step can
+            spark = session.result()
+            # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless
+            # every step can
+            ready = {step.index: prepare(spark, catalog.name, step.change, step.sql, _what(step)) for step in steps}
+            run = _Run(spark, reader, journal, done, in_progress, report, on_notice, ready)
             for step in steps:
                 result = run.step(step)
                 report.results.append(result)
                 on_result(result)
     return report
+
+
+def _what(step: Step) -> str:
+    return f"step {step.index} ({step.summary})"
 
 
 @dataclass
@@ -248,6 +255,7 @@ class _Run:
     in_progress: set[tuple[str, ...]]  # tables an earlier run of this plan already changed
     report: ApplyReport
     on_notice: Callable[[str], None]
+    ready: dict[int, Callable[[], None]]  # by step index: what runs the prepared step
     tagged: set[tuple[str, ...]] = field(default_factory=set)
 
     def step(self, step: Step) -> StepResult:
@@ -273,8 +281,8 @@ class _Run:
         return is_applied(change, current.state if current else None)
 
     def _execute(self, step: Step) -> None:
-        execute(self.spark, self.reader.config.name, step.change, step.sql, f"step {step.index} ({step.summary})",
-                landed=lambda: self._applied(step.change))
+        """Run the prepared step, retrying a commit that lost a race with another writer."""
+        with_commit_retries(self.spark, self.ready[step.index], landed=lambda: self._applied(step.change))
 
     def _safety_tag(self, step: Step) -> None:
         """Tag the current snapshot before a destructive step and say how to get back."""
