@@ -22,6 +22,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 from compiler.diagnostics import Severity
 from compiler.diff.safety import Safety
@@ -255,6 +256,31 @@ TM202 = register("TM202", SAFE, "rewrite position delete files")
 TM203 = register("TM203", SAFE, "rewrite manifests")
 TM301 = register("TM301", DESTRUCTIVE, "expire snapshots")
 TM302 = register("TM302", DESTRUCTIVE, "remove orphan files")
+
+
+def safety_of(code: str) -> Safety:
+    """The registered safety of a change (TC) or maintenance action (TM) code."""
+    level = lookup(code).level
+    if not isinstance(level, Safety):
+        raise UnknownCode(f"{code} is a finding with a severity, not a change or action with a safety")
+    return level
+
+
+def registered_safety(data: Any, default_code: str) -> Any:
+    """The input of a change or action model with ``safety`` set to its code's registered safety, the one
+    source of it: a kind never declares its own, and an input that says otherwise (an edited plan file) is
+    refused. An unregistered code is left for the model's own ``code`` field to refuse."""
+    if not isinstance(data, dict):
+        return data
+    code = data.get("code", default_code)
+    if code not in _REGISTRY:
+        return data
+    safety = safety_of(code)
+    given = data.get("safety", safety)
+    if given != safety:
+        named = Safety(given) if given in set(Safety) else repr(given)
+        raise ValueError(f"{code} is {safety}, not {named}: its safety is its code's")
+    return {**data, "safety": safety}
 
 
 def markdown_table(prefix: str) -> str:

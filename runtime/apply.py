@@ -11,12 +11,11 @@ before the kill.
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from runtime.catalog.reader import CatalogReader
-from runtime.executor import check_steps, execute, run_sql
+from runtime.executor import prepare, run_sql, with_commit_retries
 from runtime.forked import FORKED
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
@@ -45,7 +44,6 @@ TAG_RETAIN_DAYS = 7
 # what a plan depends on, by Requirement field; a data commit changes none of them
 STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
                     "format_version": "format version", "properties_digest": "table properties changed"}
-CRASH_AFTER = "TABLEPOLICY_CRASH_AFTER_STEP"  # test seam: SIGKILL this process after step N is journaled
 
 
 class StalePlanError(TablePolicyError):
@@ -68,10 +66,18 @@ class Step:
         return self.change.summary
 
 
+class StepStatus(StrEnum):
+    """What became of one step; the value is what the progress lines and the JSON report say."""
+
+    DONE = "done"
+    JOURNALED = "skipped (journal)"  # an earlier run of this plan journaled it
+    ALREADY_APPLIED = "skipped (already applied)"  # a killed run did it just before journaling
+
+
 @dataclass
 class StepResult:
     step: Step
-    status: str  # "done" | "skipped (journal)" | "skipped (already applied)"
+    status: StepStatus
     seconds: float = 0.0
 
 
@@ -83,7 +89,7 @@ class ApplyReport:
 
     @property
     def executed(self) -> int:
-        return sum(1 for r in self.results if r.status == "done")
+        return sum(1 for r in self.results if r.status is StepStatus.DONE)
 
 
 def plan_id_of(plan: Plan) -> str:
@@ -222,15 +228,20 @@ def apply_plan(
         # the lock names and folder maintain and erase use, so a catalog without a database shares its locks too
         lock_dir = find_project(policies).root / ".tablepolicy" if policies is not None else journal_path.parent
         with catalog_locks(reader, [format_name(t.table) for t in plan.tables if t.changes], lock_dir):
-            run = _Run(session.result(), reader, journal, done, in_progress, report, on_notice)
-            check_steps(run.spark, catalog.name, steps)  # nothing runs unless every step can
+            spark = session.result()
+            # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless
+            # every step can
+            ready = {step.index: prepare(spark, catalog.name, step.change, step.sql, _what(step)) for step in steps}
+            run = _Run(spark, reader, journal, done, in_progress, report, on_notice, ready)
             for step in steps:
                 result = run.step(step)
                 report.results.append(result)
                 on_result(result)
-                if os.environ.get(CRASH_AFTER) == str(step.index):
-                    os.kill(os.getpid(), signal.SIGKILL)
     return report
+
+
+def _what(step: Step) -> str:
+    return f"step {step.index} ({step.summary})"
 
 
 @dataclass
@@ -244,23 +255,24 @@ class _Run:
     in_progress: set[tuple[str, ...]]  # tables an earlier run of this plan already changed
     report: ApplyReport
     on_notice: Callable[[str], None]
+    ready: dict[int, Callable[[], None]]  # by step index: what runs the prepared step
     tagged: set[tuple[str, ...]] = field(default_factory=set)
 
     def step(self, step: Step) -> StepResult:
         change = step.change
         if step.index in self.done:
-            return StepResult(step, "skipped (journal)")
+            return StepResult(step, StepStatus.JOURNALED)
         resumable = change.table in self.in_progress or change.action == "create_namespace"
         if resumable and self._applied(change):  # a killed run did it just before journaling
             self.journal.record(step.index, step.summary)
-            return StepResult(step, "skipped (already applied)")
+            return StepResult(step, StepStatus.ALREADY_APPLIED)
         if isinstance(change, DropColumn | DropTable) and change.table not in self.tagged:
             self.tagged.add(change.table)
             self._safety_tag(step)
         started = time.perf_counter()
         self._execute(step)
         self.journal.record(step.index, step.summary)
-        return StepResult(step, "done", time.perf_counter() - started)
+        return StepResult(step, StepStatus.DONE, time.perf_counter() - started)
 
     def _applied(self, change: Change) -> bool:
         if change.action == "create_namespace":
@@ -269,8 +281,8 @@ class _Run:
         return is_applied(change, current.state if current else None)
 
     def _execute(self, step: Step) -> None:
-        execute(self.spark, self.reader.config.name, step.change, step.sql, f"step {step.index} ({step.summary})",
-                landed=lambda: self._applied(step.change))
+        """Run the prepared step, retrying a commit that lost a race with another writer."""
+        with_commit_retries(self.spark, self.ready[step.index], landed=lambda: self._applied(step.change))
 
     def _safety_tag(self, step: Step) -> None:
         """Tag the current snapshot before a destructive step and say how to get back."""

@@ -1,17 +1,19 @@
 """The closed set of changes a plan can hold: small frozen models joined in one union on ``action``.
 
-Each change knows its safety class, its stable finding code and a one-line summary; renderers and
-the executor consume the union with ``match`` ending in ``assert_never``. Column paths run through
+Each change knows its stable finding code, whose registered safety (compiler/codes.py) is its safety class
+(a kind whose changes differ in safety has one code per safety), and a one-line summary; renderers and the
+executor consume the union with ``match`` ending in ``assert_never``. Column paths run through
 structs by name and through lists and maps by Iceberg's ``element`` / ``key`` / ``value``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 from pyiceberg.types import IcebergType, PrimitiveType
 
+from compiler.codes import registered_safety
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.model.table import ColumnPath, PartitionFieldState, SortFieldState, TableState
@@ -33,8 +35,13 @@ class ChangeBase(BaseModel):
 
     table: tuple[str, ...] = Field(description="The table (or namespace) the change applies to.")
 
-    safety: Safety = Safety.SAFE  # overridden per kind; part of the plan file
-    code: str  # registered in compiler/codes.py with this safety (tests/unit/test_codes.py checks each kind)
+    safety: Safety = Field(Safety.SAFE, description="The code's registered safety (compiler/codes.py), set from it.")
+    code: str  # a kind's codes, each registered in compiler/codes.py with its safety
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registered_safety(cls, data: Any) -> Any:
+        return registered_safety(data, cls.model_fields["code"].default)
 
     @property
     def summary(self) -> str:
@@ -75,7 +82,6 @@ class CreateTable(ChangeBase):
 
 class DropTable(ChangeBase):
     action: Literal["drop_table"] = "drop_table"
-    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TC302"] = "TC302"
     uuid: str | None = Field(None, description="The table dropped: an approval approves this table only.")
 
@@ -130,7 +136,6 @@ class AddColumns(ChangeBase):
 
 class DropColumn(ChangeBase):
     action: Literal["drop_column"] = "drop_column"
-    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TC301"] = "TC301"
     path: ColumnPath
     field_id: int
@@ -146,7 +151,6 @@ class DropColumn(ChangeBase):
 
 class RenameColumn(ChangeBase):
     action: Literal["rename_column"] = "rename_column"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
     code: Literal["TC202"] = "TC202"
     path: ColumnPath
     new_name: str
@@ -216,7 +220,6 @@ class AddPartitionField(ChangeBase):
 
 class DropPartitionField(ChangeBase):
     action: Literal["drop_partition_field"] = "drop_partition_field"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
     code: Literal["TC402"] = "TC402"
     field: PartitionFieldState
 
@@ -228,7 +231,6 @@ class DropPartitionField(ChangeBase):
 
 class RenamePartitionField(ChangeBase):
     action: Literal["rename_partition_field"] = "rename_partition_field"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
     code: Literal["TC403"] = "TC403"
     field: PartitionFieldState = Field(description="The field as declared, with its new name.")
     old_name: str
@@ -244,7 +246,6 @@ class ReplacePartitionField(ChangeBase):
     never without either."""
 
     action: Literal["replace_partition_field"] = "replace_partition_field"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
     code: Literal["TC407"] = "TC407"
     old: PartitionFieldState = Field(description="The current field, with the name the catalog gave it.")
     field: PartitionFieldState = Field(description="The field as declared.")
@@ -297,7 +298,6 @@ class SetSortOrder(ChangeBase):
 
 class SetIdentifierFields(ChangeBase):
     action: Literal["set_identifier_fields"] = "set_identifier_fields"
-    safety: Safety = Safety.BREAKING  # safe on a table being created
     code: Literal["TC405"] = "TC405"
     fields: tuple[ColumnPath, ...]
 
@@ -308,7 +308,6 @@ class SetIdentifierFields(ChangeBase):
 
 class DropIdentifierFields(ChangeBase):
     action: Literal["drop_identifier_fields"] = "drop_identifier_fields"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
     code: Literal["TC405"] = "TC405"
     fields: tuple[ColumnPath, ...]
 
@@ -319,7 +318,6 @@ class DropIdentifierFields(ChangeBase):
 
 class UpgradeFormat(ChangeBase):
     action: Literal["upgrade_format"] = "upgrade_format"
-    safety: Literal[Safety.BREAKING] = Safety.BREAKING
     code: Literal["TC406"] = "TC406"
     old: int
     new: int
@@ -381,7 +379,6 @@ class RetentionEstimate(BaseModel):
 
 class TightenRetention(ChangeBase):
     action: Literal["tighten_retention"] = "tighten_retention"
-    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TC504"] = "TC504"
     column: str
     old: str | None

@@ -36,7 +36,6 @@ from compiler.diff.changes import (
 )
 from compiler.diff.properties import diff_properties
 from compiler.diff.refusals import Refusal
-from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.model.promotion import can_promote, promotion_advice
 from compiler.model.table import ColumnPath, TableHistory, TableState
@@ -156,8 +155,7 @@ def _add(d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, Neste
         return
     readded = path in d.history.dropped_paths
     d.adds.append(AddColumn(table=d.table, path=path, type=want.field_type, doc=want.doc, readded=readded,
-                            safety=Safety.BREAKING if readded else Safety.SAFE,
-                            code="TC207" if readded else "TC201"))
+                            code=codes.TC207 if readded else codes.TC201))
 
 
 def _drop(d: _Diff, have: NestedField, path: ColumnPath) -> None:
@@ -325,7 +323,7 @@ def _partitions(d: _Diff) -> list[Change]:
                     for c in renames if isinstance(c, RenamePartitionField))
     if removed or renamed:
         return [UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
-                                    safety=Safety.BREAKING, code="TC409")]
+                                    code=codes.TC409)]
     return [UpdatePartitionSpec(table=d.table, add=tuple(added))]
 
 

@@ -8,8 +8,8 @@ left alone, and ``ignore_properties`` removes keys from the comparison entirely.
 
 from __future__ import annotations
 
+from compiler import codes
 from compiler.diff.changes import Change, PropertyChange, SetComment, SetProperties, TightenRetention, UnsetProperties
-from compiler.diff.safety import Safety
 from compiler.model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
 from compiler.model.table import TableState
 from compiler.spec.units import Duration
@@ -48,8 +48,7 @@ def diff_properties(current: TableState, desired: TableState) -> list[Change]:
     if safe:
         changes.append(SetProperties(table=desired.name, changes=tuple(safe)))
     if shorter_history:
-        changes.append(SetProperties(table=desired.name, changes=tuple(shorter_history), safety=Safety.BREAKING,
-                                     code="TC505"))
+        changes.append(SetProperties(table=desired.name, changes=tuple(shorter_history), code=codes.TC505))
     if unset:
         changes.append(UnsetProperties(table=desired.name, changes=tuple(unset)))
     changes += _retention(current, desired)

@@ -1,16 +1,18 @@
 """The closed set of maintenance actions: small frozen models joined in one union on ``action``.
 
-Each knows its safety class, a stable code (TM1xx deletes rows, TM2xx rewrites files, TM3xx removes
-history or files), a one-line summary, and the reason read from the table's health that made it due.
+Each knows a stable code (TM1xx deletes rows, TM2xx rewrites files, TM3xx removes history or files) whose
+registered safety (compiler/codes.py) is its safety class, a one-line summary, and the reason read from the
+table's health that made it due.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from compiler.codes import registered_safety
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 
@@ -22,8 +24,13 @@ class ActionBase(BaseModel):
 
     table: tuple[str, ...] = Field(description="The table the action maintains.")
     reason: str = Field(description="What the table's health showed that made the action due.")
-    safety: Safety = Safety.SAFE
-    code: str  # registered in compiler/codes.py
+    safety: Safety = Field(Safety.SAFE, description="The code's registered safety (compiler/codes.py), set from it.")
+    code: str  # registered in compiler/codes.py with its safety
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registered_safety(cls, data: Any) -> Any:
+        return registered_safety(data, cls.model_fields["code"].default)
 
     @property
     def summary(self) -> str:
@@ -42,7 +49,6 @@ class TimeCutoff(BaseModel):
 
 class DeleteExpiredRows(ActionBase):
     action: Literal["delete_expired_rows"] = "delete_expired_rows"
-    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TM101"] = "TM101"
     cutoff: TimeCutoff
     keep: str
@@ -89,7 +95,6 @@ class RewriteManifests(ActionBase):
 
 class ExpireSnapshots(ActionBase):
     action: Literal["expire_snapshots"] = "expire_snapshots"
-    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TM301"] = "TM301"
     older_than: datetime
     retain_last: int
@@ -102,7 +107,6 @@ class ExpireSnapshots(ActionBase):
 
 class RemoveOrphanFiles(ActionBase):
     action: Literal["remove_orphan_files"] = "remove_orphan_files"
-    safety: Literal[Safety.DESTRUCTIVE] = Safety.DESTRUCTIVE
     code: Literal["TM302"] = "TM302"
     older_than: datetime
 

@@ -17,17 +17,8 @@ from pyiceberg.types import DateType, TimestampType, TimestamptzType
 
 from compiler.catalog.retention import retention_cutoff
 from compiler.effective import Effective
-from compiler.maintenance.actions import (
-    Action,
-    ColumnKind,
-    DeleteExpiredRows,
-    ExpireSnapshots,
-    RemoveOrphanFiles,
-    RewriteDataFiles,
-    RewriteManifests,
-    RewritePositionDeletes,
-    TimeCutoff,
-)
+from compiler.maintenance import actions
+from compiler.maintenance.actions import Action, ColumnKind, TimeCutoff
 from compiler.maintenance.expiry import NEVER, Expiry, expired_snapshots
 from compiler.maintenance.health import TableHealth
 from compiler.model.names import parse_name
@@ -89,7 +80,7 @@ def _expired_rows(due: Due) -> Action | Skip | None:
     kind = _temporal_kind(due.state, column)
     if kind is None or expired is None or expired.rows_upper == 0:
         return None
-    return DeleteExpiredRows(
+    return actions.DeleteExpiredRows(
         table=due.state.name, cutoff=TimeCutoff(column=column, kind=kind, before=cutoff), keep=str(retention.keep),
         reason=f"{expired.files + expired.partial_files} data file(s) may hold rows before the cutoff "
                f"({expired.files} wholly, {expired.rows:,} row(s))")
@@ -105,7 +96,7 @@ def _compaction(due: Due) -> Action | Skip | None:
         fullest = max(health.small_file_groups, default=0)
         return Skip("TM201", "rewrite_data_files", f"{fullest} small file(s) in the fullest partition, below "
                                                     f"min_input_files {minimum}")
-    return RewriteDataFiles(
+    return actions.RewriteDataFiles(
         table=due.state.name, strategy=compaction.strategy or "binpack",
         zorder_by=tuple(parse_name(c) for c in compaction.zorder_by or ()),
         target_file_size=health.target_file_size, min_input_files=minimum,
@@ -123,7 +114,7 @@ def _delete_files(due: Due) -> Action | Skip | None:
     if count < minimum:
         return Skip("TM202", "rewrite_position_delete_files",
                     f"{count} position delete file(s), below min_input_files {minimum}")
-    return RewritePositionDeletes(table=due.state.name, min_input_files=minimum,
+    return actions.RewritePositionDeletes(table=due.state.name, min_input_files=minimum,
                                   reason=f"{count} position delete file(s) (min_input_files {minimum})")
 
 
@@ -134,7 +125,7 @@ def _manifests(due: Due) -> Action | Skip | None:
     minimum = manifests.min_manifests or DEFAULT_MIN_MANIFESTS
     if count < minimum:
         return Skip("TM203", "rewrite_manifests", f"{count} manifest(s), below min_manifests {minimum}")
-    return RewriteManifests(table=due.state.name,
+    return actions.RewriteManifests(table=due.state.name,
                             reason=f"the current snapshot has {count} manifests (min_manifests {minimum})")
 
 
@@ -149,7 +140,7 @@ def _snapshots(due: Due) -> Action | Skip | None:
         return Skip("TM301", "expire_snapshots", f"none of {len(times)} snapshot(s) is older than "
                                                   f"{snapshots.max_age} beyond the newest {keep} (min_keep)")
     held = [f"{name} keeps {n}" for name, n in expiry.held_by_refs.items()]
-    return ExpireSnapshots(
+    return actions.ExpireSnapshots(
         table=due.state.name, older_than=older_than, retain_last=keep,
         reason=f"{len(expiry.expire)} of {len(times)} snapshots expire: older than {snapshots.max_age} beyond the "
                f"newest {keep} (min_keep)" + (f"; {', '.join(held)}" if held else ""))
@@ -177,7 +168,7 @@ def _orphans(due: Due) -> Action | Skip | None:
         return Skip("TM302", "remove_orphan_files", f"no unreferenced file older than {age}{young}")
     else:
         reason = f"{found.files} unreferenced file(s), {found.bytes:,} bytes, older than {age}"
-    return RemoveOrphanFiles(table=due.state.name, older_than=due.now - timedelta(milliseconds=age.millis),
+    return actions.RemoveOrphanFiles(table=due.state.name, older_than=due.now - timedelta(milliseconds=age.millis),
                              reason=reason)
 
 

@@ -5,15 +5,8 @@ from __future__ import annotations
 
 from typing import Any, assert_never
 
-from compiler.maintenance.actions import (
-    Action,
-    DeleteExpiredRows,
-    ExpireSnapshots,
-    RemoveOrphanFiles,
-    RewriteDataFiles,
-    RewriteManifests,
-    RewritePositionDeletes,
-)
+from compiler.maintenance import actions
+from compiler.maintenance.actions import Action
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.report import Effect
 
@@ -22,21 +15,21 @@ def measured(action: Action, rows: list[dict[str, Any]], before: TableHealth, af
     """``rows``: every row the statement returned (``remove_orphan_files`` returns one per file removed)."""
     output = rows[0] if rows else {}
     match action:
-        case DeleteExpiredRows():
+        case actions.DeleteExpiredRows():
             return Effect(rows_deleted=before.rows - after.rows)
-        case RewriteDataFiles():
+        case actions.RewriteDataFiles():
             return Effect(rewritten=_count(output, "rewritten_data_files_count"),
                           written=_count(output, "added_data_files_count"))
-        case RewritePositionDeletes():
+        case actions.RewritePositionDeletes():
             return Effect(rewritten=_count(output, "rewritten_delete_files_count"),
                           written=_count(output, "added_delete_files_count"))
-        case RewriteManifests():
+        case actions.RewriteManifests():
             return Effect(rewritten=_count(output, "rewritten_manifests_count"),
                           written=_count(output, "added_manifests_count"))
-        case ExpireSnapshots():
+        case actions.ExpireSnapshots():
             gone = {s.id for s in before.snapshot_log} - {s.id for s in after.snapshot_log}
             return Effect(snapshots_expired=len(gone))
-        case RemoveOrphanFiles():
+        case actions.RemoveOrphanFiles():
             # the listing before the removal sized the files; the procedure names each file it removed
             sized = before.orphans is not None and before.orphans.files == len(rows)
             return Effect(files_removed=len(rows), bytes_removed=before.orphans.bytes if sized and before.orphans

@@ -13,15 +13,8 @@ from datetime import datetime
 from typing import assert_never
 
 from compiler.diff.changes import RetentionEstimate
-from compiler.maintenance.actions import (
-    Action,
-    DeleteExpiredRows,
-    ExpireSnapshots,
-    RemoveOrphanFiles,
-    RewriteDataFiles,
-    RewriteManifests,
-    RewritePositionDeletes,
-)
+from compiler.maintenance import actions
+from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import snapshot_expiry
 from compiler.maintenance.expiry import MAIN, RefInfo, SnapshotInfo
 from compiler.maintenance.health import TableHealth
@@ -33,7 +26,7 @@ NOTHING_EXPIRED = RetentionEstimate(files=0, partial_files=0, rows=0, rows_upper
 def projected(health: TableHealth, action: Action, now: datetime) -> tuple[TableHealth, Effect]:
     """The health after ``action`` and what it changed, estimated at ``now`` (the decisions' time)."""
     match action:
-        case DeleteExpiredRows():
+        case actions.DeleteExpiredRows():
             expired = health.expired or NOTHING_EXPIRED
             groups = health.retained_small_file_groups
             gone_small = sum(health.small_file_groups) - sum(groups) if groups is not None else 0
@@ -43,7 +36,7 @@ def projected(health: TableHealth, action: Action, now: datetime) -> tuple[Table
                 "small_file_groups": groups if groups is not None else health.small_file_groups,
                 "expired": NOTHING_EXPIRED})
             return _committed(after, now), Effect(rows_deleted=expired.rows)
-        case RewriteDataFiles():
+        case actions.RewriteDataFiles():
             taken = [n for n in health.small_file_groups if n >= action.min_input_files]
             left = tuple(sorted([n for n in health.small_file_groups if n < action.min_input_files]
                                 + [1] * len(taken), reverse=True))
@@ -56,12 +49,12 @@ def projected(health: TableHealth, action: Action, now: datetime) -> tuple[Table
                 "small_files": health.small_files - sum(taken) + len(taken), "small_file_groups": left,
                 "retained_small_file_groups": left if health.retained_small_file_groups is not None else None})
             return _committed(after, now), Effect(rewritten=sum(taken), written=len(taken))
-        case RewritePositionDeletes():
+        case actions.RewritePositionDeletes():
             return _committed(health, now), Effect(rewritten=health.position_delete_files)
-        case RewriteManifests():
+        case actions.RewriteManifests():
             after = health.model_copy(update={"manifests": 1})
             return _committed(after, now), Effect(rewritten=health.manifests, written=1)
-        case ExpireSnapshots():
+        case actions.ExpireSnapshots():
             expiry = snapshot_expiry(health, action.older_than, action.retain_last, now)
             gone = set(expiry.expire)
             log = tuple(s for s in health.snapshot_log if s.id not in gone)
@@ -69,7 +62,7 @@ def projected(health: TableHealth, action: Action, now: datetime) -> tuple[Table
                 "snapshot_log": log, "snapshot_times": tuple(s.timestamp_ms for s in log),
                 "refs": tuple(r for r in health.refs if r.name not in expiry.dropped_refs)})
             return after, Effect(snapshots_expired=len(gone))
-        case RemoveOrphanFiles():
+        case actions.RemoveOrphanFiles():
             found = health.orphans
             if found is None:  # the location was not listed: Spark finds out
                 return health, Effect()

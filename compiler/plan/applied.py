@@ -5,65 +5,39 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from compiler.diff.changes import (
-    AddColumn,
-    AddColumns,
-    AddPartitionField,
-    Change,
-    CreateNamespace,
-    CreateTable,
-    DropColumn,
-    DropIdentifierFields,
-    DropPartitionField,
-    DropTable,
-    MakeOptional,
-    MoveColumn,
-    PartitionRename,
-    RenameColumn,
-    RenamePartitionField,
-    ReplacePartitionField,
-    SetComment,
-    SetIdentifierFields,
-    SetProperties,
-    SetSortOrder,
-    TightenRetention,
-    UnsetProperties,
-    UpdateDoc,
-    UpdatePartitionSpec,
-    UpgradeFormat,
-    WidenType,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change, PartitionRename
 from compiler.model.table import ColumnPath, PartitionFieldState, TableState
 
 
 def is_applied(change: Change, current: TableState | None, namespace_exists: bool = False) -> bool:
     """``current`` is the table as the catalog holds it now (None: it does not exist)."""
-    if isinstance(change, CreateNamespace):
+    if isinstance(change, changes.CreateNamespace):
         return namespace_exists
-    if isinstance(change, CreateTable | DropTable):
-        return (current is not None) == isinstance(change, CreateTable)
+    if isinstance(change, changes.CreateTable | changes.DropTable):
+        return (current is not None) == isinstance(change, changes.CreateTable)
     if current is None:
         return False
     paths = current.ids_by_path
     match change:
-        case AddColumn():
+        case changes.AddColumn():
             return change.path in paths
-        case AddColumns():  # one commit: all of them or none
+        case changes.AddColumns():  # one commit: all of them or none
             return all(c.path in paths for c in change.columns)
-        case DropColumn():
+        case changes.DropColumn():
             return change.path not in paths
-        case RenameColumn():
+        case changes.RenameColumn():
             return (*change.path[:-1], change.new_name) in paths and change.path not in paths
-        case WidenType():
+        case changes.WidenType():
             found = current.field_at(change.path)
             return found is not None and found.field_type == change.new
-        case MakeOptional():
+        case changes.MakeOptional():
             found = current.field_at(change.path)
             return found is not None and not found.required
-        case UpdateDoc():
+        case changes.UpdateDoc():
             found = current.field_at(change.path)
             return found is not None and found.doc == change.doc
-        case MoveColumn():
+        case changes.MoveColumn():
             siblings = [p[-1] for p in paths if p[:-1] == change.path[:-1]]
             name = change.path[-1]
             if name not in siblings:
@@ -71,35 +45,35 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
             if change.position == "first":
                 return siblings.index(name) == 0
             return change.after in siblings and siblings.index(name) == siblings.index(change.after) + 1
-        case AddPartitionField():
+        case changes.AddPartitionField():
             return (change.field.source, change.field.transform) in _spec(current)
-        case DropPartitionField():
+        case changes.DropPartitionField():
             return (change.field.source, change.field.transform) not in _spec(current)
-        case RenamePartitionField():
+        case changes.RenamePartitionField():
             return _renamed(current, PartitionRename(old_name=change.old_name, field=change.field))
-        case ReplacePartitionField():
+        case changes.ReplacePartitionField():
             spec = _spec(current)
             return (change.old.source, change.old.transform) not in spec and _has(current, change.field)
-        case UpdatePartitionSpec():  # one commit: all of it or none
+        case changes.UpdatePartitionSpec():  # one commit: all of it or none
             spec = _spec(current)
             return (all((f.source, f.transform) not in spec for f in change.remove)
                     and all(_renamed(current, r) for r in change.rename)
                     and all(_has(current, f) for f in change.add))
-        case SetSortOrder():
+        case changes.SetSortOrder():
             return current.sort == change.sort
-        case SetIdentifierFields():
+        case changes.SetIdentifierFields():
             return set(current.identifier_fields) == set(change.fields)
-        case DropIdentifierFields():
+        case changes.DropIdentifierFields():
             return not set(change.fields) & set(current.identifier_fields)
-        case UpgradeFormat():
+        case changes.UpgradeFormat():
             return current.format_version >= change.new
-        case SetComment():
+        case changes.SetComment():
             return current.comment == change.comment
-        case SetProperties():
+        case changes.SetProperties():
             return all(current.properties.get(c.key) == c.new for c in change.changes)
-        case TightenRetention():
+        case changes.TightenRetention():
             return all(current.properties.get(c.key) == c.new for c in change.properties)
-        case UnsetProperties():
+        case changes.UnsetProperties():
             return all(c.key not in current.properties for c in change.changes)
         case _:
             assert_never(change)

@@ -1,4 +1,5 @@
-"""Where erasure requests stand, for people and for auditors: ``erase status`` and the certificate a run ends with.
+"""Where erasure requests stand, for people and for auditors: ``erase status``, the certificate a run ends with
+and the proof file (``erase --proof``) that carries it.
 
 Both read the same request statuses (compiler/erasure/ledger.py); nothing here knows a key value, and the
 output depends only on the statuses and ``today`` (requests by id, tables by name), so the same ledger
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 from compiler.erasure.ledger import STATES, Entry, RequestStatus
@@ -107,3 +108,18 @@ def status_document(statuses: list[RequestStatus], today: date) -> dict[str, Any
 def status_json(statuses: list[RequestStatus], today: date, catalog: Mapping[str, str]) -> str:
     return json.dumps({"catalog": dict(catalog), **status_document(statuses, today)}, indent=2,
                       ensure_ascii=False) + "\n"
+
+
+def proof_json(
+    catalog: Mapping[str, str], erased_at: datetime, requests: list[str], tables: list[dict[str, Any]],
+    skipped: list[Entry], certificate: list[RequestStatus], today: date,
+) -> str:
+    """The proof file of one run: the requests it read, each table's proof as the engine wrote it (with no key
+    value left in it), complete when every table's is, the (request, table) pairs the ledger had done
+    before, and the certificate of every pair the run touched or skipped."""
+    return json.dumps({
+        "catalog": dict(catalog), "erased_at": erased_at.isoformat(), "requests": requests,
+        "complete": all(t["complete"] for t in tables), "tables": tables,
+        "skipped": [{"request": e.request, "table": e.table, "done_at": e.done_at.isoformat() if e.done_at else None}
+                    for e in skipped],
+        "certificate": status_document(certificate, today)}, indent=2, ensure_ascii=False) + "\n"

@@ -9,16 +9,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from compiler.maintenance.actions import (
-    Action,
-    DeleteExpiredRows,
-    ExpireSnapshots,
-    RemoveOrphanFiles,
-    RewriteDataFiles,
-    RewriteManifests,
-    RewritePositionDeletes,
-    TimeCutoff,
-)
+from compiler.maintenance import actions
+from compiler.maintenance.actions import Action, TimeCutoff
 from compiler.render.env import render
 from compiler.render.filters import literal, qualified, string_map, time_literal
 
@@ -26,11 +18,11 @@ from compiler.render.filters import literal, qualified, string_map, time_literal
 def action_sql(action: Action, catalog: str) -> str:
     table = literal(qualified((catalog, *action.table)))
     match action:
-        case DeleteExpiredRows():
+        case actions.DeleteExpiredRows():
             cutoff = action.cutoff
             return render("delete_expired_rows", table=(catalog, *action.table), column=cutoff.column,
                           kind=cutoff.kind, before=cutoff.before)
-        case RewriteDataFiles():
+        case actions.RewriteDataFiles():
             arguments = [("table", table), ("strategy", literal("sort" if action.strategy == "zorder"
                                                                 else action.strategy))]
             if action.zorder_by:
@@ -42,16 +34,16 @@ def action_sql(action: Action, catalog: str) -> str:
                        "target-file-size-bytes": str(action.target_file_size)}
             arguments.append(("options", string_map(options)))
             return _call(catalog, "rewrite_data_files", arguments)
-        case RewritePositionDeletes():
+        case actions.RewritePositionDeletes():
             options = {"min-input-files": str(action.min_input_files)}
             return _call(catalog, "rewrite_position_delete_files", [("table", table), ("options", string_map(options))])
-        case RewriteManifests():
+        case actions.RewriteManifests():
             return _call(catalog, "rewrite_manifests", [("table", table)])
-        case ExpireSnapshots():
+        case actions.ExpireSnapshots():
             older_than = time_literal("timestamptz", action.older_than)
             return _call(catalog, "expire_snapshots",
                          [("table", table), ("older_than", older_than), ("retain_last", str(action.retain_last))])
-        case RemoveOrphanFiles():
+        case actions.RemoveOrphanFiles():
             older_than = time_literal("timestamptz", action.older_than)
             return _call(catalog, "remove_orphan_files", [("table", table), ("older_than", older_than)])
         case _:

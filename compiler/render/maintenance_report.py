@@ -11,16 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any, assert_never
 
-from compiler.maintenance.actions import (
-    SECTIONS,
-    Action,
-    DeleteExpiredRows,
-    ExpireSnapshots,
-    RemoveOrphanFiles,
-    RewriteDataFiles,
-    RewriteManifests,
-    RewritePositionDeletes,
-)
+from compiler.maintenance import actions
+from compiler.maintenance.actions import SECTIONS, Action
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.report import Effect, MaintenanceReport, Step, TableOutcome
@@ -37,17 +29,17 @@ def _n(value: int | None) -> str:
 def effect_text(action: Action, effect: Effect) -> str:
     """``rewrote 40 files into 2``: one action's effect in words."""
     match action:
-        case DeleteExpiredRows():
+        case actions.DeleteExpiredRows():
             return f"deleted {_n(effect.rows_deleted)} row(s)"
-        case RewriteDataFiles():
+        case actions.RewriteDataFiles():
             return f"rewrote {_n(effect.rewritten)} files into {_n(effect.written)}"
-        case RewritePositionDeletes():
+        case actions.RewritePositionDeletes():
             return f"rewrote {_n(effect.rewritten)} delete files into {_n(effect.written)}"
-        case RewriteManifests():
+        case actions.RewriteManifests():
             return f"rewrote {_n(effect.rewritten)} manifests into {_n(effect.written)}"
-        case ExpireSnapshots():
+        case actions.ExpireSnapshots():
             return f"expired {_n(effect.snapshots_expired)} snapshot(s)"
-        case RemoveOrphanFiles():
+        case actions.RemoveOrphanFiles():
             if effect.files_removed is None:
                 return "the location was not listed: Spark lists it"
             return f"removed {_n(effect.files_removed)} file(s) ({_n(effect.bytes_removed)} bytes)"

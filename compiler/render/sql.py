@@ -5,34 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import assert_never
 
-from compiler.diff.changes import (
-    AddColumn,
-    AddColumns,
-    AddPartitionField,
-    Change,
-    CreateNamespace,
-    CreateTable,
-    DropColumn,
-    DropIdentifierFields,
-    DropPartitionField,
-    DropTable,
-    MakeOptional,
-    MoveColumn,
-    PropertyChange,
-    RenameColumn,
-    RenamePartitionField,
-    ReplacePartitionField,
-    SetComment,
-    SetIdentifierFields,
-    SetProperties,
-    SetSortOrder,
-    TightenRetention,
-    UnsetProperties,
-    UpdateDoc,
-    UpdatePartitionSpec,
-    UpgradeFormat,
-    WidenType,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change, PropertyChange
 from compiler.diff.create import first_named_partition
 from compiler.model.table import TableState
 from compiler.render.env import render
@@ -59,9 +33,9 @@ def statements(change: Change, catalog: str) -> list[Statement]:
     atomic commit through the catalog API, a multi-step partition evolution one UpdatePartitionSpec commit.
     """
     match change:
-        case CreateTable():
+        case changes.CreateTable():
             return [Statement(sql, change) for sql in plain_create_sql(change.state, catalog)]
-        case UpdatePartitionSpec():
+        case changes.UpdatePartitionSpec():
             return [Statement(sql, change) for sql in partition_spec_statements(change, catalog)]
         case _:
             return [Statement(sql, change) for sql in change_sql(change, catalog)]
@@ -73,70 +47,70 @@ def change_sql(change: Change, catalog: str) -> list[str]:
     that says so."""
     table = (catalog, *change.table)
     match change:
-        case CreateNamespace():
+        case changes.CreateNamespace():
             return [render("create_namespace", namespace=table)]
-        case CreateTable():
+        case changes.CreateTable():
             return [atomic_create_sql(change.state, catalog)]
-        case DropTable():
+        case changes.DropTable():
             return [render("drop_table", table=table)]
-        case AddColumn():
+        case changes.AddColumn():
             return [render("add_column", table=table, path=change.path, type=change.type, doc=change.doc,
                            position=change.position, after=change.after)]
-        case AddColumns():
+        case changes.AddColumns():
             return [render("add_columns", table=table, columns=change.columns)]
-        case DropColumn():
+        case changes.DropColumn():
             return [render("drop_column", table=table, path=change.path)]
-        case RenameColumn():
+        case changes.RenameColumn():
             return [render("rename_column", table=table, path=change.path, new_name=change.new_name)]
-        case WidenType():
+        case changes.WidenType():
             return [render("widen_type", table=table, path=change.path, type=change.new)]
-        case MakeOptional():
+        case changes.MakeOptional():
             return [render("make_optional", table=table, path=change.path)]
-        case UpdateDoc():
+        case changes.UpdateDoc():
             return [render("update_doc", table=table, path=change.path, doc=change.doc)]
-        case MoveColumn():
+        case changes.MoveColumn():
             return [render("move_column", table=table, path=change.path, position=change.position,
                            after=change.after)]
-        case AddPartitionField():
+        case changes.AddPartitionField():
             return [render("add_partition_field", table=table, field=change.field)]
-        case DropPartitionField():
+        case changes.DropPartitionField():
             return [render("drop_partition_field", table=table, field=change.field)]
-        case RenamePartitionField():
+        case changes.RenamePartitionField():
             return [render("rename_partition_field", table=table, old_name=change.old_name, field=change.field)]
-        case ReplacePartitionField():
+        case changes.ReplacePartitionField():
             return [render("replace_partition_field", table=table, old=change.old, field=change.field)]
-        case UpdatePartitionSpec():
+        case changes.UpdatePartitionSpec():
             return [render("update_partition_spec", statements=partition_spec_statements(change, catalog))]
-        case SetSortOrder():
+        case changes.SetSortOrder():
             if not change.sort:
                 return [render("write_unordered", table=table)]
             clause = WRITE_CLAUSES[change.distribution_mode]
             return [render("write_order", table=table, clause=clause, sort=change.sort)]
-        case SetIdentifierFields():
+        case changes.SetIdentifierFields():
             return [render("set_identifier_fields", table=table, fields=change.fields)]
-        case DropIdentifierFields():
+        case changes.DropIdentifierFields():
             return [render("drop_identifier_fields", table=table, fields=change.fields)]
-        case UpgradeFormat():
+        case changes.UpgradeFormat():
             return [render("set_properties", table=table, properties={"format-version": str(change.new)})]
-        case SetComment():
+        case changes.SetComment():
             return [render("set_comment", table=table, comment=change.comment)]
-        case SetProperties() | TightenRetention():
+        case changes.SetProperties() | changes.TightenRetention():
             return [render("set_properties", table=table, properties=_values(change_properties(change)))]
-        case UnsetProperties():
+        case changes.UnsetProperties():
             return [render("unset_properties", table=table, keys=[c.key for c in change.changes])]
         case _:
             assert_never(change)
 
 
-def change_properties(change: SetProperties | TightenRetention) -> tuple[PropertyChange, ...]:
-    return change.changes if isinstance(change, SetProperties) else change.properties
+def change_properties(change: changes.SetProperties | changes.TightenRetention) -> tuple[PropertyChange, ...]:
+    return change.changes if isinstance(change, changes.SetProperties) else change.properties
 
 
-def _values(changes: tuple[PropertyChange, ...]) -> dict[str, str]:
-    return {c.key: c.new for c in changes if c.new is not None}
+def _values(properties: tuple[PropertyChange, ...]) -> dict[str, str]:
+    return {c.key: c.new for c in properties if c.new is not None}
 
 
-def partition_spec_statements(change: UpdatePartitionSpec, catalog: str) -> list[str]:
+def partition_spec_statements(change: changes.UpdatePartitionSpec, catalog: str) -> list[str]:
     """The Spark SQL equivalent of one UpdatePartitionSpec commit, one statement per field."""
     table = (catalog, *change.table)
     return [
@@ -167,11 +141,11 @@ def plain_create_sql(state: TableState, catalog: str) -> list[str]:
     """CREATE TABLE with the partition fields Spark can declare, then the ALTER statements for the rest."""
     create = render("create_table", **_create_context(state, catalog),
                     partition=state.partition[: first_named_partition(state)])
-    later: list[Change] = [AddPartitionField(table=state.name, field=f)
+    later: list[Change] = [changes.AddPartitionField(table=state.name, field=f)
                            for f in state.partition[first_named_partition(state):]]
     if state.sort:
-        later.append(SetSortOrder(table=state.name, sort=state.sort,
+        later.append(changes.SetSortOrder(table=state.name, sort=state.sort,
                                   distribution_mode=state.properties.get("write.distribution-mode")))
     if state.identifier_fields:
-        later.append(SetIdentifierFields(table=state.name, fields=state.identifier_fields))
+        later.append(changes.SetIdentifierFields(table=state.name, fields=state.identifier_fields))
     return [create, *(sql for change in later for sql in change_sql(change, catalog))]

@@ -6,7 +6,6 @@ import os
 import sys
 import types
 from collections.abc import Callable
-from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +18,7 @@ from compiler.errors import PolicyError, TablePolicyError
 from runtime.catalog.config import configured_catalogs
 from runtime.cli.exits import Exit
 from runtime.cli.flags import check_master, check_output
+from runtime.cli.formats import FindingsFormat, Format, HealthFormat, StatusFormat
 from runtime.cli.views import error
 
 app = typer.Typer(
@@ -53,12 +53,6 @@ SparkConf = Annotated[
 def check_spark_conf(conf: list[str] | None) -> None:
     if conf and any("=" not in item for item in conf):
         raise typer.BadParameter("--spark-conf takes key=value")
-
-
-class Format(StrEnum):
-    text = "text"
-    markdown = "markdown"
-    json = "json"
 
 
 def commands() -> types.ModuleType:
@@ -116,12 +110,6 @@ def run(
     raise typer.Exit(int(code))
 
 
-class FindingsFormat(StrEnum):
-    text = "text"
-    github = "github"
-    json = "json"
-
-
 @app.command()
 def validate(
     path: PolicyPath = Path("policies"),
@@ -131,7 +119,7 @@ def validate(
     env: EnvName = None,
 ) -> None:
     """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
-    run(lambda: commands().validate(path, output=output.value, environment=env))
+    run(lambda: commands().validate(path, output=output, environment=env))
 
 
 @app.command()
@@ -169,7 +157,7 @@ def plan(
     env: EnvName = None,
 ) -> None:
     """Compare the policies with the live catalog (no JVM) and show what apply would do."""
-    run(lambda: commands().plan(path, catalog, out=out, output=output.value, detailed_exitcode=detailed_exitcode,
+    run(lambda: commands().plan(path, catalog, out=out, output=output, detailed_exitcode=detailed_exitcode,
                                 use_cache=cache, environment=env), outputs={"--out": out})
 
 
@@ -217,7 +205,7 @@ def maintain(
     """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
     check_spark_conf(spark_conf)
     run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
-                                   json_report=json_report, output=output.value, tables=table or [],
+                                   json_report=json_report, output=output, tables=table or [],
                                    only=only or [], environment=env),
         outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
 
@@ -278,11 +266,6 @@ def erase(
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
 
 
-class StatusFormat(StrEnum):
-    text = "text"
-    json = "json"
-
-
 @erase_app.command("status")
 def erase_status(
     path: PolicyPath = Path("policies"),
@@ -295,12 +278,7 @@ def erase_status(
 ) -> None:
     """Each erasure request from the ledger (no JVM): done with its proof, pending, held or OVERDUE (received +
     lifecycle.erasure.within has passed). Exit 1 if any request is overdue."""
-    run(lambda: erasure().status(path, catalog, requests_file=requests, output=output.value, environment=env))
-
-
-class HealthFormat(StrEnum):
-    text = "text"
-    json = "json"
+    run(lambda: erasure().status(path, catalog, requests_file=requests, output=output, environment=env))
 
 
 @app.command()
@@ -313,7 +291,7 @@ def health(
     env: EnvName = None,
 ) -> None:
     """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
-    run(lambda: lifecycle().health(path, catalog, output=output.value, html=html, environment=env),
+    run(lambda: lifecycle().health(path, catalog, output=output, html=html, environment=env),
         outputs={"--html": html})
 
 

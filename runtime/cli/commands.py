@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import typer
 
@@ -28,7 +29,7 @@ from compiler.importer import (
 )
 from compiler.loader import Project, discover, display_path
 from compiler.model.names import format_name
-from compiler.plan.model import CatalogRef
+from compiler.plan.model import CatalogRef, Plan
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.project import find_project, load_selected, requested_environment, restrict_plan
 from compiler.render.drift import render_drift
@@ -41,8 +42,10 @@ from compiler.schema import policy_json_schema_text
 from runtime.caches.models import FileModelCache
 from runtime.caches.plans import PlanCache
 from runtime.catalog.config import resolve_catalog
+from runtime.cli.apply_view import report_json, show_complete, show_notice, show_statements, show_step
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
+from runtime.cli.formats import FindingsFormat, Format
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
 from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
@@ -50,7 +53,6 @@ from runtime.target import Target, resolve_target
 
 if TYPE_CHECKING:
     from compiler.model.table import TableState
-    from runtime.apply import ApplyReport
     from runtime.catalog.reader import CatalogReader
 
 
@@ -83,18 +85,21 @@ def valid_project(path: Path, *, use_cache: bool = True, environment: str | None
     return project
 
 
-def validate(path: Path, *, output: str = "text", environment: str | None = None) -> int:
+def validate(path: Path, *, output: FindingsFormat = FindingsFormat.text, environment: str | None = None) -> int:
     # without an environment every overlay is checked against the policies; with one, the tables under it
     name, flag = requested_environment(environment)
     _, files, diagnostics = load_selected(path, project_cache(path), name, every_environment=True,
                                           environment_flag=flag, workers=FORKED)
-    if output == "json":
-        typer.echo(findings_json(diagnostics, files), nl=False)
-    else:
-        if output == "github":  # annotations for the workflow; the same findings readable in the log below
-            typer.echo(github_annotations(diagnostics), nl=False)
-        show_diagnostics(diagnostics)
-        typer.echo(summary_line(diagnostics, files), err=True)
+    match output:
+        case FindingsFormat.json:
+            typer.echo(findings_json(diagnostics, files), nl=False)
+        case FindingsFormat.github | FindingsFormat.text:
+            if output is FindingsFormat.github:  # annotations for the workflow; the same findings readable below
+                typer.echo(github_annotations(diagnostics), nl=False)
+            show_diagnostics(diagnostics)
+            typer.echo(summary_line(diagnostics, files), err=True)
+        case _:
+            assert_never(output)
     return Exit.ERROR if diagnostics.has_errors else Exit.OK
 
 
@@ -167,24 +172,24 @@ def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cac
     return PlanResult(restrict_plan(result.plan, project), result.diagnostics)
 
 
-RENDERERS: dict[str, Callable[[PlanResult, Target], str]] = {
-    "text": lambda result, target: target.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
-    "markdown": lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
-    "json": lambda result, _target: plan_to_json(result.plan),
+RENDERERS: dict[Format, Callable[[PlanResult, Target], str]] = {
+    Format.text: lambda result, target: target.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
+    Format.markdown: lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
+    Format.json: lambda result, _target: plan_to_json(result.plan),
 }
 
 
 def plan(
-    path: Path, catalog: str | None, *, out: Path | None, output: str, detailed_exitcode: bool, use_cache: bool,
+    path: Path, catalog: str | None, *, out: Path | None, output: Format, detailed_exitcode: bool, use_cache: bool,
     environment: str | None = None,
 ) -> int:
     target = resolve_target(path, catalog, environment)
-    if output == "json":
+    if output is Format.json:
         typer.echo(target.header(), err=True)  # stdout is the plan file, which records the catalog itself
     try:
         result = compute_plan(path, target.catalog, use_cache=use_cache, environment=environment)
     except PolicyError as exc:
-        if output != "markdown":
+        if output is not Format.markdown:
             raise
         # the pull-request comment of a plan that could not be made shows why, not nothing
         typer.echo(f"### tablepolicy plan · {target.header()}\n\n**The plan could not be made:** fix these "
@@ -201,6 +206,37 @@ def plan(
     return Exit.OK
 
 
+@dataclass(frozen=True)
+class ApplyInput:
+    """What an apply runs: a saved plan (checked against ``policies`` before Spark starts) or one derived now."""
+
+    plan: Plan
+    catalog: CatalogConfig
+    environment: str | None
+    policies: Path
+    journal: Path
+    saved: bool
+
+
+def apply_input(path: Path, catalog: str | None, policies: Path, environment: str | None) -> ApplyInput:
+    """Read the saved plan ``path`` (its catalog and environment unless others are asked for; another one is
+    refused with the catalog checks), or plan ``path`` now; the header names the catalog either way."""
+    from runtime.apply import plan_id_of
+
+    if path.is_file() and path.suffix == ".json":
+        catalog_header(apply_catalog(path, catalog, policies))
+        planned = plan_from_json(path.read_text(encoding="utf-8"))
+        environment = requested_environment(environment)[0] or (
+            planned.environment.name if planned.environment is not None else None)
+        return ApplyInput(planned, resolve_catalog(catalog or planned.catalog, policies), environment, policies,
+                          path.with_name(path.name + ".journal"), saved=True)
+    target = resolve_target(path, catalog, environment)
+    catalog_header(target)
+    planned = compute_plan(path, target.catalog, environment=environment).plan
+    return ApplyInput(planned, target.catalog, target.environment_name, path,
+                      cache_dir(path) / f"journal-{plan_id_of(planned)}.jsonl", saved=False)
+
+
 def apply(
     path: Path,
     catalog: str | None,
@@ -213,54 +249,29 @@ def apply(
     json_report: Path | None,
     environment: str | None = None,
 ) -> int:
+    from runtime.apply import apply_plan, plan_id_of, plan_steps
     from runtime.spark.session import SparkOptions
 
-    saved = path.is_file() and path.suffix == ".json"
-    if saved:
-        catalog_header(apply_catalog(path, catalog, policies))
-        planned = plan_from_json(path.read_text(encoding="utf-8"))
-        config = resolve_catalog(catalog or planned.catalog, policies)
-        # the plan's environment unless one is asked for; another one is refused with the catalog checks
-        environment = requested_environment(environment)[0] or (
-            planned.environment.name if planned.environment is not None else None)
-        journal = path.with_name(path.name + ".journal")
-    else:
-        target = resolve_target(path, catalog, environment)
-        typer.echo(target.header())
-        planned = compute_plan(path, target.catalog, environment=environment).plan
-        config = target.catalog
-        environment = target.environment_name
-        policies = path
-        from runtime.apply import plan_id_of
-
-        journal = cache_dir(path) / f"journal-{plan_id_of(planned)}.jsonl"
-    typer.echo(render_text(planned, lambda text, color: paint(text, color)), nl=False)
-    if planned.blocked:
+    run = apply_input(path, catalog, policies, environment)
+    typer.echo(render_text(run.plan, lambda text, color: paint(text, color)), nl=False)
+    if run.plan.blocked:
         error("the plan holds destructive changes git has not approved; nothing was applied")
         return Exit.BLOCKED
-    if not planned.has_changes:
+    if not run.plan.has_changes:
         return Exit.OK
     if dry_run:
-        from runtime.apply import plan_id_of, plan_steps
-
-        for step in plan_steps(planned, plan_id_of(planned)):
-            info(f"-- [{step.index}] {step.summary}\n{step.sql};")
+        show_statements(plan_steps(run.plan, plan_id_of(run.plan)))
         return Exit.OK
-    if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
+    if not run.saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
         error("apply cancelled")
         return Exit.ERROR
-    options = SparkOptions.from_flags(master, conf)
-    from runtime.apply import apply_plan
-
     # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
-    report = apply_plan(planned, config, options, journal_path=journal, policies=policies, verify=saved,
-                        environment=environment,
-                        on_result=lambda r: info(f"  [{r.step.index}] {r.step.summary}: {r.status}"
-                                                 + (f" ({r.seconds:.1f}s)" if r.status == "done" else "")),
-                        on_notice=lambda message: info(paint(f"  safety: {message}", "cyan")))
-    info(f"Apply complete: {report.executed} statement(s) executed, plan {report.plan_id}.")
+    report = apply_plan(run.plan, run.catalog, SparkOptions.from_flags(master, conf), journal_path=run.journal,
+                        policies=run.policies, verify=run.saved, environment=run.environment, on_result=show_step,
+                        on_notice=show_notice)
+    show_complete(report)
     if json_report is not None:
-        json_report.write_text(report_json(report, config), encoding="utf-8")
+        json_report.write_text(report_json(report, run.catalog.summary()), encoding="utf-8")
     return Exit.OK
 
 
@@ -276,16 +287,6 @@ def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogCon
             catalog = catalog.get("name")
         return resolve_catalog(catalog if isinstance(catalog, str) else None, policies)
     return resolve_catalog(catalog, path)
-
-
-def report_json(report: ApplyReport, config: CatalogConfig) -> str:
-    return json.dumps({
-        "catalog": config.summary(),
-        "plan_id": report.plan_id,
-        "safety_tags": report.safety_tags,
-        "steps": [{"step": r.step.index, "action": r.step.change.action, "summary": r.step.summary,
-                   "status": r.status, "seconds": round(r.seconds, 3), "sql": r.step.sql} for r in report.results],
-    }, indent=2) + "\n"
 
 
 def import_tables(tables: list[str], namespaces: list[str], catalog: str | None, policies: Path, out: Path | None,

@@ -7,7 +7,6 @@ as soon as that table is done. ``status`` reads only the ledger and the catalog 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -25,9 +24,10 @@ from compiler.errors import PolicyError, TablePolicyError
 from compiler.loader import Project, display_path
 from compiler.model.names import format_name
 from compiler.render.erasure import render_preview
-from compiler.render.erasure_report import render_status, status_document, status_json
+from compiler.render.erasure_report import proof_json, render_status, status_json
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
+from runtime.cli.formats import StatusFormat
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
 from runtime.target import resolve_target
 
@@ -90,15 +90,10 @@ def erase(
         info("Certificate (no key values):")
         info(_indent(render_status(statuses(entries), today, lambda t, c: paint(t, c))))
     if proof is not None:
-        document = {"catalog": config.summary(), "erased_at": datetime.now(UTC).isoformat(),
-                    "requests": [r.id for r in reached.requests.model.requests],
-                    "complete": all(p.complete for p, _ in outcomes),
-                    "tables": [_scrubbed(p.as_json(), table) for (p, _), table in zip(outcomes, todo.tables,
-                                                                                        strict=True)],
-                    "skipped": [{"request": e.request, "table": e.table,
-                                 "done_at": e.done_at.isoformat() if e.done_at else None} for e in todo.done],
-                    "certificate": status_document(statuses(entries), today)}
-        proof.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        tables = [_scrubbed(p.as_json(), table) for (p, _), table in zip(outcomes, todo.tables, strict=True)]
+        ids = [r.id for r in reached.requests.model.requests]
+        proof.write_text(proof_json(config.summary(), datetime.now(UTC), ids, tables, todo.done, statuses(entries),
+                                    today), encoding="utf-8")
     return Exit.OK if all(p.state in ("complete", "held") for p, _ in outcomes) else Exit.ERROR
 
 
@@ -201,14 +196,15 @@ def _scrubbed(proof: dict[str, Any], table: TableErasure) -> dict[str, Any]:
 
 
 def status(
-    path: Path, catalog: str | None, *, requests_file: Path | None, output: str, environment: str | None = None
+    path: Path, catalog: str | None, *, requests_file: Path | None, output: StatusFormat,
+    environment: str | None = None,
 ) -> int:
     """Each request of the ledger (or of ``requests_file``) on the tables of ``path``; exit 1 if one is overdue."""
     from runtime.ledger import opened_ledger
 
     target = resolve_target(path, catalog, environment)
     config = target.catalog
-    if output == "text":
+    if output is StatusFormat.text:
         catalog_header(target)
     today = datetime.now(UTC).date()
     with open_reader(config) as reader, opened_ledger(reader, cache_dir(path), create=False) as ledger:
@@ -223,7 +219,7 @@ def status(
             project = valid_project(path, environment=environment)
             entries = list(ledger.entries(format_name(t.name) for t in project.tables).values())
     found = statuses(entries)
-    if output == "json":
+    if output is StatusFormat.json:
         typer.echo(status_json(found, today, config.summary()), nl=False)
     elif not found:
         info(f"No erasure request recorded for these tables in {ledger.where}.")

@@ -15,6 +15,7 @@ from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
+from runtime.cli.formats import Format, HealthFormat
 from runtime.cli.views import catalog_header, paint, show_maintenance_report
 from runtime.target import Target, resolve_target
 
@@ -45,7 +46,7 @@ def due_now(
                                 on_work=on_work), target
 
 
-def health(path: Path, catalog: str | None, *, output: str, html: Path | None = None,
+def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,
            environment: str | None = None) -> int:
     plan, target = due_now(path, catalog, environment)
     config = target.catalog
@@ -55,7 +56,7 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
         reports = [TableReport(t.health, t.actions) for t in plan.tables]
         html.write_text(render_health_html(reports, target.header(), datetime.now(UTC)), encoding="utf-8")
         typer.echo(f"Wrote the health report of {len(reports)} table(s) to {html}", err=True)
-    if output == "json":
+    if output is HealthFormat.json:
         typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
         return Exit.OK
     catalog_header(target)
@@ -65,7 +66,7 @@ def health(path: Path, catalog: str | None, *, output: str, html: Path | None = 
 
 def maintain(
     path: Path, catalog: str | None, *, dry_run: bool, master: str, conf: list[str], json_report: Path | None,
-    output: str = "text", tables: list[str] | None = None, only: list[str] | None = None,
+    output: Format = Format.text, tables: list[str] | None = None, only: list[str] | None = None,
     environment: str | None = None,
 ) -> int:
     """Decide, then (without ``dry_run``) run with progress on stderr; the report goes to stdout as
@@ -83,7 +84,7 @@ def maintain(
     plan, target = due_now(path, catalog, environment, tables=tables, only=only, locations=locations,
                            on_work=lambda _t: spark.start() if spark is not None else None, target=target)
     config = target.catalog
-    if output == "text":
+    if output is Format.text:
         catalog_header(target)
         typer.echo(render_maintenance(plan, lambda t, c: paint(t, c), catalog=config.name if dry_run else None),
                    nl=False)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import typer
 
 from compiler.catalog.config import CatalogConfig
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from runtime.cli.formats import Format
 
 if TYPE_CHECKING:
     from compiler.maintenance.report import MaintenanceReport
@@ -59,15 +60,18 @@ def catalog_header(config: CatalogConfig | Target, *, err: bool = False) -> None
     typer.echo(config.header(), err=err)
 
 
-def show_maintenance_report(report: MaintenanceReport, output: str, *, idle: bool) -> None:
+def show_maintenance_report(report: MaintenanceReport, output: Format, *, idle: bool) -> None:
     """The maintain report on stdout: text (after the run's progress; nothing more when no table needed
     work, the decisions already said so), markdown or JSON."""
     from compiler.render.maintenance_report import report_json, report_markdown, report_text
 
     match output:
-        case "json":
+        case Format.json:
             typer.echo(report_json(report), nl=False)
-        case "markdown":
+        case Format.markdown:
             typer.echo(report_markdown(report), nl=False)
-        case _ if not idle:
-            typer.echo(report_text(report, lambda t, c: paint(t, c)), nl=False)
+        case Format.text:
+            if not idle:
+                typer.echo(report_text(report, lambda t, c: paint(t, c)), nl=False)
+        case _:
+            assert_never(output)

@@ -23,6 +23,7 @@ from tests.pgserver import free_port
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
+CRASH_AFTER_STEP = Path(__file__).with_name("crash_after_step.py")
 
 BASE = """table: crash.events
 columns:
@@ -60,6 +61,12 @@ def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) 
                           timeout=300, check=False)
 
 
+def crashing_cli(step: int, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI killed with SIGKILL once the apply journal holds step ``step`` (see crash_after_step.py)."""
+    return subprocess.run([sys.executable, str(CRASH_AFTER_STEP), str(step), *args], capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
 def start_cli(*args: str) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-c", "from runtime.cli.app import main; main()", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -84,8 +91,7 @@ def test_killed_apply_converges_when_run_again(tmp_path: Path, k: int) -> None:
     (policies / "events.yaml").write_text(EVOLVED)
     plan_file = tmp_path / "plan.json"
     assert cli("plan", str(policies), "--out", str(plan_file)).returncode == 0
-    killed = cli("apply", str(plan_file), "--policies", str(policies),
-                 env={"TABLEPOLICY_CRASH_AFTER_STEP": str(k)})
+    killed = crashing_cli(k, "apply", str(plan_file), "--policies", str(policies))
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     journal = plan_file.with_name("plan.json.journal").read_text().splitlines()
     assert len(journal) == k

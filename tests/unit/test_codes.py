@@ -14,19 +14,22 @@ import re
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, get_args
 
 import pytest
+from pydantic import ValidationError
 
 from compiler import codes
 from compiler.diagnostics import Severity
-from compiler.diff.changes import Change
+from compiler.diff.changes import AddColumn, Change, DropColumn, SetProperties, UpdatePartitionSpec
 from compiler.diff.safety import Safety
 from compiler.erasure.requests import load_requests
-from compiler.maintenance.actions import Action
+from compiler.maintenance.actions import Action, ExpireSnapshots
 from compiler.validate import validate
 from tests.unit.test_differ import CASES
+from tests.unit.test_plan_file import CASES as PLAN_FILE_CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 REGISTRY_FILE = ROOT / "compiler" / "codes.py"
@@ -178,19 +181,41 @@ def kinds(union: Any) -> tuple[Any, ...]:
     return get_args(get_args(union)[0])
 
 
-@pytest.mark.parametrize("kind", kinds(Change), ids=lambda k: k.__name__)
-def test_a_change_kind_has_its_codes_registered_safety(kind: Any) -> None:
-    """The kind's own safety goes with its default code; any other code it allows is registered as a
-    change, and the differ table below proves the safety each is emitted with."""
-    code, safety = kind.model_fields["code"], kind.model_fields["safety"]
-    assert codes.lookup(code.default).level == safety.default
-    assert all(codes.lookup(c).family.prefix == "TC" for c in get_args(code.annotation))
+@pytest.mark.parametrize("kind", [*kinds(Change), *kinds(Action)], ids=lambda k: k.__name__)
+def test_a_kind_takes_its_safety_from_its_codes_registration(kind: Any) -> None:
+    """No change kind or maintenance action declares a safety of its own: the registry is its one source,
+    and every code a kind allows is registered in the kind's family."""
+    assert "safety" not in vars(kind).get("__annotations__", {})
+    family = "TC" if kind in kinds(Change) else "TM"
+    assert all(codes.lookup(c).family.prefix == family for c in get_args(kind.model_fields["code"].annotation))
 
 
-@pytest.mark.parametrize("action", kinds(Action), ids=lambda k: k.__name__)
-def test_a_maintenance_action_has_its_codes_registered_safety(action: Any) -> None:
-    code, safety = action.model_fields["code"], action.model_fields["safety"]
-    assert codes.lookup(code.default).level == safety.default
+@pytest.mark.parametrize("change", list(PLAN_FILE_CASES.values()), ids=list(PLAN_FILE_CASES))
+def test_a_change_built_without_a_safety_has_its_codes(change: Any) -> None:
+    assert change.safety is codes.safety_of(change.code)
+
+
+@pytest.mark.parametrize(("kind", "fields", "code", "safety"), [
+    (AddColumn, {"path": ("a",), "type": "int"}, "TC201", Safety.SAFE),
+    (AddColumn, {"path": ("a",), "type": "int", "readded": True}, "TC207", Safety.BREAKING),
+    (SetProperties, {"changes": ()}, "TC501", Safety.SAFE),
+    (SetProperties, {"changes": ()}, "TC505", Safety.BREAKING),
+    (UpdatePartitionSpec, {}, "TC408", Safety.SAFE),
+    (UpdatePartitionSpec, {}, "TC409", Safety.BREAKING),
+], ids=["TC201", "TC207", "TC501", "TC505", "TC408", "TC409"])
+def test_a_kind_with_two_codes_has_each_codes_safety(kind: Any, fields: dict[str, Any], code: str,
+                                                      safety: Safety) -> None:
+    assert kind(table=("t", "x"), code=code, **fields).safety is safety
+
+
+def test_a_safety_other_than_the_codes_is_refused() -> None:
+    with pytest.raises(ValidationError, match="TC301 is destructive, not safe: its safety is its code's"):
+        DropColumn(table=("t", "x"), path=("a",), field_id=1, safety=Safety.SAFE)
+    with pytest.raises(ValidationError, match="TC505 is breaking, not safe"):
+        SetProperties.model_validate({"table": ["t", "x"], "code": "TC505", "safety": 0, "changes": []})
+    with pytest.raises(ValidationError, match="TM301 is destructive, not safe"):
+        ExpireSnapshots(table=("t", "x"), reason="r", older_than=datetime(2026, 1, 1), retain_last=1,
+                        safety=Safety.SAFE)
 
 
 def test_every_planned_change_has_its_codes_registered_safety() -> None:

@@ -1,0 +1,46 @@
+"""apply's view: the statements of a dry run, a line per step as it finishes, the safety notes, the closing
+line, and the JSON report (``--json-report``). Only formats and prints; runtime/apply.py does the work."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from runtime.cli.views import info, paint
+
+if TYPE_CHECKING:
+    from runtime.apply import ApplyReport, Step, StepResult
+
+
+def show_statements(steps: list[Step]) -> None:
+    """A dry run: every statement apply would run, in order, each under its step number and summary."""
+    for step in steps:
+        info(f"-- [{step.index}] {step.summary}\n{step.sql};")
+
+
+def show_step(result: StepResult) -> None:
+    """``  [3] rename column note to comment (field id 3 kept): done (0.4s)``."""
+    from runtime.apply import StepStatus
+
+    took = f" ({result.seconds:.1f}s)" if result.status is StepStatus.DONE else ""
+    info(f"  [{result.step.index}] {result.step.summary}: {result.status}{took}")
+
+
+def show_notice(message: str) -> None:
+    info(paint(f"  safety: {message}", "cyan"))
+
+
+def show_complete(report: ApplyReport) -> None:
+    info(f"Apply complete: {report.executed} statement(s) executed, plan {report.plan_id}.")
+
+
+def report_json(report: ApplyReport, catalog: Mapping[str, str]) -> str:
+    """The run as CD archives it: the catalog (credentials redacted), the plan id, the safety tags, each step."""
+    return json.dumps({
+        "catalog": dict(catalog),
+        "plan_id": report.plan_id,
+        "safety_tags": report.safety_tags,
+        "steps": [{"step": r.step.index, "action": r.step.change.action, "summary": r.step.summary,
+                   "status": r.status, "seconds": round(r.seconds, 3), "sql": r.step.sql} for r in report.results],
+    }, indent=2) + "\n"

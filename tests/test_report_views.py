@@ -1,0 +1,73 @@
+"""The report files runs leave for CD and auditors, byte for byte: ``apply --json-report`` and ``erase --proof``
+(their views: runtime/cli/apply_view.py, compiler/render/erasure_report.py). No JVM: the runs' results are
+built here as the runs return them. A changed byte fails with a diff; when meant, rewrite the files with
+
+    UPDATE_GOLDEN=1 .venv/bin/pytest -q tests/test_report_views.py
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProperties
+from compiler.erasure.ledger import Entry, statuses
+from compiler.render.erasure_report import proof_json
+from runtime.apply import ApplyReport, Step, StepResult, StepStatus
+from runtime.cli.apply_view import report_json
+
+GOLDEN = Path(__file__).parent / "golden" / "reports"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+CATALOG = {"name": "lake", "type": "sql", "uri": "postgresql://planner:***@db.internal:5432/lake"}
+T = ("shop", "orders")
+
+
+def check(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE:
+        path.write_text(text, encoding="utf-8")
+        return
+    old = path.read_text(encoding="utf-8")
+    assert text == old, "".join(difflib.unified_diff(old.splitlines(True), text.splitlines(True),
+                                                     f"{name} (golden)", "(rendered now)"))
+
+
+def test_the_apply_report() -> None:
+    stamp = SetProperties(table=T, changes=(PropertyChange(key="tablepolicy.plan-id", old=None, new="0123abcd"),))
+    add = AddColumn(table=T, path=("note",), type="string")
+    drop = DropColumn(table=T, path=("legacy",), field_id=4)
+    steps = [Step(1, stamp, "ALTER TABLE `lake`.`shop`.`orders` SET TBLPROPERTIES ('tablepolicy.plan-id' = "
+                            "'0123abcd')"),
+             Step(2, add, "ALTER TABLE `lake`.`shop`.`orders` ADD COLUMN `note` STRING"),
+             Step(3, drop, "ALTER TABLE `lake`.`shop`.`orders` DROP COLUMN `legacy`")]
+    report = ApplyReport("0123abcd", [StepResult(steps[0], StepStatus.JOURNALED),
+                                      StepResult(steps[1], StepStatus.ALREADY_APPLIED),
+                                      StepResult(steps[2], StepStatus.DONE, 0.41234)],
+                         ["tagged snapshot 7 of shop.orders as 'tablepolicy-before-0123abcd'"])
+    check("apply_report.json", report_json(report, CATALOG))
+
+
+PROOF = {"table": "shop.orders", "requests": ["r-1", "r-2"], "state": "complete", "complete": True,
+         "rows_before": 3, "rows_after": 0, "files_with_keys_before": ["a.parquet"], "statements": ["DELETE ..."],
+         "files_rewritten": 1, "snapshots_expired": [], "orphans_deleted": [], "snapshots_checked": [1, 2],
+         "files_scanned": 2, "bytes_scanned": 2048, "files_still_referenced": [], "files_still_stored": [],
+         "held_by": {}, "blocking_refs": [], "unreadable": [], "error": None, "seconds": 1.25}
+AT = datetime(2026, 3, 2, 9, 30, 0, 123456, tzinfo=UTC)
+EARLIER = Entry("r-0", "shop.orders", date(2026, 2, 1), date(2026, 3, 3), "done", "s:f", {"complete": True},
+                AT, datetime(2026, 2, 10, 8, 0, tzinfo=UTC))
+ERASED = [Entry(r, "shop.orders", date(2026, 3, 1), date(2026, 3, 31), "done", "s:f", PROOF, AT, AT)
+          for r in ("r-1", "r-2")]
+
+
+def test_the_erase_proof_file() -> None:
+    text = proof_json(CATALOG, AT, ["r-1", "r-2"], [PROOF], [EARLIER], statuses([EARLIER, *ERASED]),
+                      date(2026, 3, 2))
+    check("erase_proof.json", text)
+
+
+def test_a_proof_is_complete_only_when_every_tables_is() -> None:
+    held = {**PROOF, "table": "shop.customers", "state": "held", "complete": False}
+    text = proof_json(CATALOG, AT, ["r-1"], [PROOF, held], [], statuses(ERASED), date(2026, 3, 2))
+    assert '\n  "complete": false,\n' in text
