@@ -24,7 +24,7 @@ from compiler.maintenance.decide import Skip
 from compiler.maintenance.due import MaintenancePlan, TableMaintenance
 from compiler.maintenance.health import OrphanFigures
 from compiler.maintenance.measured import measured
-from compiler.maintenance.report import MaintenanceReport, Step, TableOutcome
+from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
 from compiler.maintenance.sequence import unchanged, work_table
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
@@ -194,20 +194,20 @@ class _Run:
             table = self.reader.pyiceberg_table(name, fresh=True)
             refusal = self.locations.overlap(self.reader, name, table.location()) if table is not None else None
             if refusal is not None:
-                return Step(action, sql, "refused", error=refusal), None
+                return Step(action, sql, Status.REFUSED, error=refusal), None
         started = time.perf_counter()
         try:
             what = f"{format_name(name)}: {action.summary}"
             rows = with_commit_retries(self.spark, lambda: query_sql(self.spark, sql, what)) or []
         except ExecutionError as exc:
-            return Step(action, sql, "failed", seconds=time.perf_counter() - started, error=str(exc)), None
+            return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=str(exc)), None
         seconds = time.perf_counter() - started
         fresh = self._decide_again(current)
         if fresh is None:
-            return Step(action, sql, "failed", seconds=seconds, error=f"{format_name(name)}: the table is no longer "
-                        "in the catalog after this action"), None
+            gone = f"{format_name(name)}: the table is no longer in the catalog after this action"
+            return Step(action, sql, Status.FAILED, seconds=seconds, error=gone), None
         effect = measured(action, rows, current.health, fresh.health)
-        return Step(action, sql, "done", effect, seconds, rows[0] if rows else {}), fresh
+        return Step(action, sql, Status.DONE, effect, seconds, rows[0] if rows else {}), fresh
 
     def _decide_again(self, current: TableMaintenance) -> TableMaintenance | None:
         if current.basis is None:

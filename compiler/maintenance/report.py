@@ -5,15 +5,26 @@ compiler/render/maintenance_report.py format it."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.health import TableHealth
 
-# done: ran; estimated: a dry run's projection; failed: Spark reported an error; refused: not started because it
-# would be unsafe; not_run: an earlier action of the table failed (their order matters)
-Status = Literal["done", "estimated", "failed", "refused", "not_run"]
+
+class Status(StrEnum):
+    """What became of one action (its value is what reports print)."""
+
+    DONE = "done"  # ran
+    ESTIMATED = "estimated"  # a dry run's projection
+    FAILED = "failed"  # Spark reported an error
+    REFUSED = "refused"  # not started because it would be unsafe
+    NOT_RUN = "not_run"  # an earlier action of the table failed (their order matters)
+
+    @property
+    def failed(self) -> bool:
+        return self in (Status.FAILED, Status.REFUSED)
 
 
 @dataclass(frozen=True)
@@ -44,7 +55,7 @@ class Step:
 
     @property
     def ok(self) -> bool:
-        return self.status in ("done", "estimated")
+        return self.status in (Status.DONE, Status.ESTIMATED)
 
 
 @dataclass(frozen=True)
@@ -59,7 +70,7 @@ class TableOutcome:
 
     @property
     def failed(self) -> bool:
-        return any(s.status in ("failed", "refused") for s in self.steps)
+        return any(s.status.failed for s in self.steps)
 
     @property
     def rows_deleted(self) -> int:

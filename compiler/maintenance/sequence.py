@@ -15,7 +15,7 @@ from compiler.maintenance.actions import RANK, SECTIONS, Action
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.due import MaintenancePlan, TableMaintenance
 from compiler.maintenance.projection import projected
-from compiler.maintenance.report import MaintenanceReport, Step, TableOutcome
+from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
 
 # (the action, the table as decided before it) -> what happened, and the table decided again on its health
 # afterwards (None when the action did not complete: the rest of the table's actions do not run)
@@ -50,7 +50,7 @@ def work_table(
         on_step(step)
         if fresh is None:
             for left in pending:
-                not_run = Step(left, sql_of(left), "not_run",
+                not_run = Step(left, sql_of(left), Status.NOT_RUN,
                                error=f"not run: {SECTIONS[action.action]} ({action.action}) did not complete")
                 steps.append(not_run)
                 on_step(not_run)
@@ -82,7 +82,7 @@ def estimated(plan: MaintenancePlan, sql_of: Callable[[Action], str], catalog: d
     def execute(action: Action, current: TableMaintenance) -> tuple[Step, TableMaintenance | None]:
         health, effect = projected(current.health, action, now)
         fresh = current.basis.decide(current.table, health) if current.basis is not None else None
-        return Step(action, sql_of(action), "estimated", effect), fresh
+        return Step(action, sql_of(action), Status.ESTIMATED, effect), fresh
 
     outcomes = tuple(work_table(t, execute, sql_of) if t.actions else unchanged(t) for t in plan.tables)
     return MaintenanceReport(catalog, True, outcomes, tuple(plan.missing))

@@ -15,7 +15,7 @@ from compiler.maintenance import actions
 from compiler.maintenance.actions import SECTIONS, Action
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.health import TableHealth
-from compiler.maintenance.report import Effect, MaintenanceReport, Step, TableOutcome
+from compiler.maintenance.report import Effect, MaintenanceReport, Status, Step, TableOutcome
 from compiler.model.names import format_name
 from compiler.render.text import Painter, no_color
 
@@ -51,15 +51,15 @@ def step_text(step: Step) -> str:
     """The outcome of one step after ``compaction ...``: ``done in 12.3s (rewrote 40 files into 2)``."""
     effect = effect_text(step.action, step.effect)
     match step.status:
-        case "done":
+        case Status.DONE:
             return f"done in {step.seconds:.1f}s ({effect})"
-        case "estimated":
+        case Status.ESTIMATED:
             return f"would run ({effect})"
-        case "failed":
+        case Status.FAILED:
             return f"failed after {step.seconds:.1f}s: {first_line(step.error)}"
-        case "refused":
+        case Status.REFUSED:
             return f"refused: {first_line(step.error)}"
-        case "not_run":
+        case Status.NOT_RUN:
             return first_line(step.error)
         case _:
             assert_never(step.status)
@@ -109,7 +109,7 @@ def report_text(report: MaintenanceReport, paint: Painter = no_color) -> str:
         lines += [f"  {'rows deleted':<20}{t.rows_deleted:>16,}",
                   f"  {'bytes reclaimed':<20}{_size(t.bytes_reclaimed):>16}"]
         for step in t.steps:
-            color = {"done": "green", "estimated": "green", "not_run": "yellow"}.get(step.status, "red")
+            color = "red" if step.status.failed else "yellow" if step.status is Status.NOT_RUN else "green"
             lines.append(paint(f"  {SECTIONS[step.action.action]:<13} {step_text(step)}", color))
         lines += [f"  {SECTIONS[k.action]:<13} {skip_text(k)}" for k in t.skips]
     idle = len(report.tables) - len(_worked(report))
@@ -120,7 +120,7 @@ def report_text(report: MaintenanceReport, paint: Painter = no_color) -> str:
 def _totals(report: MaintenanceReport) -> str:
     steps = report.steps
     ok = sum(s.ok for s in steps)
-    failed = sum(s.status in ("failed", "refused") for s in steps)
+    failed = sum(s.status.failed for s in steps)
     verb = "would run" if report.dry_run else "done"
     return (f"{ok} of {len(steps)} action(s) {verb} on {len(_worked(report))} table(s)"
             + (f", {failed} failed" if failed else ""))
