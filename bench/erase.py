@@ -56,6 +56,7 @@ FIRST_DAY = 1_790_000_000_000_000 // 86_400_000_000 * 86_400_000_000  # microsec
 
 BASELINE = """
 import sys, time
+from datetime import UTC, datetime
 from pathlib import Path
 from runtime.catalog.config import resolve_catalog
 from runtime.spark.session import SparkOptions, start_session
@@ -72,7 +73,8 @@ print(f"baseline: table rewritten: {time.perf_counter() - started:.1f}s", flush=
 spark.sql("CALL lake.system.rewrite_manifests(table => 'bench.events')").collect()
 print(f"baseline: manifests rewritten: {time.perf_counter() - started:.1f}s", flush=True)
 now = int(time.time() * 1000)
-spark.sql(f"CALL lake.system.expire_snapshots(table => 'bench.events', older_than => TIMESTAMP_MILLIS({now}), "
+cutoff = datetime.fromtimestamp(now / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
+spark.sql(f"CALL lake.system.expire_snapshots(table => 'bench.events', older_than => TIMESTAMP '{cutoff}+00:00', "
           "retain_last => 1)").collect()
 print(f"baseline: snapshots expired: {time.perf_counter() - started:.1f}s", flush=True)
 # the procedure refuses an age under 24 hours; the action it wraps does not

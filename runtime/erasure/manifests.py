@@ -104,6 +104,17 @@ class KeyBounds:
             return exact.get(text, frozenset()) | self.truncated[field_id].get(text, frozenset())
         return exact.get(int.from_bytes(raw, "little", signed=True), frozenset())
 
+    def hits(self, entries: Iterable[ManifestEntry]) -> tuple[BoundHit, ...]:
+        found = []
+        for entry in entries:
+            data_file = entry.data_file
+            bounds = [*(data_file.lower_bounds or {}).items(), *(data_file.upper_bounds or {}).items()]
+            subjects = frozenset().union(*(self.reveals(field_id, raw) for field_id, raw in bounds))
+            if subjects:
+                found.append(BoundHit(normalize(data_file.file_path), entry.status != ManifestEntryStatus.DELETED,
+                                      tuple(sorted(subjects))))
+        return tuple(found)
+
 
 def _grouped(pairs: Iterable[tuple[Any, int]]) -> dict[Any, frozenset[int]]:
     found: dict[Any, set[int]] = {}
@@ -114,8 +125,8 @@ def _grouped(pairs: Iterable[tuple[Any, int]]) -> dict[Any, frozenset[int]]:
 
 @dataclass
 class ManifestReader:
-    """Reads manifests' key-column bounds; remembers the hits per (path, size) for the rest of the run
-    (files are immutable)."""
+    """Reads the key-column bounds of avro files no snapshot reads (a manifest's own metadata tells it from a
+    manifest list); remembers the hits per (path, size) for the rest of the run (files are immutable)."""
 
     keys: KeySet
     lengths: frozenset[int] = frozenset({DEFAULT_TRUNCATE})
@@ -133,7 +144,6 @@ class ManifestReader:
         return self.seen[known]
 
     def _read(self, filesystem: pafs.FileSystem, path: str) -> tuple[BoundHit, ...] | None:
-        hits = []
         with AvroFile[Any](PyArrowFile(path, path, filesystem)) as header:  # the file's own schema: any avro
             if MANIFEST_HEADER not in header.header.meta:
                 return None
@@ -143,11 +153,4 @@ class ManifestReader:
             read_types={-1: ManifestEntry, 2: DataFile},
             read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
         ) as reader:
-            for entry in reader:
-                data_file = entry.data_file
-                bounds = [*(data_file.lower_bounds or {}).items(), *(data_file.upper_bounds or {}).items()]
-                subjects = frozenset().union(*(self.bounds.reveals(field_id, raw) for field_id, raw in bounds))
-                if subjects:
-                    hits.append(BoundHit(normalize(data_file.file_path), entry.status != ManifestEntryStatus.DELETED,
-                                         tuple(sorted(subjects))))
-        return tuple(hits)
+            return self.bounds.hits(reader)

@@ -23,11 +23,13 @@ from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
-from pyiceberg.manifest import FileFormat
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import FileFormat, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
-from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, ManifestReader
+from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 from runtime.orphans import normalize
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
@@ -50,6 +52,8 @@ class Reach:
     manifests: dict[int, frozenset[str]]  # snapshot id -> normalized paths of the manifests it reads
     formats: dict[str, FileFormat]  # normalized path -> format of every referenced file
     uris: dict[str, str]  # normalized path -> the path as the metadata spells it
+    lists: frozenset[str]  # normalized paths of the snapshots' manifest lists
+    hits: dict[str, tuple[BoundHit, ...]]  # manifest a snapshot reads -> its entries revealing a key
 
     def snapshots_reaching(self, paths: Iterable[str]) -> dict[int, frozenset[str]]:
         wanted = frozenset(paths)
@@ -129,10 +133,12 @@ class FileReader:
     keys: KeySet
     truncations: frozenset[int] = frozenset({DEFAULT_TRUNCATE})  # the table's string bound lengths
     seen: dict[tuple[str, int], HeldFile | None] = field(default_factory=dict)
-    manifests: ManifestReader = field(init=False)
+    manifests: ManifestReader = field(init=False)  # avro files no snapshot reads
+    metadata: MetadataCache = field(init=False)  # manifest lists and manifests snapshots read
 
     def __post_init__(self) -> None:
         self.manifests = ManifestReader(self.keys, self.truncations)
+        self.metadata = MetadataCache(self.manifests.bounds)
 
     def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
         known = (path, size)
@@ -152,29 +158,65 @@ class FileReader:
         return HeldFile(path, found.num_rows, self.keys.requests_of(found.column(SUBJECT)))
 
 
-def table_reach(table: Table) -> Reach:
-    """Live files of every snapshot; each manifest is read once (snapshots share most of theirs)."""
-    entries: dict[str, frozenset[str]] = {}
-    formats: dict[str, FileFormat] = {}
-    uris: dict[str, str] = {}
+@dataclass(frozen=True)
+class ManifestRead:
+    """What erasure needs of one manifest: its live files, and the entries whose bounds reveal a key."""
+
+    live: dict[str, tuple[str, FileFormat]]  # normalized path -> (the path as spelled, format)
+    hits: tuple[BoundHit, ...]
+
+
+@dataclass(frozen=True)
+class ListRead:
+    """One manifest list: its manifests (normalized paths) and the live files they list together."""
+
+    manifests: frozenset[str]
+    live: frozenset[str]
+
+
+@dataclass
+class MetadataCache:
+    """Manifest lists and manifests decoded once: files are immutable, so a run reads only those written
+    since its last survey (decoding them is most of a survey's cost on a table of many snapshots)."""
+
+    bounds: KeyBounds | None = None  # None: no bounds wanted (the leftovers' last check of the metadata)
+    lists: dict[str, ListRead] = field(default_factory=dict)
+    manifests: dict[str, ManifestRead] = field(default_factory=dict)  # by normalized path
+
+    def list_of(self, snapshot: Snapshot, io: FileIO) -> ListRead:
+        if snapshot.manifest_list not in self.lists:
+            paths: set[str] = set()
+            live: set[str] = set()
+            for manifest in snapshot.manifests(io):
+                path = normalize(manifest.manifest_path)
+                if path not in self.manifests:
+                    self.manifests[path] = self._read(manifest, io)
+                paths.add(path)
+                live |= self.manifests[path].live.keys()
+            self.lists[snapshot.manifest_list] = ListRead(frozenset(paths), frozenset(live))
+        return self.lists[snapshot.manifest_list]
+
+    def _read(self, manifest: ManifestFile, io: FileIO) -> ManifestRead:
+        entries = manifest.fetch_manifest_entry(io, discard_deleted=False)
+        live = {normalize(e.data_file.file_path): (e.data_file.file_path, e.data_file.file_format)
+                for e in entries if e.status != ManifestEntryStatus.DELETED}
+        return ManifestRead(live, self.bounds.hits(entries) if self.bounds is not None else ())
+
+
+def table_reach(table: Table, cache: MetadataCache | None = None) -> Reach:
+    """Live files of every snapshot; each manifest list and manifest is read once (snapshots share most of
+    their manifests; with ``cache``, surveys of one run share them too)."""
+    cache = cache or MetadataCache()
     live: dict[int, frozenset[str]] = {}
     manifests: dict[int, frozenset[str]] = {}
     for snapshot in table.metadata.snapshots:
-        files: set[str] = set()
-        read = snapshot.manifests(table.io)
-        manifests[snapshot.snapshot_id] = frozenset(normalize(m.manifest_path) for m in read)
-        for manifest in read:
-            if manifest.manifest_path not in entries:
-                paths = set()
-                for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
-                    path = normalize(entry.data_file.file_path)
-                    paths.add(path)
-                    formats[path] = entry.data_file.file_format
-                    uris[path] = entry.data_file.file_path
-                entries[manifest.manifest_path] = frozenset(paths)
-            files |= entries[manifest.manifest_path]
-        live[snapshot.snapshot_id] = frozenset(files)
-    return Reach(live, manifests, formats, uris)
+        read = cache.list_of(snapshot, table.io)
+        live[snapshot.snapshot_id], manifests[snapshot.snapshot_id] = read.live, read.manifests
+    used = {path: cache.manifests[path] for path in frozenset().union(*manifests.values())}
+    formats = {path: f for content in used.values() for path, (_, f) in content.live.items()}
+    uris = {path: uri for content in used.values() for path, (uri, _) in content.live.items()}
+    lists = frozenset(normalize(s.manifest_list) for s in table.metadata.snapshots)
+    return Reach(live, manifests, formats, uris, lists, {path: content.hits for path, content in used.items()})
 
 
 def locations(table: Table) -> list[str]:
@@ -211,7 +253,7 @@ def list_stored(table: Table, cache: dict[tuple[str, str], pafs.FileSystem]) -> 
 
 def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.FileSystem],
            on_progress: Callable[[str], None] = lambda _m: None) -> Survey:
-    reach = table_reach(table)
+    reach = table_reach(table, reader.metadata)
     stored = list_stored(table, cache)
     candidates: dict[str, tuple[pafs.FileSystem, int]] = {}
     unreadable = []
@@ -238,8 +280,10 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
         except FileNotFoundError:
             return GONE
 
+    # the manifests snapshots read came with the metadata; their lists hold no column values; any other avro
+    # file is read by itself (an orphaned manifest, or a list: its header says which)
     avro = {path: (filesystem_for(location, cache), size) for path, (location, size) in stored.items()
-            if path.lower().endswith(".avro")}
+            if path.lower().endswith(".avro") and path not in reach.hits and path not in reach.lists}
 
     def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Gone | None:
         path, (filesystem, size) = item
@@ -255,5 +299,5 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),
                   sum(size for _, size in candidates.values()), tuple(sorted(unreadable)),
                   clean=frozenset(p for p, f in results.items() if f is None),
-                  bound_hits={p: h for p, h in manifests.items() if isinstance(h, tuple) and h},
-                  manifests_read=sum(isinstance(h, tuple) for h in manifests.values()))
+                  bound_hits={p: h for p, h in [*reach.hits.items(), *manifests.items()] if isinstance(h, tuple) and h},
+                  manifests_read=len(reach.hits) + sum(isinstance(h, tuple) for h in manifests.values()))
