@@ -39,7 +39,7 @@ from compiler.render.erasure import expire_sql, rewrite_sql
 from runtime.catalog.reader import CatalogReader
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import delete_unreferenced, manifests
-from runtime.erasure.manifest_steps import rewrite_manifests, rewrite_manifests_sql
+from runtime.erasure.manifest_steps import rewrite_manifests, rewrite_manifests_text
 from runtime.erasure.manifests import truncations
 from runtime.erasure.proof import TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
@@ -170,9 +170,9 @@ def _erase(
         proof.statements.append(rewrite_manifests(session.result(), erasure.table, catalog))
         found = run.survey()
         if left := found.bounded_in(run.current):
-            raise ExecutionError(f"{format_name(erasure.table)}: erasure: after rewrite_manifests the current "
+            raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the manifest rewrite the current "
                                  f"snapshot still reads manifests with {len(left)} entr(ies) whose column bounds "
-                                 "hold a key (Spark skips a rewrite of a single manifest)")
+                                 "hold a key")
     targets = [s for s in run.expirable(found) if s.snapshot_id != run.current]
     if targets:
         ids = [s.snapshot_id for s in targets]
@@ -231,7 +231,7 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
                           + rewrite_sql(erasure.table, catalog))
     if found.bounded_in(run.current):
         statements.append("-- the current snapshot's manifests keep a key as a column bound:\n"
-                          + rewrite_manifests_sql(erasure.table, catalog))
+                          + rewrite_manifests_text(erasure.table, catalog))
     if expirable:
         statements.append(expire_sql(erasure.table, catalog, [s.snapshot_id for s in expirable]))
     holds = {h.ref for h in erasure.holds}

@@ -1,10 +1,13 @@
-"""The Spark step for manifests the current snapshot reads with a key as a column bound (the rule is in
-runtime/erasure/manifests.py), such as the deleted entries erasure's own DELETE writes: ``rewrite_manifests``
-writes them anew with live entries only, so those entries stay with the snapshots before it, which erasure
-then expires.
+"""The step for manifests the current snapshot reads with a key as a column bound (the rule is in
+runtime/erasure/manifests.py), such as the deleted entries erasure's own DELETE writes: every manifest of
+the current snapshot is written anew with its live entries only, so those entries stay with the snapshots
+before it, which erasure then expires.
 
-Safe to run again, like the other steps (runtime/erasure/spark_steps.py): a rewrite finds the manifests as
-they are and rewrites them once more."""
+Iceberg's own RewriteManifests, called on the table Spark loaded, clustering every entry into one group
+(manifests then roll at the table's target size). Not Spark's ``rewrite_manifests`` procedure: it skips a
+snapshot of a single manifest, which is what a DELETE on a table of 100 manifests or more leaves (it merges
+them), so the deleted entries would stay. Safe to run again, like the other steps: it rewrites what is there.
+"""
 
 from __future__ import annotations
 
@@ -12,17 +15,58 @@ from collections.abc import Sequence
 from typing import Any
 
 from compiler.model.names import format_name
-from compiler.render.env import render
-from compiler.render.filters import literal, qualified
-from runtime.erasure.spark_steps import run_retried
+from compiler.render.filters import qualified
+from runtime.executor import ExecutionError, with_commit_retries
 
 
-def rewrite_manifests_sql(table: Sequence[str], catalog: str) -> str:
-    return render("call_procedure", catalog=catalog, procedure="rewrite_manifests",
-                  arguments=[("table", literal(qualified((catalog, *table))))])
+def rewrite_manifests_text(table: Sequence[str], catalog: str) -> str:
+    """What the proof and the dry run show for the step (it runs through Iceberg's API, not as SQL)."""
+    return (f"-- Iceberg RewriteManifests on {qualified((catalog, *table))}: every manifest of the current snapshot "
+            "written again with its live entries only")
 
 
 def rewrite_manifests(spark: Any, table: tuple[str, ...], catalog: str) -> str:
-    sql = rewrite_manifests_sql(table, catalog)
-    run_retried(spark, sql, f"{format_name(table)}: erasure: rewrite the manifests that keep a key as a bound")
-    return sql
+    what = f"{format_name(table)}: erasure: rewrite the manifests that keep a key as a column bound"
+
+    def run() -> None:
+        try:
+            rewrite_current_manifests(spark, table, catalog)
+        except Exception as exc:
+            raise ExecutionError(f"{what} failed: {_reason(exc)}") from None
+
+    with_commit_retries(spark, run)
+    return rewrite_manifests_text(table, catalog)
+
+
+def rewrite_current_manifests(spark: Any, table: tuple[str, ...], catalog: str) -> None:
+    """Through the catalog instance Spark holds: Iceberg's classes come with ``spark.jars``, in a class loader
+    py4j's own lookups (``spark._jvm.org.apache.iceberg...``) do not see."""
+    jvm, gateway = spark._jvm, spark.sparkContext._gateway
+    plugin = spark._jsparkSession.sessionState().catalogManager().catalog(catalog)
+    namespace = gateway.new_array(jvm.java.lang.String, len(table) - 1)
+    for i, part in enumerate(table[:-1]):
+        namespace[i] = part
+    iceberg = plugin.loadTable(jvm.org.apache.spark.sql.connector.catalog.Identifier.of(namespace, table[-1])).table()
+    iceberg.rewriteManifests().clusterBy(_constant(jvm, gateway, "")).commit()  # every entry in one cluster
+
+
+def _constant(jvm: Any, gateway: Any, value: str) -> Any:
+    """A java.util.function.Function returning ``value`` whatever it is given, from the JDK alone (a method
+    handle made into a proxy): py4j cannot pass a Python callable to Java without a callback server."""
+    handles = jvm.java.lang.invoke.MethodHandles
+    anything = jvm.java.lang.Class.forName("java.lang.Object")
+    dropped = gateway.new_array(jvm.java.lang.Class, 1)
+    dropped[0] = anything
+    handle = handles.dropArguments(handles.constant(anything, value), 0, dropped)
+    return jvm.java.lang.invoke.MethodHandleProxies.asInterfaceInstance(
+        jvm.java.lang.Class.forName("java.util.function.Function"), handle)
+
+
+def _reason(exc: Exception) -> str:
+    """The JVM's innermost message, one line."""
+    cause = getattr(exc, "java_exception", None)
+    if cause is None:
+        return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    while cause.getCause() is not None and cause.getCause() != cause:
+        cause = cause.getCause()
+    return f"{cause.getClass().getSimpleName()}: {str(cause.getMessage()).splitlines()[0]}"
