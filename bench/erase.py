@@ -59,7 +59,7 @@ import sys, time
 from datetime import UTC, datetime
 from pathlib import Path
 from runtime.catalog.config import resolve_catalog
-from runtime.erasure.manifest_steps import rewrite_current_manifests
+from runtime.erasure.api_steps import rewrite_current_manifests
 from runtime.spark.session import SparkOptions, start_session
 started = time.perf_counter()
 policies = Path(sys.argv[1])
@@ -200,8 +200,8 @@ def main() -> None:
           "key, no manifest bound equals one")
     print("each side's steps (seconds since its process started):")
     for second, line in full[2] + erase[2]:
-        if ": " in line and not line.startswith(" "):
-            print(f"  {second:7.1f}  {line[:120]}")
+        if line.startswith(("baseline: ", "  bench.events: ")):
+            print(f"  {second:7.1f}  {line.strip()[:120]}")
     print(f"full rewrite + expire + orphans: {full[0]:7.2f}s  {full[1] / 2**20:9.1f} MiB written")
     print(f"tablepolicy erase:               {erase[0]:7.2f}s  {erase[1] / 2**20:9.1f} MiB written")
     print(f"speed-up: {full[0] / erase[0]:.2f}x (target >= 3x); bytes rewritten: {erase[1] / full[1]:.3f}x "

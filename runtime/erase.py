@@ -35,15 +35,15 @@ from compiler.diagnostics import Diagnostics
 from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, TableErasure
 from compiler.errors import PolicyError
 from compiler.model.names import format_name
-from compiler.render.erasure import expire_sql, rewrite_sql
+from compiler.render.erasure import rewrite_sql
 from runtime.catalog.reader import CatalogReader
+from runtime.erasure.api_steps import expire, expire_text, rewrite_manifests, rewrite_manifests_text
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import delete_unreferenced, manifests
-from runtime.erasure.manifest_steps import rewrite_manifests, rewrite_manifests_text
 from runtime.erasure.manifests import truncations
 from runtime.erasure.proof import TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
-from runtime.erasure.spark_steps import delete_rows, delete_statement, expire, rewrite_masked
+from runtime.erasure.spark_steps import delete_rows, delete_statement, rewrite_masked
 from runtime.erasure.survey import FileReader, Survey, survey
 from runtime.executor import ExecutionError
 from runtime.lock import catalog_locks
@@ -233,7 +233,7 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
         statements.append("-- the current snapshot's manifests keep a key as a column bound:\n"
                           + rewrite_manifests_text(erasure.table, catalog))
     if expirable:
-        statements.append(expire_sql(erasure.table, catalog, [s.snapshot_id for s in expirable]))
+        statements.append(expire_text(erasure.table, catalog, [s.snapshot_id for s in expirable]))
     holds = {h.ref for h in erasure.holds}
     kept = {ref: tuple(sorted(set().union(*(found.live_in(i) for i in ids))))
             for ref, ids in kept_by_refs(run.table, holds).items()}

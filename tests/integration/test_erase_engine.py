@@ -151,7 +151,7 @@ def test_dry_run_shows_files_snapshots_and_statements_without_key_values(lake: L
             "snapshot, 0 file(s) no snapshot references)") in output
     assert output.count("    file ") == 9 and output.count("    expire snapshot ") == 3
     assert "DELETE FROM `lake`.`privacy`.`preview` WHERE `user`.`uid` IN (SELECT `k" in output
-    assert "CALL `lake`.system.`expire_snapshots`(" in output and "snapshot_ids => array(" in output
+    assert "-- Iceberg ExpireSnapshots on `lake`.`privacy`.`preview`: snapshots " in output
     assert "u'1" not in output and "u,2" not in output
     assert len(table_of(lake, "preview").metadata.snapshots) == len(table.metadata.snapshots)
 
@@ -250,7 +250,7 @@ def test_erases_own_delete_leaves_no_key_as_a_bound(lake: Lake, tmp_path: Path) 
     assert result["state"] == "complete" and result["manifests_with_keys"] == [], result
     assert [s.split("(")[0].split(" on ")[0] for s in result["statements"]] == [
         "DELETE FROM `lake`.`privacy`.`rebounded` WHERE `user`.`uid` IN ", "-- Iceberg RewriteManifests",
-        "CALL `lake`.system.`expire_snapshots`"]
+        "-- Iceberg ExpireSnapshots"]
     table = table_of(lake, "rebounded")
     assert len(result["snapshots_expired"]) == 4  # the three appends with the keys and the DELETE
     assert len(table.metadata.snapshots) == snapshots + 2 - 4  # + the DELETE and the rewrite
