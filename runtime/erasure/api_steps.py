@@ -76,6 +76,9 @@ def _load(spark: Any, table: tuple[str, ...], catalog: str) -> Any:
     """The Iceberg table through the catalog instance Spark holds: Iceberg's classes come with ``spark.jars``,
     in a class loader py4j's own lookups (``spark._jvm.org.apache.iceberg...``) do not see."""
     jvm, gateway = spark._jvm, spark.sparkContext._gateway
+    # the session may have been built on another thread (runtime/erase.py starts it beside the survey): made
+    # active on this one, the catalog manager resolves the catalog from its configuration, as SQL does
+    jvm.org.apache.spark.sql.SparkSession.setActiveSession(spark._jsparkSession)
     plugin = spark._jsparkSession.sessionState().catalogManager().catalog(catalog)
     namespace = gateway.new_array(jvm.java.lang.String, len(table) - 1)
     for i, part in enumerate(table[:-1]):
