@@ -9,16 +9,23 @@ else's DELETE) is finished by the next one:
    a file behind a delete file still holds one (merge-on-read), rewrite those files;
 3. expire exactly the snapshots that read a file holding a key (older history stays readable), except
    those a tag or branch keeps: a declared legal hold keeps them (state "held"), any other ref blocks;
-4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves),
-   after checking the latest metadata again;
-5. prove: a fresh listing and read of storage; no file holds a key, or only files a declared hold keeps.
+4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves), and
+   the manifests no snapshot reads whose column bounds reveal a key (runtime/erasure/manifests.py), after
+   checking the latest metadata again;
+5. prove: a fresh listing and read of storage; no file holds a key (no manifest bound reveals one), or only
+   files a declared hold keeps.
+
+Spark starts on a thread while the first survey reads storage (the JVM's boot is most of a small erasure's
+fixed cost), and only a step that needs it waits for it.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 from pyarrow import fs as pafs
 from pyiceberg.table import Table
@@ -28,17 +35,19 @@ from compiler.diagnostics import Diagnostics
 from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, TableErasure
 from compiler.errors import PolicyError
 from compiler.model.names import format_name
-from compiler.render.erasure import expire_sql, rewrite_sql
+from compiler.render.erasure import rewrite_sql
 from runtime.catalog.reader import CatalogReader
+from runtime.erasure.api_steps import expire, expire_text, rewrite_manifests, rewrite_manifests_text
 from runtime.erasure.keys import KeySet, key_set
-from runtime.erasure.leftovers import delete_unreferenced
+from runtime.erasure.leftovers import delete_unreferenced, manifests
+from runtime.erasure.manifests import truncations
 from runtime.erasure.proof import TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
-from runtime.erasure.spark_steps import delete_rows, delete_statement, expire, rewrite_masked
+from runtime.erasure.spark_steps import delete_rows, delete_statement, rewrite_masked
 from runtime.erasure.survey import FileReader, Survey, survey
 from runtime.executor import ExecutionError
 from runtime.lock import catalog_locks
-from runtime.spark.session import SparkOptions, start_session
+from runtime.spark.session import SparkOptions, start_in_background
 
 Progress = Callable[[str], None]
 
@@ -51,7 +60,7 @@ def run_erasure(
     Holds naming no ref (TP443) are refused before anything runs."""
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables)
-        spark = start_session(catalog, options)
+        spark = start_in_background(catalog, options)
         proofs = []
         with catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
             for erasure in tables:
@@ -99,33 +108,42 @@ class _Run:
         self.reader, self.erasure, self.on_progress = reader, erasure, on_progress
         self.table = _fresh(reader, erasure.table)
         self.keys: KeySet = key_set(erasure, self.table.schema())
-        self.files = FileReader(self.keys)
+        self.files = self.reader_of_files()
         self.filesystems: dict[tuple[str, str], pafs.FileSystem] = {}
 
     def survey(self, *, independent: bool = False) -> Survey:
         """Storage as it is now (``independent``: every file read again, nothing remembered)."""
         self.table = _fresh(self.reader, self.erasure.table)
-        files = FileReader(self.keys) if independent else self.files
+        files = self.reader_of_files() if independent else self.files
         return survey(self.table, files, self.filesystems, self.on_progress)
+
+    def reader_of_files(self) -> FileReader:
+        return FileReader(self.keys, truncations(self.table.properties))
 
     @property
     def current(self) -> int | None:
         return self.table.metadata.current_snapshot_id
 
     def expirable(self, found: Survey) -> list[ExpiredSnapshot]:
-        """Snapshots that read a file holding a key and that no ref keeps (the current one last: after a
-        DELETE it is history)."""
+        """Snapshots that read a file holding a key, or a manifest with a key as a column bound, and that no
+        ref keeps (the current one too: after a DELETE it is history)."""
         kept = set().union(*kept_by_refs(self.table, {h.ref for h in self.erasure.holds}).values())
-        return [ExpiredSnapshot(sid, tuple(sorted(files)), _requests(found, files))
-                for sid, files in sorted(found.reach.snapshots_reaching(found.held).items()) if sid not in kept]
-
-
-def _requests(found: Survey, files: frozenset[str]) -> tuple[str, ...]:
-    return tuple(sorted({request for f in files for request in found.held[f].requests}))
+        reading = found.reach.snapshots_reaching(found.held)
+        bounded = found.bounded()
+        expired = []
+        for sid in sorted(set(reading) | set(bounded)):
+            if sid in kept:
+                continue
+            bounds = bounded.get(sid, {})
+            requests = {r for f in reading.get(sid, ()) for r in found.held[f].requests}
+            requests |= {self.keys.requests[i] for subjects in bounds.values() for i in subjects}
+            expired.append(ExpiredSnapshot(sid, tuple(sorted(set(reading.get(sid, ())) | bounds.keys())),
+                                           tuple(sorted(requests))))
+        return expired
 
 
 def _erase(
-    spark: object, reader: CatalogReader, erasure: TableErasure, proof: TableProof, on_progress: Progress
+    session: Future[Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof, on_progress: Progress
 ) -> None:
     run = _Run(reader, erasure, on_progress)
     catalog = reader.config.name
@@ -135,6 +153,7 @@ def _erase(
     proof.rows_before = sum(found.held[f].rows for f in current)
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
+        spark = session.result()
         proof.statements.append(delete_rows(spark, erasure.table, catalog, run.keys))
         found = run.survey()
         if found.live_in(run.current):
@@ -145,21 +164,35 @@ def _erase(
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the DELETE the current snapshot "
                                  f"still reads {len(still)} file(s) holding a key: {', '.join(sorted(still))}")
         proof.files_rewritten = sorted(current)
+    if bounds := found.bounded_in(run.current):  # deleted entries written with their statistics
+        on_progress(f"rewriting the manifests of the current snapshot: {len(bounds)} entr(ies) keep a key as a "
+                    "column bound")
+        proof.statements.append(rewrite_manifests(session.result(), erasure.table, catalog))
+        found = run.survey()
+        if left := found.bounded_in(run.current):
+            raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the manifest rewrite the current "
+                                 f"snapshot still reads manifests with {len(left)} entr(ies) whose column bounds "
+                                 "hold a key")
     targets = [s for s in run.expirable(found) if s.snapshot_id != run.current]
     if targets:
         ids = [s.snapshot_id for s in targets]
-        on_progress(f"expiring {len(ids)} snapshot(s) that read erased rows")
+        on_progress(f"expiring {len(ids)} snapshot(s) that read erased rows (or keep them as bounds)")
 
         def landed() -> bool:
             return not set(ids) & {s.snapshot_id for s in _fresh(reader, erasure.table).metadata.snapshots}
 
-        proof.statements.append(expire(spark, erasure.table, catalog, ids, landed))
+        proof.statements.append(expire(session.result(), erasure.table, catalog, ids, landed))
         proof.snapshots_expired = targets
         found = run.survey()
     if found.orphans:
         on_progress(f"deleting {len(found.orphans)} unreferenced file(s) that hold a key")
         proof.orphans_deleted = delete_unreferenced(lambda: _fresh(reader, erasure.table),
                                                     {p: found.stored[p] for p in found.orphans}, run.filesystems)
+    if found.manifest_orphans:
+        on_progress(f"deleting {len(found.manifest_orphans)} unreferenced manifest(s) whose column bounds hold a key")
+        proof.manifests_deleted = delete_unreferenced(
+            lambda: _fresh(reader, erasure.table), {p: found.stored[p] for p in found.manifest_orphans},
+            run.filesystems, manifests)
     _prove(run, proof)
 
 
@@ -172,10 +205,12 @@ def _prove(run: _Run, proof: TableProof) -> None:
     proof.rows_after = final.rows
     proof.files_still_referenced = sorted(final.referenced)
     proof.files_still_stored = sorted(set(final.held) & final.stored.keys())
+    proof.manifests_scanned, proof.manifests_with_keys = final.manifests_read, final.manifests_with_keys
     proof.unreadable = list(final.unreadable)
     holds = {h.ref for h in run.erasure.holds}
     for ref, ids in kept_by_refs(run.table, holds).items():
-        files = sorted(set().union(*(final.live_in(i) for i in ids)))
+        files = sorted(set().union(*(final.live_in(i) for i in ids))
+                       | {m for i in ids for m in final.reach.manifests.get(i, ())} & set(final.manifests_with_keys))
         if files and ref in holds:
             proof.held_by[ref] = files
         elif files:
@@ -194,8 +229,11 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
         statements.append(delete_statement(erasure.table, catalog, run.keys))
         statements.append("-- only if a file behind a delete file still holds a key (merge-on-read):\n"
                           + rewrite_sql(erasure.table, catalog))
+    if found.bounded_in(run.current):
+        statements.append("-- the current snapshot's manifests keep a key as a column bound:\n"
+                          + rewrite_manifests_text(erasure.table, catalog))
     if expirable:
-        statements.append(expire_sql(erasure.table, catalog, [s.snapshot_id for s in expirable]))
+        statements.append(expire_text(erasure.table, catalog, [s.snapshot_id for s in expirable]))
     holds = {h.ref for h in erasure.holds}
     kept = {ref: tuple(sorted(set().union(*(found.live_in(i) for i in ids))))
             for ref, ids in kept_by_refs(run.table, holds).items()}

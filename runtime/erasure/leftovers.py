@@ -1,5 +1,5 @@
 """Delete files that hold an erased key and that no snapshot reads: what an expiry killed between its commit
-and its file deletions leaves behind.
+and its file deletions leaves behind (data files, and the manifests listing them with the key as a bound).
 
 The 3-day guard of orphan removal protects files of commits still in flight; it does not protect these:
 erasure has read them and found personal data, and checks the latest metadata once more right before
@@ -13,16 +13,24 @@ from collections.abc import Callable
 from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
-from runtime.erasure.survey import filesystem_for, table_reach
+from runtime.erasure.survey import Reach, filesystem_for, table_reach
+
+
+def data_files(reach: Reach) -> set[str]:
+    return set().union(*reach.live.values())
+
+
+def manifests(reach: Reach) -> set[str]:
+    return set(reach.all_manifests)
 
 
 def delete_unreferenced(
-    latest: Callable[[], Table], paths: dict[str, str], filesystems: dict[tuple[str, str], pafs.FileSystem]
+    latest: Callable[[], Table], paths: dict[str, str], filesystems: dict[tuple[str, str], pafs.FileSystem],
+    read: Callable[[Reach], set[str]] = data_files,
 ) -> list[str]:
-    """Delete those of ``paths`` (path -> the location listed under) no snapshot of the latest metadata reads;
-    returns what was deleted."""
-    table = latest()
-    read_now = set().union(*table_reach(table).live.values())
+    """Delete those of ``paths`` (path -> the location listed under) that the latest metadata does not
+    ``read`` (its snapshots' data files, or their manifests); returns what was deleted."""
+    read_now = read(table_reach(latest()))
     deleted = []
     for path, location in sorted(paths.items()):
         if path in read_now:

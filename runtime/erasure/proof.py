@@ -9,7 +9,8 @@ from typing import Any, Literal
 from compiler.erasure.plan import ExpiredSnapshot
 from compiler.model.names import format_name
 
-# complete: no file under the location or referenced by a kept snapshot holds a key;
+# complete: no file under the location or referenced by a kept snapshot holds a key (as a row, or as a
+# manifest's column bound);
 # held: the only files left are kept by declared legal holds; incomplete: something else still holds a
 # key (an undeclared tag or branch, an unreadable file); failed: a step failed, the run says which
 ProofState = Literal["complete", "held", "incomplete", "failed"]
@@ -25,6 +26,7 @@ class TableProof:
     files_rewritten: list[str] = field(default_factory=list)  # current files the DELETE (and rewrite) replaced
     snapshots_expired: list[ExpiredSnapshot] = field(default_factory=list)
     orphans_deleted: list[str] = field(default_factory=list)  # held a key, referenced by no snapshot
+    manifests_deleted: list[str] = field(default_factory=list)  # read by no snapshot, a bound revealed a key
     # the check, from a fresh listing and read of storage after the run
     snapshots_checked: list[int] = field(default_factory=list)
     files_scanned: int = 0
@@ -32,6 +34,8 @@ class TableProof:
     rows_after: int = 0
     files_still_referenced: list[str] = field(default_factory=list)
     files_still_stored: list[str] = field(default_factory=list)
+    manifests_scanned: int = 0  # every manifest in storage, referenced or not (runtime/erasure/manifests.py)
+    manifests_with_keys: list[str] = field(default_factory=list)  # a bound still reveals a key
     held_by: dict[str, list[str]] = field(default_factory=dict)  # declared hold -> the files it keeps
     blocking_refs: list[str] = field(default_factory=list)  # undeclared refs keeping a file with a key
     unreadable: list[str] = field(default_factory=list)
@@ -43,7 +47,7 @@ class TableProof:
         if self.error:
             return "failed"
         kept = set().union(*map(set, self.held_by.values()))
-        left = set(self.files_still_referenced) | set(self.files_still_stored)
+        left = set(self.files_still_referenced) | set(self.files_still_stored) | set(self.manifests_with_keys)
         if self.blocking_refs or self.unreadable or left - kept:
             return "incomplete"
         return "held" if left else "complete"
@@ -58,9 +62,11 @@ class TableProof:
                 "files_with_keys_before": self.files_with_keys, "statements": self.statements,
                 "files_rewritten": self.files_rewritten,
                 "snapshots_expired": [s.as_json() for s in self.snapshots_expired],
-                "orphans_deleted": self.orphans_deleted, "snapshots_checked": self.snapshots_checked,
+                "orphans_deleted": self.orphans_deleted, "manifests_deleted": self.manifests_deleted,
+                "snapshots_checked": self.snapshots_checked,
                 "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
                 "files_still_referenced": self.files_still_referenced,
-                "files_still_stored": self.files_still_stored, "held_by": self.held_by,
+                "files_still_stored": self.files_still_stored, "manifests_scanned": self.manifests_scanned,
+                "manifests_with_keys": self.manifests_with_keys, "held_by": self.held_by,
                 "blocking_refs": self.blocking_refs, "unreadable": self.unreadable,
                 "error": self.error, "seconds": round(self.seconds, 3)}

@@ -7,7 +7,11 @@ not from metadata, so orphans of an interrupted expiry and rows masked by delete
 
 "Reaches" means a live manifest entry (added or existing) of a snapshot: a file that is only a deleted
 entry in some manifest is readable by no snapshot, which is also how Iceberg's expiry decides what to
-delete. Files are immutable, so a run reads each (path, size) once and reuses the answer.
+delete. Files are immutable, so a run reads each (path, size) once and reuses the answer: the surveys after the
+DELETE and the expiry read only the files written since (the proof reads everything again, on its own).
+
+Manifests under the locations, referenced or not, are read too, for bounds that reveal a key
+(runtime/erasure/manifests.py has the rule).
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
-from pyiceberg.manifest import FileFormat
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import FileFormat, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
+from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 from runtime.orphans import normalize
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
@@ -42,12 +49,19 @@ class Reach:
     """What a table's metadata reaches: per snapshot, the data files it reads."""
 
     live: dict[int, frozenset[str]]  # snapshot id -> normalized paths of its live data and delete files
+    manifests: dict[int, frozenset[str]]  # snapshot id -> normalized paths of the manifests it reads
     formats: dict[str, FileFormat]  # normalized path -> format of every referenced file
     uris: dict[str, str]  # normalized path -> the path as the metadata spells it
+    lists: frozenset[str]  # normalized paths of the snapshots' manifest lists
+    hits: dict[str, tuple[BoundHit, ...]]  # manifest a snapshot reads -> its entries revealing a key
 
     def snapshots_reaching(self, paths: Iterable[str]) -> dict[int, frozenset[str]]:
         wanted = frozenset(paths)
         return {s: hit for s, files in self.live.items() if (hit := files & wanted)}
+
+    @property
+    def all_manifests(self) -> frozenset[str]:
+        return frozenset().union(*self.manifests.values())
 
 
 @dataclass(frozen=True)
@@ -58,6 +72,9 @@ class Survey:
     files_read: int
     bytes_read: int
     unreadable: tuple[str, ...] = ()  # referenced files the proof cannot read (not parquet): not proven
+    clean: frozenset[str] = frozenset()  # files read that hold no key
+    bound_hits: dict[str, tuple[BoundHit, ...]] = field(default_factory=dict)  # manifest -> entries with a key
+    manifests_read: int = 0
 
     @property
     def rows(self) -> int:
@@ -75,13 +92,53 @@ class Survey:
         """Files in storage holding a key that no snapshot reaches."""
         return sorted(set(self.held) & self.stored.keys() - self.referenced)
 
+    @property
+    def manifests_with_keys(self) -> list[str]:
+        """Manifests in storage with a bound revealing a key, on an entry whose file is not known clean."""
+        return sorted(path for path, hits in self.bound_hits.items() if any(h.data_file not in self.clean
+                                                                             for h in hits))
+
+    def bounded(self) -> dict[int, dict[str, frozenset[int]]]:
+        """Per snapshot reading a manifest with a key as a bound: data file -> the subjects its entry reveals."""
+        revealing = set(self.manifests_with_keys)
+        found: dict[int, dict[str, frozenset[int]]] = {}
+        for snapshot, read in self.reach.manifests.items():
+            for path in sorted(read & revealing):
+                for hit in self.bound_hits[path]:
+                    if hit.data_file not in self.clean:
+                        files = found.setdefault(snapshot, {})
+                        files[hit.data_file] = files.get(hit.data_file, frozenset()) | set(hit.subjects)
+        return found
+
+    def bounded_in(self, snapshot: int | None) -> dict[str, frozenset[int]]:
+        return self.bounded().get(snapshot, {}) if snapshot is not None else {}
+
+    @property
+    def manifest_orphans(self) -> list[str]:
+        """Those of them no snapshot reads."""
+        return sorted(set(self.manifests_with_keys) - self.reach.all_manifests)
+
+
+class Gone:
+    """A file deleted meanwhile (an expiry): it holds nothing any more, and is not known clean."""
+
+
+GONE = Gone()
+
 
 @dataclass
 class FileReader:
     """Reads files' key columns; remembers the answer per (path, size) for the rest of the run."""
 
     keys: KeySet
+    truncations: frozenset[int] = frozenset({DEFAULT_TRUNCATE})  # the table's string bound lengths
     seen: dict[tuple[str, int], HeldFile | None] = field(default_factory=dict)
+    manifests: ManifestReader = field(init=False)  # avro files no snapshot reads
+    metadata: MetadataCache = field(init=False)  # manifest lists and manifests snapshots read
+
+    def __post_init__(self) -> None:
+        self.manifests = ManifestReader(self.keys, self.truncations)
+        self.metadata = MetadataCache(self.manifests.bounds)
 
     def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
         known = (path, size)
@@ -101,26 +158,65 @@ class FileReader:
         return HeldFile(path, found.num_rows, self.keys.requests_of(found.column(SUBJECT)))
 
 
-def table_reach(table: Table) -> Reach:
-    """Live files of every snapshot; each manifest is read once (snapshots share most of theirs)."""
-    entries: dict[str, frozenset[str]] = {}
-    formats: dict[str, FileFormat] = {}
-    uris: dict[str, str] = {}
+@dataclass(frozen=True)
+class ManifestRead:
+    """What erasure needs of one manifest: its live files, and the entries whose bounds reveal a key."""
+
+    live: dict[str, tuple[str, FileFormat]]  # normalized path -> (the path as spelled, format)
+    hits: tuple[BoundHit, ...]
+
+
+@dataclass(frozen=True)
+class ListRead:
+    """One manifest list: its manifests (normalized paths) and the live files they list together."""
+
+    manifests: frozenset[str]
+    live: frozenset[str]
+
+
+@dataclass
+class MetadataCache:
+    """Manifest lists and manifests decoded once: files are immutable, so a run reads only those written
+    since its last survey (decoding them is most of a survey's cost on a table of many snapshots)."""
+
+    bounds: KeyBounds | None = None  # None: no bounds wanted (the leftovers' last check of the metadata)
+    lists: dict[str, ListRead] = field(default_factory=dict)
+    manifests: dict[str, ManifestRead] = field(default_factory=dict)  # by normalized path
+
+    def list_of(self, snapshot: Snapshot, io: FileIO) -> ListRead:
+        if snapshot.manifest_list not in self.lists:
+            paths: set[str] = set()
+            live: set[str] = set()
+            for manifest in snapshot.manifests(io):
+                path = normalize(manifest.manifest_path)
+                if path not in self.manifests:
+                    self.manifests[path] = self._read(manifest, io)
+                paths.add(path)
+                live |= self.manifests[path].live.keys()
+            self.lists[snapshot.manifest_list] = ListRead(frozenset(paths), frozenset(live))
+        return self.lists[snapshot.manifest_list]
+
+    def _read(self, manifest: ManifestFile, io: FileIO) -> ManifestRead:
+        entries = manifest.fetch_manifest_entry(io, discard_deleted=False)
+        live = {normalize(e.data_file.file_path): (e.data_file.file_path, e.data_file.file_format)
+                for e in entries if e.status != ManifestEntryStatus.DELETED}
+        return ManifestRead(live, self.bounds.hits(entries) if self.bounds is not None else ())
+
+
+def table_reach(table: Table, cache: MetadataCache | None = None) -> Reach:
+    """Live files of every snapshot; each manifest list and manifest is read once (snapshots share most of
+    their manifests; with ``cache``, surveys of one run share them too)."""
+    cache = cache or MetadataCache()
     live: dict[int, frozenset[str]] = {}
+    manifests: dict[int, frozenset[str]] = {}
     for snapshot in table.metadata.snapshots:
-        files: set[str] = set()
-        for manifest in snapshot.manifests(table.io):
-            if manifest.manifest_path not in entries:
-                paths = set()
-                for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
-                    path = normalize(entry.data_file.file_path)
-                    paths.add(path)
-                    formats[path] = entry.data_file.file_format
-                    uris[path] = entry.data_file.file_path
-                entries[manifest.manifest_path] = frozenset(paths)
-            files |= entries[manifest.manifest_path]
-        live[snapshot.snapshot_id] = frozenset(files)
-    return Reach(live, formats, uris)
+        read = cache.list_of(snapshot, table.io)
+        live[snapshot.snapshot_id], manifests[snapshot.snapshot_id] = read.live, read.manifests
+    used = {path: cache.manifests[path] for path in frozenset().union(*manifests.values())}
+    formats = {path: f for content in used.values() for path, (_, f) in content.live.items()}
+    uris = {path: uri for content in used.values() for path, (uri, _) in content.live.items()}
+    lists = frozenset(normalize(s.manifest_list) for s in table.metadata.snapshots)
+    return Reach(live, manifests, formats, uris, lists, {path: content.hits for path, content in used.items()})
 
 
 def locations(table: Table) -> list[str]:
@@ -157,7 +253,7 @@ def list_stored(table: Table, cache: dict[tuple[str, str], pafs.FileSystem]) -> 
 
 def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.FileSystem],
            on_progress: Callable[[str], None] = lambda _m: None) -> Survey:
-    reach = table_reach(table)
+    reach = table_reach(table, reader.metadata)
     stored = list_stored(table, cache)
     candidates: dict[str, tuple[pafs.FileSystem, int]] = {}
     unreadable = []
@@ -174,16 +270,34 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
             info = filesystem.get_file_info(path)
             if info.type == pafs.FileType.File:
                 candidates[path] = (filesystem, int(info.size or 0))
-    on_progress(f"reading the key columns of {len(candidates)} file(s)")
-
-    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> HeldFile | None:
+    fresh = sum((path, size) not in reader.seen for path, (_, size) in candidates.items())
+    on_progress(f"reading the key columns of {fresh} file(s)"
+                + (f" ({len(candidates) - fresh} read before, unchanged)" if fresh < len(candidates) else ""))
+    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> HeldFile | Gone | None:
         path, (filesystem, size) = item
         try:
             return reader.holding(filesystem, path, size)
-        except FileNotFoundError:  # deleted meanwhile (an expiry): it holds nothing any more
-            return None
+        except FileNotFoundError:
+            return GONE
+
+    # the manifests snapshots read came with the metadata; their lists hold no column values; any other avro
+    # file is read by itself (an orphaned manifest, or a list: its header says which)
+    avro = {path: (filesystem_for(location, cache), size) for path, (location, size) in stored.items()
+            if path.lower().endswith(".avro") and path not in reach.hits and path not in reach.lists}
+
+    def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Gone | None:
+        path, (filesystem, size) = item
+        try:
+            return reader.manifests.hits(filesystem, path, size)
+        except FileNotFoundError:
+            return GONE
 
     with ThreadPoolExecutor(READERS) as pool:
-        found = [f for f in pool.map(read, sorted(candidates.items())) if f is not None]
+        results = dict(zip(sorted(candidates), pool.map(read, sorted(candidates.items())), strict=True))
+        manifests = dict(zip(sorted(avro), pool.map(bounds, sorted(avro.items())), strict=True))
+    found = [f for f in results.values() if isinstance(f, HeldFile)]
     return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),
-                  sum(size for _, size in candidates.values()), tuple(sorted(unreadable)))
+                  sum(size for _, size in candidates.values()), tuple(sorted(unreadable)),
+                  clean=frozenset(p for p, f in results.items() if f is None),
+                  bound_hits={p: h for p, h in [*reach.hits.items(), *manifests.items()] if isinstance(h, tuple) and h},
+                  manifests_read=len(reach.hits) + sum(isinstance(h, tuple) for h in manifests.values()))

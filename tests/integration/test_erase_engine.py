@@ -1,6 +1,7 @@
 """The erasure engine on real Spark, one session for the module: storage holds the keys after a plain
 DELETE and none after erase (also when erase follows that DELETE, or an expiry interrupted after its
-commit); history before the first key stays readable; a declared hold keeps what it holds; 10,000 keys."""
+commit, including the manifests such an expiry leaves with the key as a column bound); history before the
+first key stays readable; a declared hold keeps what it holds; 10,000 keys."""
 
 from __future__ import annotations
 
@@ -12,9 +13,11 @@ from pyiceberg.table import Table
 from typer.testing import CliRunner
 
 from runtime.cli.app import app
+from runtime.orphans import normalize
 from tests.integration.conftest import Lake
 from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, keys_in_storage, policy, requests_yaml
 from tests.integration.evolve import converge
+from tests.integration.manifest_scan import manifest_bounds
 
 pytestmark = pytest.mark.spark
 KEYS = set(ERASED.values())
@@ -148,17 +151,23 @@ def test_dry_run_shows_files_snapshots_and_statements_without_key_values(lake: L
             "snapshot, 0 file(s) no snapshot references)") in output
     assert output.count("    file ") == 9 and output.count("    expire snapshot ") == 3
     assert "DELETE FROM `lake`.`privacy`.`preview` WHERE `user`.`uid` IN (SELECT `k" in output
-    assert "CALL `lake`.system.`expire_snapshots`(" in output and "snapshot_ids => array(" in output
+    assert "-- Iceberg ExpireSnapshots on `lake`.`privacy`.`preview`: snapshots " in output
     assert "u'1" not in output and "u,2" not in output
     assert len(table_of(lake, "preview").metadata.snapshots) == len(table.metadata.snapshots)
 
 
-def test_ten_thousand_keys(lake: Lake, tmp_path: Path) -> None:
+def empty_table(lake: Lake, tmp_path: Path, name: str) -> Path:
+    """A copy-on-write table with no rows; returns its policies folder."""
     policies = tmp_path / "policies"
     policies.mkdir()
-    text = policy("many", "copy-on-write")
+    text = policy(name, "copy-on-write")
     converge(lake, text)
-    (policies / "many.yaml").write_text(text)
+    (policies / f"{name}.yaml").write_text(text)
+    return policies
+
+
+def test_ten_thousand_keys(lake: Lake, tmp_path: Path) -> None:
+    policies = empty_table(lake, tmp_path, "many")
     table = table_of(lake, "many")
     erased = {f"REQ-{i}": f"subject-{i}" for i in range(10_000)}
     table.append(batch(0, [*erased.values(), *KEPT], days=1))
@@ -172,3 +181,79 @@ def test_ten_thousand_keys(lake: Lake, tmp_path: Path) -> None:
     assert checksum(table_of(lake, "many"), without=set(erased.values())) == intact
     assert sorted(r.user.uid for r in lake.spark.sql("SELECT user FROM lake.privacy.many").collect()) == sorted(
         KEPT * 3)
+
+
+def spark_fill(lake: Lake, name: str) -> None:
+    """The rows fill() appends, written by Spark: its manifests carry every column's bounds, the key's too."""
+    lake.spark._jsparkSession.sessionState().catalogManager().reset()
+    schema = "event_id long, user struct<uid: string, name: string>, ts timestamp"
+    for first, users in [(1000, ["old0"]), (2000, ["old1"]),
+                         *[(10_000 * (i + 1), [*ERASED.values(), *KEPT]) for i in range(3)]]:
+        lake.spark.createDataFrame(batch(first, users).to_pylist(), schema).writeTo(f"lake.privacy.{name}").append()
+
+
+def key_bounds(table: Table) -> dict[str, int]:
+    """Independently: every avro manifest under the location with a bound of user.uid equal to an erased key."""
+    field_id = table.schema().find_field("user.uid").field_id
+    root = Path(table.location().removeprefix("file:").removeprefix("//"))
+    found = {str(path): hits for path in root.rglob("*.avro")
+             if (hits := sum(v in KEYS for v in manifest_bounds(path).get(field_id, [])))}
+    return found
+
+
+def test_manifests_an_interrupted_expiry_left_behind_lose_their_key_bounds(lake: Lake, tmp_path: Path) -> None:
+    policies = empty_table(lake, tmp_path, "bounded")
+    spark_fill(lake, "bounded")
+    table = table_of(lake, "bounded")
+    intact = checksum(table)
+    someone_elses_delete(lake, "bounded")
+    table = table_of(lake, "bounded")
+    current = table.metadata.current_snapshot_id
+    reading = [s.snapshot_id for s in table.metadata.snapshots[2:] if s.snapshot_id != current]
+    assert len(reading) == 3
+    table.maintenance.expire_snapshots().by_ids(reading).commit()  # the commit, no file deleted: a kill's leftovers
+    left = key_bounds(table)
+    table = table_of(lake, "bounded")
+    read = {normalize(m.manifest_path) for s in table.metadata.snapshots for m in s.manifests(table.io)}
+    orphaned = sorted(Path(p).name for p in set(left) - read)
+    assert len(orphaned) == 3  # the three expired appends' manifests: the key is every file's lower bound
+    assert set(left) & read  # and the DELETE's own: it lists the files it replaced with their bounds
+    assert len(keys_in_storage(table.location(), KEYS)) == 9
+
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    (result,) = proof["tables"]
+    assert result["state"] == "complete" and result["manifests_with_keys"] == [], result
+    assert sorted(Path(p).name for p in result["manifests_deleted"]) == orphaned
+    assert any("RewriteManifests" in s for s in result["statements"])
+    assert result["manifests_scanned"] >= 2  # the current snapshot's manifests, checked and kept
+    assert key_bounds(table) == {}
+    assert keys_in_storage(table.location(), KEYS) == {}
+    assert checksum(table_of(lake, "bounded")) == intact  # every manifest the table reads is still there
+    kept_rows = 3 * len(KEPT) * 3 + 2 * 3  # three batches of the kept users over three days, two of one old user
+    assert lake.spark.sql("SELECT * FROM lake.privacy.bounded").count() == kept_rows
+
+
+def test_erases_own_delete_leaves_no_key_as_a_bound(lake: Lake, tmp_path: Path) -> None:
+    """A DELETE's manifests list the files it replaced with their column bounds: right after erase's own
+    DELETE the current snapshot holds the key in its manifests; erase rewrites them and expires the DELETE's
+    snapshot with the others."""
+    policies = empty_table(lake, tmp_path, "rebounded")
+    spark_fill(lake, "rebounded")
+    table = table_of(lake, "rebounded")
+    intact, snapshots = checksum(table), len(table.metadata.snapshots)
+    assert len(key_bounds(table)) == 3  # the three appends holding the keys
+
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    (result,) = proof["tables"]
+    assert result["state"] == "complete" and result["manifests_with_keys"] == [], result
+    assert [s.split("(")[0].split(" on ")[0] for s in result["statements"]] == [
+        "DELETE FROM `lake`.`privacy`.`rebounded` WHERE `user`.`uid` IN ", "-- Iceberg RewriteManifests",
+        "-- Iceberg ExpireSnapshots"]
+    table = table_of(lake, "rebounded")
+    assert len(result["snapshots_expired"]) == 4  # the three appends with the keys and the DELETE
+    assert len(table.metadata.snapshots) == snapshots + 2 - 4  # + the DELETE and the rewrite
+    assert key_bounds(table) == {}
+    assert keys_in_storage(table.location(), KEYS) == {}
+    assert checksum(table) == intact
