@@ -210,7 +210,7 @@ def with_commit_retries(
     """
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         try:
-            renew_connections(spark)
+            renew_connections(spark, again=attempt > 1)
             return run()
         except ExecutionError as exc:
             if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
