@@ -204,9 +204,10 @@ def with_commit_retries(
     """Run one statement; a commit that lost a race with another writer changed nothing and is tried again.
 
     ``landed`` says whether the statement took effect although an error was reported (then None is
-    returned). Every attempt starts on fresh connections to a SQLite catalog: the one Iceberg's JDBC catalog
-    initialised itself with keeps an old read snapshot and fails every write once another process committed
-    (runtime.spark.sqlite_pool).
+    returned). Before a retry Spark's catalog plugins are dropped, with the tables they cache: a statement
+    such as a partition change commits on the table as it was loaded, without refreshing it. Every attempt
+    starts on fresh connections to a SQLite catalog: the one Iceberg's JDBC catalog initialised itself with
+    keeps an old read snapshot and fails every write once another process committed (sqlite_pool).
     """
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         try:
@@ -216,6 +217,12 @@ def with_commit_retries(
             if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
                 raise
             time.sleep(min(0.1 * 2**attempt, 2.0))
+            drop_catalog_plugins(spark)
             if landed():
                 return None
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def drop_catalog_plugins(spark: Any) -> None:
+    """Spark loads every catalog plugin afresh on next use: no table it cached is read again."""
+    spark._jsparkSession.sessionState().catalogManager().reset()

@@ -18,7 +18,7 @@ from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
 from runtime.erasure.keys import KeySet
 from runtime.erasure.snapshot_delete import delete_keys
-from runtime.executor import ExecutionError, case_sensitive, guard, query_sql, with_commit_retries
+from runtime.executor import ExecutionError, case_sensitive, drop_catalog_plugins, guard, query_sql, with_commit_retries
 
 VIEW = "tablepolicy_erasure_keys"
 # Iceberg's ValidationExceptions when a concurrent commit rewrote or deleted from the same files
@@ -71,6 +71,7 @@ def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = la
             if not CONFLICT.search(str(exc)) or attempt == CONFLICT_ATTEMPTS:
                 raise
             time.sleep(min(0.2 * attempt, 2.0))
+            drop_catalog_plugins(spark)  # the next attempt reads the table as it is now
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
