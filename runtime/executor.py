@@ -21,6 +21,8 @@ from compiler.diff.changes import Change, CreateTable, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
 from compiler.model.table import PartitionFieldState, iceberg_json
 from compiler.render.sql import partition_spec_statements
+from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
+from runtime.spark.sqlite_pool import renew_connections
 
 Result = TypeVar("Result")
 COMMIT_ATTEMPTS = 8
@@ -74,7 +76,7 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
             case UpdatePartitionSpec():
                 for statement in partition_spec_statements(change, catalog):
                     _parse(spark, statement)
-                return lambda: _guard(what, sql, lambda: _update_spec(spark, catalog, change))
+                return lambda: guard(what, sql, lambda: _update_spec(spark, catalog, change))
             case _:
                 _parse(spark, sql)
                 return lambda: _run_case_sensitive(spark, sql, what)
@@ -94,7 +96,7 @@ def _parse(spark: Any, sql: str) -> None:
     spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
 
 
-def _guard(what: str, sql: str, run: Callable[[], None]) -> None:
+def guard(what: str, sql: str, run: Callable[[], None]) -> None:
     try:
         run()
     except Exception as exc:
@@ -115,26 +117,6 @@ def case_sensitive(spark: Any) -> Iterator[None]:
             spark.conf.set(CASE_SENSITIVE, previous)
 
 
-def _iceberg_catalog(spark: Any, catalog: str) -> Any:
-    """The Iceberg catalog behind the session's catalog plugin: same configuration, same cache.
-
-    The plugin is loaded from the JVM thread's active session's configuration; a session built in another
-    thread (apply starts Spark in the background) is not active here until made so, and the first step of
-    an apply may be this create, before any spark.sql() has loaded the plugin."""
-    session = spark._jsparkSession
-    spark._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session)
-    return session.sessionState().catalogManager().catalog(catalog).icebergCatalog()
-
-
-def _identifier(spark: Any, name: tuple[str, ...]) -> Any:
-    jvm = spark._jvm
-    parts = spark.sparkContext._gateway.new_array(jvm.java.lang.String, len(name) - 1)
-    for i, part in enumerate(name[:-1]):
-        parts[i] = part
-    return jvm.org.apache.iceberg.catalog.TableIdentifier.of(jvm.org.apache.iceberg.catalog.Namespace.of(parts),
-                                                             name[-1])
-
-
 def _create_table(spark: Any, catalog: str, change: CreateTable, sql: str, what: str) -> Callable[[], None]:
     """Build the schema, spec 0, sort order and properties now (a malformed one is refused before any step
     runs); the returned call creates the table in one commit, as Spark's CREATE TABLE would, complete."""
@@ -150,13 +132,13 @@ def _create_table(spark: Any, catalog: str, change: CreateTable, sql: str, what:
         properties.put(key, value)
 
     def create() -> None:
-        builder = _iceberg_catalog(spark, catalog).buildTable(_identifier(spark, state.name), schema)
+        builder = iceberg_catalog(spark, catalog).buildTable(table_identifier(spark, state.name), schema)
         builder = builder.withPartitionSpec(spec).withSortOrder(order).withProperties(properties)
         if state.location:
             builder = builder.withLocation(state.location)
         builder.create()
 
-    return lambda: _guard(what, sql, create)
+    return lambda: guard(what, sql, create)
 
 
 def _term(spark: Any, field: PartitionFieldState) -> Any:
@@ -177,7 +159,7 @@ def _term(spark: Any, field: PartitionFieldState) -> Any:
 
 def _update_spec(spark: Any, catalog: str, change: UpdatePartitionSpec) -> None:
     """Every removal, rename and addition of one table's partition spec in one commit."""
-    table = _iceberg_catalog(spark, catalog).loadTable(_identifier(spark, change.table))
+    table = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, change.table))
     table.refresh()
     update = table.updateSpec()
     for old in change.remove:
@@ -222,17 +204,25 @@ def with_commit_retries(
     """Run one statement; a commit that lost a race with another writer changed nothing and is tried again.
 
     ``landed`` says whether the statement took effect although an error was reported (then None is
-    returned). Before each retry Spark's catalog plugins are dropped: a JDBC catalog whose pooled SQLite
-    connection failed a commit keeps a stale read snapshot (SQLITE_BUSY_SNAPSHOT on every retry).
+    returned). Before a retry Spark's catalog plugins are dropped, with the tables they cache: a statement
+    such as a partition change commits on the table as it was loaded, without refreshing it. Every attempt
+    starts on fresh connections to a SQLite catalog: the one Iceberg's JDBC catalog initialised itself with
+    keeps an old read snapshot and fails every write once another process committed (sqlite_pool).
     """
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         try:
+            renew_connections(spark, again=attempt > 1)
             return run()
         except ExecutionError as exc:
             if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
                 raise
             time.sleep(min(0.1 * 2**attempt, 2.0))
-            spark._jsparkSession.sessionState().catalogManager().reset()
+            drop_catalog_plugins(spark)
             if landed():
                 return None
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def drop_catalog_plugins(spark: Any) -> None:
+    """Spark loads every catalog plugin afresh on next use: no table it cached is read again."""
+    spark._jsparkSession.sessionState().catalogManager().reset()

@@ -1,12 +1,14 @@
-"""The three statements erasure runs in Spark, each retried when its commit loses a race with a writer.
+"""The three steps erasure runs in Spark, each retried when its commit loses a race with a writer.
 
-Every one of them is safe to run again: a DELETE whose rows are gone deletes nothing, a rewrite finds no
+Every one of them is safe to run again: a delete whose rows are gone deletes nothing, a rewrite finds no
 delete file, an expiry of snapshots already gone is skipped (``landed``). That is what makes a killed run
-resumable: the next run reads storage again and runs what is still needed.
+resumable: the next run reads storage again and runs what is still needed. The delete is not Spark's DELETE
+but the same rows removed in one overwrite that concurrent appends do not conflict with (snapshot_delete).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -15,11 +17,17 @@ from typing import Any
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
 from runtime.erasure.keys import KeySet
-from runtime.executor import ExecutionError, case_sensitive, query_sql, with_commit_retries
+from runtime.erasure.snapshot_delete import delete_keys
+from runtime.executor import ExecutionError, case_sensitive, drop_catalog_plugins, guard, query_sql, with_commit_retries
 
 VIEW = "tablepolicy_erasure_keys"
-CONFLICT = "Found conflicting files"  # Iceberg's ValidationException under serializable isolation
+# Iceberg's ValidationExceptions when a concurrent commit rewrote or deleted from the same files
+CONFLICT = re.compile(r"Found conflicting (delete )?files|Found new conflicting delete files|"
+                      r"Missing required files to delete|Cannot commit, found new delete for replaced data file")
 CONFLICT_ATTEMPTS = 20
+# how the proof and the dry run show the delete: what it removes, spelled as the DELETE it is equivalent to
+DELETE_COMMENT = ("-- committed as one copy-on-write overwrite through Iceberg's API, validated under snapshot "
+                  "isolation (appends meanwhile do not conflict); it removes the rows of:\n")
 SPARK_TYPES = {"string": "StringType", "int64": "LongType"}
 
 
@@ -39,32 +47,48 @@ def keys_view(spark: Any, keys: KeySet) -> Iterator[str]:
 
 
 def delete_statement(table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
-    return delete_sql((catalog, *table), [(c.path, c.alias) for c in keys.columns], VIEW)
+    return DELETE_COMMENT + delete_sql((catalog, *table), [(c.path, c.alias) for c in keys.columns], VIEW)
 
 
 def run_retried(spark: Any, sql: str, what: str, landed: Callable[[], bool] = lambda: False) -> None:
-    """Run a statement, retrying lost commit races (with_commit_retries) and serializable conflicts: the
-    DELETE reads its keys from a view, so Iceberg cannot narrow its conflict check and refuses whenever a
-    writer appended meanwhile. Running it again is safe (it is idempotent) and the proof re-reads storage."""
+    """Run a statement, retrying lost commit races and conflicts (retried)."""
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
             query_sql(spark, sql, what)
 
+    retried(spark, run, landed)
+
+
+def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = lambda: False) -> None:
+    """Run a step, retrying lost commit races (with_commit_retries) and validation conflicts: a compaction
+    or another delete that committed meanwhile on the same files. Every step is idempotent and reads the
+    table afresh, so running it again is safe; the proof re-reads storage in any case."""
     for attempt in range(1, CONFLICT_ATTEMPTS + 1):
         try:
             with_commit_retries(spark, run, landed)
             return
         except ExecutionError as exc:
-            if CONFLICT not in str(exc) or attempt == CONFLICT_ATTEMPTS:
+            if not CONFLICT.search(str(exc)) or attempt == CONFLICT_ATTEMPTS:
                 raise
             time.sleep(min(0.2 * attempt, 2.0))
-            spark._jsparkSession.sessionState().catalogManager().reset()  # drop the failed commit's connection
+            drop_catalog_plugins(spark)  # the next attempt reads the table as it is now
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
+    """Remove the subjects' rows from the current snapshot; returns the statement the proof shows for it."""
     sql = delete_statement(table, catalog, keys)
+    columns = [(c.path, c.alias) for c in keys.columns]
+
+    def delete() -> None:
+        delete_keys(spark, catalog, table, columns, VIEW)
+
+    def run() -> None:
+        with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
+            guard(what, sql, delete)
+
+    what = f"{format_name(table)}: erasure: delete the subjects' rows"
     with keys_view(spark, keys):
-        run_retried(spark, sql, f"{format_name(table)}: erasure: delete the subjects' rows")
+        retried(spark, run)
     return sql
 
 

@@ -1,0 +1,160 @@
+"""The erasure DELETE as one copy-on-write overwrite that commits beside concurrent appends.
+
+Spark's ``DELETE FROM t WHERE k IN (SELECT ... FROM keys)`` commits under the table's delete isolation level,
+serializable by default: its scan has no filter Iceberg can push down (the keys come from a view), so its
+conflict check covers the whole table and every append that lands while it runs fails it ("Found
+conflicting files"). Iceberg 1.10 reads that level only from the table property; setting the property for
+the run would itself be a commit that changes what the policy declares (and stays changed after a kill).
+
+So erasure rewrites the files itself, with Iceberg's own machinery for rewrite_data_files: the files of
+the current snapshot that hold a key are staged as one scan task set, read with their delete files applied,
+their rows anti-joined with the keys (data, never SQL text), written as new files, and swapped in one
+OverwriteFiles commit validated as Spark validates a delete under snapshot isolation: from the scanned
+snapshot, no delete file added for the rewritten files and none of them removed meanwhile. Appends do not
+conflict. That is sound for erasure because the proof reads storage afterwards: a key row appended while
+this ran is found there and the request is not proven until a re-run erases it.
+
+The table's delete mode does not matter: a merge-on-read table gets the same physical rewrite (the rows
+are gone from storage, not masked), and position delete files that pointed only into the rewritten files
+go with them.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from functools import reduce
+from typing import Any
+
+from compiler.model.table import ColumnPath
+from compiler.render.filters import qualified
+from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
+
+SCAN_TASK_SET = "scan-task-set-id"  # SparkReadOptions.SCAN_TASK_SET_ID
+REWRITTEN_TASK_SET = "rewritten-file-scan-task-set-id"  # SparkWriteOptions.REWRITTEN_FILE_SCAN_TASK_SET_ID
+
+
+def delete_keys(spark: Any, catalog: str, table: tuple[str, ...], columns: Sequence[tuple[ColumnPath, str]],
+                view: str) -> int:
+    """Remove every row whose key columns equal a row of ``view`` (``columns``: each key column and the
+    view's column holding its values) from the current snapshot in one commit. Returns the files rewritten."""
+    iceberg = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, table))
+    iceberg.refresh()
+    snapshot = iceberg.currentSnapshot()
+    if snapshot is None:
+        return 0
+    snapshot_id = snapshot.snapshotId()
+    keys = spark.table(view)
+    holding = _files_holding_keys(spark, (catalog, *table), snapshot_id, columns, keys)
+    if not holding:
+        return 0
+    tasks = _tasks(iceberg, snapshot_id, holding)
+    added = []
+    try:
+        for spec_id, spec_tasks in sorted(tasks.items()):
+            added += _rewrite(spark, iceberg, spec_id, spec_tasks, columns, keys)
+        _commit(spark, iceberg, snapshot_id, [t for group in tasks.values() for t in group], added)
+    except Exception as exc:
+        if "CommitStateUnknownException" not in str(exc):  # the commit may have landed: its files stay
+            _discard(iceberg, added)
+        raise
+    return sum(len(group) for group in tasks.values())
+
+
+def _commit(spark: Any, iceberg: Any, snapshot_id: int, tasks: list[Any], added: list[Any]) -> None:
+    """Swap the rewritten files for the new ones, validated as Spark validates a copy-on-write delete under
+    snapshot isolation (SparkWrite.commitWithSnapshotIsolation): appends meanwhile do not conflict."""
+    jvm = spark._jvm
+    util = jvm.org.apache.iceberg.util
+    data, deletes, content = util.DataFileSet.create(), util.DeleteFileSet.create(), util.ContentFileUtil
+    rewritten = {task.file().location() for task in tasks}
+    for task in tasks:
+        data.add(task.file())
+        for delete in task.deletes():
+            # a DV or file-scoped position delete file of a rewritten file points nowhere afterwards
+            if content.isDV(delete) or content.referencedDataFileLocation(delete) in rewritten:
+                deletes.add(delete)
+    overwrite = iceberg.newOverwrite().deleteFiles(data, deletes)
+    for file in added:
+        overwrite.addFile(file)
+    overwrite.set("tablepolicy.operation", "erasure")
+    overwrite.set("tablepolicy.erasure.read-snapshot-id", str(snapshot_id))
+    overwrite.validateFromSnapshot(snapshot_id)
+    overwrite.conflictDetectionFilter(jvm.org.apache.iceberg.expressions.Expressions.alwaysTrue())
+    overwrite.validateNoConflictingDeletes()
+    overwrite.commit()
+
+
+def _match(rows: Any, keys: Any, columns: Sequence[tuple[ColumnPath, str]]) -> Any:
+    """Every key column equal to its value in the key set: a NULL key matches nothing, as in the DELETE's IN."""
+    return reduce(lambda a, b: a & b, [rows[qualified(path)] == keys[qualified((alias,))] for path, alias in columns])
+
+
+def _files_holding_keys(spark: Any, name: tuple[str, ...], snapshot_id: int,
+                        columns: Sequence[tuple[ColumnPath, str]], keys: Any) -> set[str]:
+    from pyspark.sql import functions
+
+    rows = spark.read.option("snapshot-id", str(snapshot_id)).table(qualified(name))
+    rows = rows.select(functions.col("_file"), *(rows[qualified(path)].alias(f"key{i}")
+                                                  for i, (path, _) in enumerate(columns)))
+    renamed = [((f"key{i}",), alias) for i, (_, alias) in enumerate(columns)]
+    holding = rows.join(functions.broadcast(keys), _match(rows, keys, renamed), "left_semi")
+    return {row[0] for row in holding.select("_file").distinct().collect()}
+
+
+def _tasks(iceberg: Any, snapshot_id: int, holding: set[str]) -> dict[int, list[Any]]:
+    """The scan tasks of the files holding a key, by partition spec (each spec is written on its own)."""
+    tasks: dict[int, list[Any]] = {}
+    iterable = iceberg.newScan().useSnapshot(snapshot_id).planFiles()
+    try:
+        iterator = iterable.iterator()
+        while iterator.hasNext():
+            task = iterator.next()
+            if task.file().location() in holding:
+                tasks.setdefault(task.spec().specId(), []).append(task)
+    finally:
+        iterable.close()
+    return tasks
+
+
+def _rewrite(spark: Any, iceberg: Any, spec_id: int, tasks: list[Any], columns: Sequence[tuple[ColumnPath, str]],
+             keys: Any) -> list[Any]:
+    """Write the rows of ``tasks`` that hold no key as new files of spec ``spec_id``; return them, uncommitted."""
+    from pyspark.sql import functions
+
+    jvm = spark._jvm
+    group = f"tablepolicy-erasure-{uuid.uuid4()}"
+    cache, staged, coordinator = (_singleton(spark, name) for name in (
+        "SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
+    task_list = jvm.java.util.ArrayList()
+    for task in tasks:
+        task_list.add(task)
+    try:
+        cache.add(group, iceberg)
+        staged.stageTasks(iceberg, group, task_list)
+        rows = spark.read.format("iceberg").option(SCAN_TASK_SET, group).load(group)
+        kept = rows.join(functions.broadcast(keys), _match(rows, keys, columns), "left_anti")
+        (kept.write.format("iceberg").option(REWRITTEN_TASK_SET, group).option("output-spec-id", str(spec_id))
+         .option("fanout-enabled", "true").option("distribution-mode", "none").mode("append").save(group))
+        return list(coordinator.fetchNewFiles(iceberg, group))
+    finally:
+        cache.remove(group)
+        staged.removeTasks(iceberg, group)
+        coordinator.clearRewrite(iceberg, group)
+
+
+def _singleton(spark: Any, name: str) -> Any:
+    """``org.apache.iceberg.spark.<name>.get()``, called by reflection: py4j does not find a static get() on
+    a class that also has an instance get(key)."""
+    gateway = spark.sparkContext._gateway
+    loader = gateway.jvm.java.lang.Thread.currentThread().getContextClassLoader()
+    method = loader.loadClass(f"org.apache.iceberg.spark.{name}").getMethod(
+        "get", gateway.new_array(gateway.jvm.java.lang.Class, 0))
+    return method.invoke(None, gateway.new_array(gateway.jvm.java.lang.Object, 0))
+
+
+def _discard(iceberg: Any, files: list[Any]) -> None:
+    """New files of a commit that did not happen hold no key; delete them rather than leave orphans."""
+    io = iceberg.io()
+    for file in files:
+        io.deleteFile(file.location())
