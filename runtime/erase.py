@@ -154,7 +154,7 @@ def _erase(
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
         spark = session.result()
-        proof.statements.append(delete_rows(spark, erasure.table, catalog, run.keys))
+        proof.statements.append(delete_rows(spark, erasure.table, catalog, run.keys, frozenset(current)))
         found = run.survey()
         if found.live_in(run.current):
             on_progress("rewriting the files a merge-on-read delete masked")

@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler.model.table import ColumnPath
 from compiler.render.filters import qualified
+from runtime.orphans import normalize
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
 
 SCAN_TASK_SET = "scan-task-set-id"  # SparkReadOptions.SCAN_TASK_SET_ID
@@ -35,19 +36,21 @@ REWRITTEN_TASK_SET = "rewritten-file-scan-task-set-id"  # SparkWriteOptions.REWR
 
 
 def delete_keys(spark: Any, catalog: str, table: tuple[str, ...], columns: Sequence[tuple[ColumnPath, str]],
-                view: str) -> int:
+                view: str, holding: frozenset[str]) -> int:
     """Remove every row whose key columns equal a row of ``view`` (``columns``: each key column and the
-    view's column holding its values) from the current snapshot in one commit. Returns the files rewritten."""
+    view's column holding its values) from the current snapshot in one commit. Returns the files rewritten.
+
+    ``holding``: the files (normalized paths) the survey found holding a key: only they are read and
+    rewritten. Scanning every file's key columns in Spark to find them again was most of an erasure's time
+    (67 of 86 s on 240 files, 4 of them holding keys). A key row appended after the survey is in no file of
+    ``holding``: the proof's fresh read finds it and the request is not proven until a re-run erases it."""
     iceberg = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, table))
     iceberg.refresh()
     snapshot = iceberg.currentSnapshot()
-    if snapshot is None:
+    if snapshot is None or not holding:
         return 0
     snapshot_id = snapshot.snapshotId()
     keys = spark.table(view)
-    holding = _files_holding_keys(spark, (catalog, *table), snapshot_id, columns, keys)
-    if not holding:
-        return 0
     tasks = _tasks(iceberg, snapshot_id, holding)
     added = []
     try:
@@ -90,19 +93,7 @@ def _match(rows: Any, keys: Any, columns: Sequence[tuple[ColumnPath, str]]) -> A
     return reduce(lambda a, b: a & b, [rows[qualified(path)] == keys[qualified((alias,))] for path, alias in columns])
 
 
-def _files_holding_keys(spark: Any, name: tuple[str, ...], snapshot_id: int,
-                        columns: Sequence[tuple[ColumnPath, str]], keys: Any) -> set[str]:
-    from pyspark.sql import functions
-
-    rows = spark.read.option("snapshot-id", str(snapshot_id)).table(qualified(name))
-    rows = rows.select(functions.col("_file"), *(rows[qualified(path)].alias(f"key{i}")
-                                                  for i, (path, _) in enumerate(columns)))
-    renamed = [((f"key{i}",), alias) for i, (_, alias) in enumerate(columns)]
-    holding = rows.join(functions.broadcast(keys), _match(rows, keys, renamed), "left_semi")
-    return {row[0] for row in holding.select("_file").distinct().collect()}
-
-
-def _tasks(iceberg: Any, snapshot_id: int, holding: set[str]) -> dict[int, list[Any]]:
+def _tasks(iceberg: Any, snapshot_id: int, holding: frozenset[str]) -> dict[int, list[Any]]:
     """The scan tasks of the files holding a key, by partition spec (each spec is written on its own)."""
     tasks: dict[int, list[Any]] = {}
     iterable = iceberg.newScan().useSnapshot(snapshot_id).planFiles()
@@ -110,7 +101,7 @@ def _tasks(iceberg: Any, snapshot_id: int, holding: set[str]) -> dict[int, list[
         iterator = iterable.iterator()
         while iterator.hasNext():
             task = iterator.next()
-            if task.file().location() in holding:
+            if normalize(task.file().location()) in holding:
                 tasks.setdefault(task.spec().specId(), []).append(task)
     finally:
         iterable.close()

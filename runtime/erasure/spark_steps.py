@@ -74,13 +74,14 @@ def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = la
             drop_catalog_plugins(spark)  # the next attempt reads the table as it is now
 
 
-def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
-    """Remove the subjects' rows from the current snapshot; returns the statement the proof shows for it."""
+def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str]) -> str:
+    """Remove the subjects' rows from ``holding``, the current snapshot's files the survey found holding a key;
+    returns the statement the proof shows for it."""
     sql = delete_statement(table, catalog, keys)
     columns = [(c.path, c.alias) for c in keys.columns]
 
     def delete() -> None:
-        delete_keys(spark, catalog, table, columns, VIEW)
+        delete_keys(spark, catalog, table, columns, VIEW, holding)
 
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
