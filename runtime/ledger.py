@@ -181,7 +181,7 @@ def _row(catalog: str, entry: Entry, now: datetime, proof_id: str | None) -> dic
     return {"catalog_name": catalog, "request_id": entry.request, "table_name": entry.table,
             "received": entry.received.isoformat(), "deadline": entry.deadline.isoformat(), "state": entry.state,
             "keys_hash": entry.fingerprint, "proof_id": proof_id, "first_seen": _stamp(now), "updated": _stamp(now),
-            "done_at": _stamp(now) if entry.state == "done" else None}
+            "done_at": _stamp(now) if entry.state == State.DONE else None}
 
 
 def _batches(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
@@ -198,8 +198,9 @@ def _time(text: str | None) -> datetime | None:
 
 
 def _state(text: str) -> State:
-    match text:
-        case "pending" | "done" | "held" | "failed":
-            return text
+    try:
+        return State(text)
+    except ValueError:
+        pass
     raise CatalogError(f"the erasure ledger holds an unknown state {text!r}; this tablepolicy knows "
                        "pending, done, held and failed")

@@ -14,15 +14,25 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.erasure.plan import Subject, TableErasure
 from compiler.erasure.requests import KeyValue, LoadedRequests
 from compiler.model.names import format_name
 
-State = Literal["pending", "done", "held", "failed"]
-STATES: tuple[State, ...] = ("pending", "done", "held", "failed")
+
+class State(StrEnum):
+    """A request's state on a table, as the ledger stores it."""
+
+    PENDING = "pending"
+    DONE = "done"
+    HELD = "held"  # a declared legal hold keeps files holding its keys
+    FAILED = "failed"
+
+
+STATES = tuple(State)
 
 
 @dataclass(frozen=True)
@@ -40,7 +50,7 @@ class Entry:
     done_at: datetime | None = None
 
     def overdue(self, today: date) -> bool:
-        return self.state != "done" and self.deadline < today
+        return self.state != State.DONE and self.deadline < today
 
     @property
     def sla_met(self) -> bool | None:
@@ -58,10 +68,10 @@ class RequestStatus:
     def state(self) -> State:
         """done when every table is; failed or held if one is (failed first); else pending."""
         states = {e.state for e in self.entries}
-        for state in ("failed", "held", "pending"):
+        for state in (State.FAILED, State.HELD, State.PENDING):
             if state in states:
                 return state
-        return "done"
+        return State.DONE
 
     @property
     def deadline(self) -> date:
@@ -110,7 +120,7 @@ def outstanding(
         name, columns, keep = format_name(table.table), subject_columns(table), []
         for subject in table.subjects:
             entry = ledger.get((subject.request, name))
-            if entry is None or entry.state != "done":
+            if entry is None or entry.state != State.DONE:
                 keep.append(subject)
             elif not same_keys(entry.fingerprint, columns, subject.values):
                 when = entry.done_at.date() if entry.done_at else "earlier"
@@ -136,7 +146,7 @@ def statuses(entries: Iterable[Entry]) -> list[RequestStatus]:
 
 def planned_entries(tables: Iterable[TableErasure], received: Mapping[str, date]) -> list[Entry]:
     """A pending entry per (request, table) a requests file reaches (``received``: by request id)."""
-    return [Entry(s.request, format_name(t.table), received[s.request], s.deadline, "pending")
+    return [Entry(s.request, format_name(t.table), received[s.request], s.deadline, State.PENDING)
             for t in tables for s in t.subjects]
 
 

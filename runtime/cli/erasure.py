@@ -29,10 +29,10 @@ from runtime.cli.commands import cache_dir, open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.formats import StatusFormat
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
+from runtime.erasure.proof import ProofState, TableProof
 from runtime.target import resolve_target
 
 if TYPE_CHECKING:
-    from runtime.erasure.proof import TableProof
     from runtime.ledger import Ledger
 
 
@@ -94,7 +94,7 @@ def erase(
         ids = [r.id for r in reached.requests.model.requests]
         proof.write_text(proof_json(config.summary(), datetime.now(UTC), ids, tables, todo.done, statuses(entries),
                                     today), encoding="utf-8")
-    return Exit.OK if all(p.state in ("complete", "held") for p, _ in outcomes) else Exit.ERROR
+    return Exit.OK if all(p.state in (ProofState.COMPLETE, ProofState.HELD) for p, _ in outcomes) else Exit.ERROR
 
 
 def _run(
@@ -115,7 +115,7 @@ def _run(
         return None, todo, today
     received = {r.id: r.received for r in reached.requests.model.requests}
     salt = new_salt()
-    ledger.record_pending([subject_entry(t, s, received[s.request], "pending", salt)
+    ledger.record_pending([subject_entry(t, s, received[s.request], State.PENDING, salt)
                            for t in todo.tables for s in t.subjects], now_utc())
     outcomes = [_erase_table(table, config, ledger, received, salt, path, master, conf) for table in todo.tables]
     return outcomes, todo, today
@@ -162,13 +162,13 @@ def _erase_table(
 
     (proof,) = run_erasure([table], config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path),
                            on_progress=lambda message: info(f"  {message}"))
-    state: State = "done" if proof.complete else "held" if proof.state == "held" else "failed"
+    state = State.DONE if proof.complete else State.HELD if proof.state is ProofState.HELD else State.FAILED
     now = now_utc()
     document = _scrubbed(proof.as_json(), table)
     entries = [subject_entry(table, s, received[s.request], state, salt) for s in table.subjects]
     ledger.record(entries, document, now)
     verdict = (paint("erased and proven", "green") if proof.complete else paint("held", "yellow", bold=True)
-               if proof.state == "held" else paint("NOT complete", "red", bold=True))
+               if proof.state is ProofState.HELD else paint("NOT complete", "red", bold=True))
     info(f"  {format_name(proof.table)}: {proof.rows_before} row(s) in {len(proof.files_with_keys)} file(s): "
          f"{verdict}; {len(proof.snapshots_checked)} snapshot(s) checked, {proof.rows_after} row(s) found after")
     for ref, files in proof.held_by.items():
@@ -179,7 +179,7 @@ def _erase_table(
         error(f"{format_name(proof.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
               f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")
     recorded = [Entry(e.request, e.table, e.received, e.deadline, e.state, e.fingerprint, document, now,
-                      now if state == "done" else None) for e in entries]
+                      now if state == State.DONE else None) for e in entries]
     return proof, recorded
 
 

@@ -4,16 +4,24 @@ never a key value."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 from compiler.erasure.plan import ExpiredSnapshot
 from compiler.model.names import format_name
+
 
 # complete: no file under the location or referenced by a kept snapshot holds a key (as a row, or as a
 # manifest's column bound);
 # held: the only files left are kept by declared legal holds; incomplete: something else still holds a
 # key (an undeclared tag or branch, an unreadable file); failed: a step failed, the run says which
-ProofState = Literal["complete", "held", "incomplete", "failed"]
+class ProofState(StrEnum):
+    """What the proof of one table shows (``held``: erased but for what a declared legal hold keeps)."""
+
+    COMPLETE = "complete"
+    HELD = "held"
+    INCOMPLETE = "incomplete"
+    FAILED = "failed"
 
 
 @dataclass
@@ -45,16 +53,16 @@ class TableProof:
     @property
     def state(self) -> ProofState:
         if self.error:
-            return "failed"
+            return ProofState.FAILED
         kept = set().union(*map(set, self.held_by.values()))
         left = set(self.files_still_referenced) | set(self.files_still_stored) | set(self.manifests_with_keys)
         if self.blocking_refs or self.unreadable or left - kept:
-            return "incomplete"
-        return "held" if left else "complete"
+            return ProofState.INCOMPLETE
+        return ProofState.HELD if left else ProofState.COMPLETE
 
     @property
     def complete(self) -> bool:
-        return self.state == "complete"
+        return self.state is ProofState.COMPLETE
 
     def as_json(self) -> dict[str, Any]:
         return {"table": format_name(self.table), "requests": self.requests, "state": self.state,
