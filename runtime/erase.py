@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -47,20 +46,23 @@ from runtime.erasure.spark_steps import delete_rows, delete_statement, rewrite_m
 from runtime.erasure.survey import FileReader, Survey, survey
 from runtime.executor import ExecutionError
 from runtime.lock import catalog_locks
-from runtime.spark.session import SparkOptions, start_in_background
+from runtime.spark.session import SessionOnDemand, SparkOptions
 
 Progress = Callable[[str], None]
 
 
 def run_erasure(
     tables: list[TableErasure], catalog: CatalogConfig, options: SparkOptions, *, lock_dir: Path,
-    on_progress: Progress = lambda _m: None,
+    on_progress: Progress = lambda _m: None, session: SessionOnDemand | None = None,
 ) -> list[TableProof]:
     """Erase and prove every table; a table whose step fails is reported failed, the others still run.
-    Holds naming no ref (TP443) are refused before anything runs."""
+    Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session,
+    perhaps already starting (started here otherwise: it boots while the first survey reads storage)."""
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables)
-        spark = start_in_background(catalog, options)
+        starting = session or SessionOnDemand(catalog, options)
+        starting.start()
+        spark = starting.session
         proofs = []
         with catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
             for erasure in tables:
@@ -143,7 +145,8 @@ class _Run:
 
 
 def _erase(
-    session: Future[Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof, on_progress: Progress
+    session: Callable[[], Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof,
+    on_progress: Progress,
 ) -> None:
     run = _Run(reader, erasure, on_progress)
     catalog = reader.config.name
@@ -153,7 +156,7 @@ def _erase(
     proof.rows_before = sum(found.held[f].rows for f in current)
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
-        spark = session.result()
+        spark = session()
         proof.statements.append(delete_rows(spark, erasure.table, catalog, run.keys, frozenset(current)))
         found = run.survey()
         if found.live_in(run.current):
@@ -167,7 +170,7 @@ def _erase(
     if bounds := found.bounded_in(run.current):  # deleted entries written with their statistics
         on_progress(f"rewriting the manifests of the current snapshot: {len(bounds)} entr(ies) keep a key as a "
                     "column bound")
-        proof.statements.append(rewrite_manifests(session.result(), erasure.table, catalog))
+        proof.statements.append(rewrite_manifests(session(), erasure.table, catalog))
         found = run.survey()
         if left := found.bounded_in(run.current):
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the manifest rewrite the current "
@@ -181,7 +184,7 @@ def _erase(
         def landed() -> bool:
             return not set(ids) & {s.snapshot_id for s in _fresh(reader, erasure.table).metadata.snapshots}
 
-        proof.statements.append(expire(session.result(), erasure.table, catalog, ids, landed))
+        proof.statements.append(expire(session(), erasure.table, catalog, ids, landed))
         proof.snapshots_expired = targets
         found = run.survey()
     if found.orphans:

@@ -34,6 +34,7 @@ from runtime.target import resolve_target
 
 if TYPE_CHECKING:
     from runtime.ledger import Ledger
+    from runtime.spark.session import SessionOnDemand
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,12 @@ def _run(
     if todo.findings.has_errors:
         raise PolicyError(todo.findings)
     today = datetime.now(UTC).date()
+    session = None
+    if todo.tables and not dry_run:  # Spark boots while the plan is shown and the first survey reads storage
+        from runtime.spark.session import SessionOnDemand, SparkOptions
+
+        session = SessionOnDemand(config, SparkOptions.from_flags(master, conf))
+        session.start()
     _show_plan(reached.tables, todo.tables, todo.done, config, today, dry_run=dry_run)
     if dry_run:
         return None, todo, today
@@ -117,7 +124,8 @@ def _run(
     salt = new_salt()
     ledger.record_pending([subject_entry(t, s, received[s.request], State.PENDING, salt)
                            for t in todo.tables for s in t.subjects], now_utc())
-    outcomes = [_erase_table(table, config, ledger, received, salt, path, master, conf) for table in todo.tables]
+    outcomes = [_erase_table(table, config, ledger, received, salt, path, session)
+                for table in todo.tables if session is not None]
     return outcomes, todo, today
 
 
@@ -153,15 +161,14 @@ def _show_plan(
 
 def _erase_table(
     table: TableErasure, config: CatalogConfig, ledger: Ledger, received: dict[str, date], salt: str, path: Path,
-    master: str, conf: list[str],
+    session: SessionOnDemand,
 ) -> tuple[TableProof, list[Entry]]:
     """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved."""
     from runtime.erase import run_erasure
     from runtime.ledger import now_utc
-    from runtime.spark.session import SparkOptions
 
-    (proof,) = run_erasure([table], config, SparkOptions.from_flags(master, conf), lock_dir=cache_dir(path),
-                           on_progress=lambda message: info(f"  {message}"))
+    (proof,) = run_erasure([table], config, session.options, lock_dir=cache_dir(path),
+                           on_progress=lambda message: info(f"  {message}"), session=session)
     state = State.DONE if proof.complete else State.HELD if proof.state is ProofState.HELD else State.FAILED
     now = now_utc()
     document = _scrubbed(proof.as_json(), table)
