@@ -38,8 +38,12 @@ def test_maintenance_beside_a_streaming_writer_loses_no_row(tmp_path: Path) -> N
     # stderr holds the progress lines only: no Spark banner or log line
     assert all(line.startswith(("Starting Spark", "[1/1] crash.events: ")) for line in maintained.stderr.splitlines())
     assert "[1/1] crash.events: compaction ... done in " in maintained.stderr
-    # decided again after compaction: the manifests it merged need no rewrite
-    assert "[1/1] crash.events: manifests ... skipped: manifests already merged by compaction" in maintained.stderr
+    # decided again after compaction on the health read then: the manifests compaction merged need no rewrite,
+    # unless the writer's appends meanwhile (one manifest each) brought the table back over min_manifests
+    # (tests/integration/test_maintain.py checks the skip without a writer)
+    (manifests,) = [line for line in maintained.stderr.splitlines() if " manifests ... " in line]
+    assert manifests.startswith(("[1/1] crash.events: manifests ... skipped: manifests already merged by compaction",
+                                 "[1/1] crash.events: manifests ... done in ")), manifests
     written = int(out.strip())
     assert written == 60
     table = embedded_catalog(policies).load_table(("crash", "events"))
