@@ -37,6 +37,7 @@ from compiler.model.names import format_name
 from compiler.render.erasure import rewrite_sql
 from runtime.catalog.reader import CatalogReader
 from runtime.erasure.api_steps import expire, expire_text, rewrite_manifests, rewrite_manifests_text
+from runtime.erasure.arrow_rewrite import stage_rewrite
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
@@ -156,8 +157,17 @@ def _erase(
     proof.rows_before = sum(found.held[f].rows for f in current)
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
-        spark = session()
-        proof.statements.append(delete_rows(spark, erasure.table, catalog, run.keys, frozenset(current)))
+        holding = frozenset(current)
+        staged = stage_rewrite(run.table, holding, run.keys)  # with pyarrow, while Spark may still be booting
+        try:
+            spark = session()
+        except BaseException:
+            if staged is not None:
+                staged.discard()
+            raise
+        proof.statements.append(delete_rows(
+            spark, erasure.table, catalog, run.keys, holding, staged,
+            lambda: stage_rewrite(_fresh(reader, erasure.table), holding, run.keys)))
         found = run.survey()
         if found.live_in(run.current):
             on_progress("rewriting the files a merge-on-read delete masked")

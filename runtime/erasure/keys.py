@@ -22,6 +22,7 @@ from compiler.model.table import ColumnPath
 
 FIELD_ID = b"PARQUET:field_id"
 SUBJECT = "subject"  # the key table's column naming the subject (index into KeySet.subjects)
+ROW = "row"  # a row's position in the rows being filtered
 ARROW_TYPES: dict[type, pa.DataType] = {StringType: pa.string(), IntegerType: pa.int64(), LongType: pa.int64()}
 
 
@@ -109,11 +110,24 @@ def file_key_columns(schema: pa.Schema, keys: KeySet) -> list[list[str]] | None:
 
 def matches(read: pa.Table, paths: list[list[str]], keys: KeySet) -> pa.Table:
     """The rows of ``read`` (a file's key columns) that hold a subject's key: key columns and SUBJECT."""
+    return pa.table(_key_arrays(read, paths, keys)).join(keys.table, keys=keys.aliases, join_type="inner")
+
+
+def without_keys(read: pa.Table, keys: KeySet) -> pa.Table:
+    """The rows of ``read`` (a table's rows, columns named as its live schema names them) that hold no
+    subject's key, in their order: a NULL key column matches nothing, as in the DELETE's ``IN``."""
+    arrays = _key_arrays(read, [list(c.path) for c in keys.columns], keys)
+    arrays[ROW] = pa.array(range(read.num_rows), pa.int64())
+    held = pa.table(arrays).join(keys.table.select(keys.aliases), keys=keys.aliases, join_type="left semi")
+    return read.filter(pc.invert(pc.is_in(arrays[ROW], value_set=held.column(ROW).combine_chunks())))
+
+
+def _key_arrays(read: pa.Table, paths: list[list[str]], keys: KeySet) -> dict[str, Any]:
+    """Each key column of ``read`` (found by its name path), typed as the key set's column."""
     arrays = {}
     for column, path in zip(keys.columns, paths, strict=True):
         values: Any = read.column(path[0])
         for name in path[1:]:
             values = pc.struct_field(values, name)
         arrays[column.alias] = pc.cast(values, column.arrow_type)
-    found = pa.table(arrays)
-    return found.join(keys.table, keys=keys.aliases, join_type="inner")
+    return arrays

@@ -28,6 +28,7 @@ from typing import Any
 
 from compiler.model.table import ColumnPath
 from compiler.render.filters import qualified
+from runtime.erasure.arrow_rewrite import StagedRewrite
 from runtime.orphans import normalize
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
 
@@ -56,7 +57,7 @@ def delete_keys(spark: Any, catalog: str, table: tuple[str, ...], columns: Seque
     try:
         for spec_id, spec_tasks in sorted(tasks.items()):
             added += _rewrite(spark, iceberg, spec_id, spec_tasks, columns, keys)
-        _commit(spark, iceberg, snapshot_id, [t for group in tasks.values() for t in group], added)
+        _commit(spark, iceberg, snapshot_id, *_task_files(spark, [t for group in tasks.values() for t in group]), added)
     except Exception as exc:
         if "CommitStateUnknownException" not in str(exc):  # the commit may have landed: its files stay
             _discard(iceberg, added)
@@ -64,20 +65,74 @@ def delete_keys(spark: Any, catalog: str, table: tuple[str, ...], columns: Seque
     return sum(len(group) for group in tasks.values())
 
 
-def _commit(spark: Any, iceberg: Any, snapshot_id: int, tasks: list[Any], added: list[Any]) -> None:
-    """Swap the rewritten files for the new ones, validated as Spark validates a copy-on-write delete under
-    snapshot isolation (SparkWrite.commitWithSnapshotIsolation): appends meanwhile do not conflict."""
+def commit_rewrite(spark: Any, catalog: str, table: tuple[str, ...], staged: StagedRewrite) -> int:
+    """Swap the files ``staged`` rewrote (with pyarrow, runtime/erasure/arrow_rewrite.py) for its new files in
+    one overwrite validated as ``_commit`` says; returns the files rewritten. Each new file's metrics are read
+    from its footer by Iceberg, under the table's metrics config, as a Spark write would record them."""
+    if not staged.files:
+        return 0
+    jvm = spark._jvm
+    iceberg = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, table))
+    iceberg.refresh()
+    files, deletes = _staged_files(jvm, iceberg, staged)
+    written = {f.source: f.written for f in staged.files}
+    metrics = jvm.org.apache.iceberg.MetricsConfig.forTable(iceberg)
+    parquet = jvm.org.apache.iceberg.FileFormat.PARQUET
+    added = []
+    for file in files:
+        for path, size in written[normalize(file.location())]:
+            footer = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(iceberg.io().newInputFile(path), metrics)
+            added.append(jvm.org.apache.iceberg.DataFiles.builder(iceberg.specs().get(file.specId())).withPath(path)
+                         .withFormat(parquet).withFileSizeInBytes(size).withPartition(file.partition())
+                         .withMetrics(footer).build())
+    _commit(spark, iceberg, staged.snapshot_id, files, deletes, added)
+    return len(files)
+
+
+def _staged_files(jvm: Any, iceberg: Any, staged: StagedRewrite) -> tuple[list[Any], list[Any]]:
+    """The rewritten files as Iceberg's Java API holds them, read from just the manifests that list them
+    (planning the whole snapshot in a fresh JVM read all 240 manifests of the benchmark's table: a second),
+    and the position delete files and deletion vectors that point into them only."""
+    snapshot = iceberg.snapshot(staged.snapshot_id)
+    if snapshot is None:
+        raise RuntimeError(f"snapshot {staged.snapshot_id}, which the rewrite read, has been expired meanwhile")
+    io, specs, manifests = iceberg.io(), iceberg.specs(), jvm.org.apache.iceberg.ManifestFiles
+    files = [f for m in snapshot.dataManifests(io) if normalize(m.path()) in staged.manifests
+             for f in _read(manifests.read(m, io, specs)) if normalize(f.location()) in staged.sources]
+    found = {normalize(f.location()) for f in files}
+    if found != staged.sources:  # both read the same snapshot: a difference is a bug, never committed
+        raise RuntimeError(f"snapshot {staged.snapshot_id} lists {sorted(found)}, the rewrite read "
+                           f"{sorted(staged.sources)}")
+    located, content = {f.location() for f in files}, jvm.org.apache.iceberg.util.ContentFileUtil
+    deletes = [d for m in snapshot.deleteManifests(io) for d in _read(manifests.readDeleteManifest(m, io, specs))
+               if content.referencedDataFileLocation(d) in located]
+    return files, deletes
+
+
+def _read(reader: Any) -> list[Any]:
+    """The live files of a manifest (the reader copies each), closed after."""
+    try:
+        iterator, files = reader.iterator(), []
+        while iterator.hasNext():
+            files.append(iterator.next())
+        return files
+    finally:
+        reader.close()
+
+
+def _commit(spark: Any, iceberg: Any, snapshot_id: int, files: list[Any], deletes: list[Any], added: list[Any]
+            ) -> None:
+    """Swap the rewritten files (and the delete files that point into them only) for the new ones, validated as
+    Spark validates a copy-on-write delete under snapshot isolation (SparkWrite.commitWithSnapshotIsolation):
+    appends meanwhile do not conflict."""
     jvm = spark._jvm
     util = jvm.org.apache.iceberg.util
-    data, deletes, content = util.DataFileSet.create(), util.DeleteFileSet.create(), util.ContentFileUtil
-    rewritten = {task.file().location() for task in tasks}
-    for task in tasks:
-        data.add(task.file())
-        for delete in task.deletes():
-            # a DV or file-scoped position delete file of a rewritten file points nowhere afterwards
-            if content.isDV(delete) or content.referencedDataFileLocation(delete) in rewritten:
-                deletes.add(delete)
-    overwrite = iceberg.newOverwrite().deleteFiles(data, deletes)
+    data, obsolete = util.DataFileSet.create(), util.DeleteFileSet.create()
+    for file in files:
+        data.add(file)
+    for delete in deletes:
+        obsolete.add(delete)
+    overwrite = iceberg.newOverwrite().deleteFiles(data, obsolete)
     for file in added:
         overwrite.addFile(file)
     overwrite.set("tablepolicy.operation", "erasure")
@@ -86,6 +141,16 @@ def _commit(spark: Any, iceberg: Any, snapshot_id: int, tasks: list[Any], added:
     overwrite.conflictDetectionFilter(jvm.org.apache.iceberg.expressions.Expressions.alwaysTrue())
     overwrite.validateNoConflictingDeletes()
     overwrite.commit()
+
+
+def _task_files(spark: Any, tasks: list[Any]) -> tuple[list[Any], list[Any]]:
+    """The data files of ``tasks`` and their delete files that point into them only: a DV or a file-scoped
+    position delete file of a rewritten file points nowhere afterwards."""
+    content = spark._jvm.org.apache.iceberg.util.ContentFileUtil
+    rewritten = {task.file().location() for task in tasks}
+    deletes = [d for task in tasks for d in task.deletes()
+               if content.isDV(d) or content.referencedDataFileLocation(d) in rewritten]
+    return [task.file() for task in tasks], deletes
 
 
 def _match(rows: Any, keys: Any, columns: Sequence[tuple[ColumnPath, str]]) -> Any:

@@ -16,8 +16,9 @@ from typing import Any
 
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
+from runtime.erasure.arrow_rewrite import StagedRewrite
 from runtime.erasure.keys import KeySet
-from runtime.erasure.snapshot_delete import delete_keys
+from runtime.erasure.snapshot_delete import commit_rewrite, delete_keys
 from runtime.executor import ExecutionError, case_sensitive, drop_catalog_plugins, guard, query_sql, with_commit_retries
 
 VIEW = "tablepolicy_erasure_keys"
@@ -74,22 +75,36 @@ def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = la
             drop_catalog_plugins(spark)  # the next attempt reads the table as it is now
 
 
-def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str]) -> str:
+def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str],
+                staged: StagedRewrite | None, restage: Callable[[], StagedRewrite | None]) -> str:
     """Remove the subjects' rows from ``holding``, the current snapshot's files the survey found holding a key;
-    returns the statement the proof shows for it."""
+    returns the statement the proof shows for it.
+
+    ``staged``: those files already rewritten with pyarrow (arrow_rewrite), committed here; a retry after a
+    conflict rewrites them again from the table as it is then (``restage``). None: Spark rewrites them."""
     sql = delete_statement(table, catalog, keys)
     columns = [(c.path, c.alias) for c in keys.columns]
+    first = [staged]
 
     def delete() -> None:
-        delete_keys(spark, catalog, table, columns, VIEW, holding)
+        rewrite = first.pop() if first else restage()
+        if rewrite is None:  # a file pyiceberg cannot read as Spark does (an equality delete file applies)
+            with keys_view(spark, keys):
+                delete_keys(spark, catalog, table, columns, VIEW, holding)
+            return
+        try:
+            commit_rewrite(spark, catalog, table, rewrite)
+        except Exception as exc:
+            if "CommitStateUnknownException" not in str(exc):  # the commit may have landed: its files stay
+                rewrite.discard()
+            raise
 
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
             guard(what, sql, delete)
 
     what = f"{format_name(table)}: erasure: delete the subjects' rows"
-    with keys_view(spark, keys):
-        retried(spark, run)
+    retried(spark, run)
     return sql
 
 

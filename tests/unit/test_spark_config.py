@@ -62,10 +62,12 @@ def test_unsupported_catalogs_are_refused_clearly(props: dict[str, str], message
 def test_session_uses_the_pip_iceberg_jar_and_debian_drivers(tmp_path: Path) -> None:
     options = SparkOptions(conf={"spark.executor.memory": "2g"})
     conf = session_conf(resolve_catalog(None, tmp_path / "policies"), options)
-    jar_list = conf["spark.jars"].split(",")
+    jar_list = conf["spark.driver.extraClassPath"].split(":")  # local: the driver is the only JVM
     assert jar_list[0].endswith("iceberg-spark-runtime-3.5_2.12-1.10.2.jar")
     assert "/usr/share/java/sqlite-jdbc.jar" in jar_list and "/usr/share/java/postgresql.jar" in jar_list
-    assert "spark.jars.packages" not in conf
+    assert "spark.jars.packages" not in conf and "spark.jars" not in conf
+    cluster = session_conf(resolve_catalog(None, tmp_path / "policies"), SparkOptions(master="spark://127.0.0.1:7077"))
+    assert cluster["spark.jars"].split(",") == jar_list and "spark.driver.extraClassPath" not in cluster
     assert conf["spark.sql.extensions"].endswith("IcebergSparkSessionExtensions")
     assert conf["spark.ui.enabled"] == "false" and conf["spark.sql.shuffle.partitions"] == "2"
     assert conf["spark.executor.memory"] == "2g"
