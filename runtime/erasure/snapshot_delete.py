@@ -6,13 +6,18 @@ conflict check covers the whole table and every append that lands while it runs 
 conflicting files"). Iceberg 1.10 reads that level only from the table property; setting the property for
 the run would itself be a commit that changes what the policy declares (and stays changed after a kill).
 
-So erasure rewrites the files itself, with Iceberg's own machinery for rewrite_data_files: the files of
-the current snapshot that hold a key are staged as one scan task set, read with their delete files applied,
-their rows anti-joined with the keys (data, never SQL text), written as new files, and swapped in one
-OverwriteFiles commit validated as Spark validates a delete under snapshot isolation: from the scanned
-snapshot, no delete file added for the rewritten files and none of them removed meanwhile. Appends do not
-conflict. That is sound for erasure because the proof reads storage afterwards: a key row appended while
-this ran is found there and the request is not proven until a re-run erases it.
+So erasure rewrites the files itself: the files of the current snapshot that hold a key are read with their
+delete files applied, their rows anti-joined with the keys (data, never SQL text) and written as new
+files, and the new files are swapped in with one OverwriteFiles commit. The commit is validated as Spark
+validates a delete under snapshot isolation: from the snapshot the rewrite read, no delete file added for
+the rewritten files and none of them removed meanwhile. Appends do not conflict. That is sound for erasure
+because the proof reads storage afterwards: a key row appended while this ran is found there and the
+request is not proven until a re-run erases it.
+
+pyarrow does the rewrite while Spark's JVM boots (runtime/erasure/arrow_rewrite.py, committed by
+``commit_rewrite``). Spark does it (``delete_keys``, with Iceberg's machinery for rewrite_data_files) only
+for a file pyiceberg cannot read as Spark does: one an equality delete file applies to, or one that is not
+parquet.
 
 The table's delete mode does not matter: a merge-on-read table gets the same physical rewrite (the rows
 are gone from storage, not masked), and position delete files that pointed only into the rewritten files

@@ -29,6 +29,13 @@ CONFLICT_ATTEMPTS = 20
 # how the proof and the dry run show the delete: what it removes, spelled as the DELETE it is equivalent to
 DELETE_COMMENT = ("-- committed as one copy-on-write overwrite through Iceberg's API, validated under snapshot "
                   "isolation (appends meanwhile do not conflict); it removes the rows of:\n")
+# the first line of the delete's statement in the proof: which engine read and wrote the files
+REWRITTEN_BY = {
+    "pyarrow": "-- the files holding a key were read (their delete files applied), filtered and written anew by "
+               "pyarrow\n",
+    "spark": "-- the files holding a key were rewritten by Spark: pyiceberg cannot read one of them as Spark does (an "
+             "equality delete file applies to it, or it is not parquet)\n",
+}
 SPARK_TYPES = {"string": "StringType", "int64": "LongType"}
 
 
@@ -84,11 +91,12 @@ def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, 
     conflict rewrites them again from the table as it is then (``restage``). None: Spark rewrites them."""
     sql = delete_statement(table, catalog, keys)
     columns = [(c.path, c.alias) for c in keys.columns]
-    first = [staged]
+    first, engine = [staged], ["pyarrow"]
 
     def delete() -> None:
         rewrite = first.pop() if first else restage()
         if rewrite is None:  # a file pyiceberg cannot read as Spark does (an equality delete file applies)
+            engine[0] = "spark"
             with keys_view(spark, keys):
                 delete_keys(spark, catalog, table, columns, VIEW, holding)
             return
@@ -105,7 +113,7 @@ def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, 
 
     what = f"{format_name(table)}: erasure: delete the subjects' rows"
     retried(spark, run)
-    return sql
+    return REWRITTEN_BY[engine[0]] + sql
 
 
 def rewrite_masked(spark: Any, table: tuple[str, ...], catalog: str) -> str:

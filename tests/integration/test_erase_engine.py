@@ -8,11 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from pyiceberg.table import Table
 from typer.testing import CliRunner
 
 from runtime.cli.app import app
+from runtime.erasure.spark_steps import REWRITTEN_BY
 from runtime.orphans import normalize
 from tests.integration.conftest import Lake
 from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, keys_in_storage, policy, requests_yaml
@@ -81,6 +84,13 @@ def test_a_plain_delete_leaves_keys_in_storage_erase_after_it_leaves_none(
     assert keys_in_storage(table.location(), KEYS) == {}
     (result,) = proof["tables"]
     assert result["state"] == "complete" and result["files_still_stored"] == [] and result["rows_after"] == 0
+    if mode == "merge-on-read":  # the DELETE only masked the rows: the files are read with its deletes applied
+        assert result["statements"][0].startswith(REWRITTEN_BY["pyarrow"])
+    # the new files' metrics are Iceberg's own: a key lookup pruned by bounds and a count answered from
+    # record counts (aggregate push-down) see every remaining row
+    assert lake.spark.sql(f"SELECT * FROM lake.privacy.{name} WHERE user.uid = 'u3'").count() == 3 * 3
+    rows = len(table_of(lake, name).scan().to_arrow())
+    assert lake.spark.sql(f"SELECT count(*) FROM lake.privacy.{name}").first()[0] == rows == 2 * 3 + 3 * 3 * 2
     assert {Path(f).name for f in result["files_with_keys_before"]} >= {Path(f).name for f in first_key_files}
     expired = result["snapshots_expired"]
     assert expired and all("which held a key of REQ-1, REQ-2" in s["reason"] for s in expired)
@@ -252,9 +262,55 @@ def test_erases_own_delete_leaves_no_key_as_a_bound(lake: Lake, tmp_path: Path) 
     assert [s.splitlines()[-1].split("(")[0].split(" on ")[0] for s in result["statements"]] == [
         "DELETE FROM `lake`.`privacy`.`rebounded` WHERE `user`.`uid` IN ", "-- Iceberg RewriteManifests",
         "-- Iceberg ExpireSnapshots"]
+    assert result["statements"][0].startswith(REWRITTEN_BY["pyarrow"])
     table = table_of(lake, "rebounded")
     assert len(result["snapshots_expired"]) == 4  # the three appends with the keys and the DELETE
     assert len(table.metadata.snapshots) == snapshots + 2 - 4  # + the DELETE and the rewrite
     assert key_bounds(table) == {}
     assert keys_in_storage(table.location(), KEYS) == {}
     assert checksum(table) == intact
+
+
+def equality_delete(lake: Lake, name: str, event_id: int) -> None:
+    """Someone else's equality delete of one row by ``event_id`` (as Flink's upserts write them), in the
+    partition of the file holding it."""
+    spark, jvm = lake.spark, lake.spark._jvm
+    spark._jsparkSession.sessionState().catalogManager().reset()
+    (held,) = [r[0] for r in spark.sql(f"SELECT _file FROM lake.privacy.{name} WHERE event_id = {event_id}").collect()]
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, f"lake.privacy.{name}")
+    tasks, partition = table.newScan().planFiles().iterator(), None
+    while tasks.hasNext():
+        task = tasks.next()
+        if task.file().location() == held:
+            partition = task.file().partition()
+    field_id = table.schema().findField("event_id").fieldId()
+    location = f"{table.location()}/data/equality-delete-{event_id}.parquet"
+    local = Path(location.removeprefix("file:").removeprefix("//"))
+    schema = pa.schema([pa.field("event_id", pa.int64(), False, {b"PARQUET:field_id": str(field_id).encode()})])
+    pq.write_table(pa.table({"event_id": pa.array([event_id], pa.int64())}, schema=schema), local)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)
+    ids[0] = field_id
+    delete = (jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids)
+              .withPath(location).withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
+              .withFileSizeInBytes(local.stat().st_size).withPartition(partition).withRecordCount(1).build())
+    table.newRowDelta().addDeletes(delete).commit()
+
+
+def test_files_an_equality_delete_applies_to_are_rewritten_by_spark(lake: Lake, tmp_path: Path) -> None:
+    """pyiceberg cannot read a file an equality delete file applies to: Spark rewrites the files instead, the
+    equality delete applied (the row it removed does not come back) and the keys gone from storage."""
+    policies, table, _ = make(lake, tmp_path, "upserted", "copy-on-write")
+    gone = 30_000 + 2 * 3  # u3's event in day 0 of the last append, in a file holding the keys
+    equality_delete(lake, "upserted", gone)
+    events = {r[0] for r in lake.spark.sql("SELECT event_id FROM lake.privacy.upserted "
+                                          f"WHERE user.uid NOT IN ({SQL_KEYS})").collect()}
+    assert gone not in events and len(events) == 2 * 3 + 3 * 3 * 2 - 1
+
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    (result,) = proof["tables"]
+    assert result["state"] == "complete", result
+    assert result["statements"][0].startswith(REWRITTEN_BY["spark"])
+    assert keys_in_storage(table.location(), KEYS) == {}
+    lake.spark._jsparkSession.sessionState().catalogManager().reset()
+    assert {r[0] for r in lake.spark.sql("SELECT event_id FROM lake.privacy.upserted").collect()} == events

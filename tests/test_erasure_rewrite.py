@@ -1,0 +1,117 @@
+"""The erasure delete's data work without a JVM: which rows a file keeps (a table of cases), and the new
+files pyarrow stages for a real pyiceberg table (rows, order, partition, the manifests the commit reads),
+discarded without a trace. The commit through Iceberg's Java API is proven in tests/integration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import LongType, NestedField, StringType
+
+from runtime.erasure.arrow_rewrite import stage_rewrite
+from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet, without_keys
+from runtime.orphans import normalize
+
+USER = pa.struct([("uid", pa.string()), ("name", pa.string())])
+
+
+def keys(columns: list[tuple[tuple[str, ...], int, pa.DataType]], rows: list[tuple[Any, ...]]) -> KeySet:
+    key_columns = tuple(KeyColumn(path, field_id, kind) for path, field_id, kind in columns)
+    data = {c.alias: pa.array([r[i] for r in rows], c.arrow_type) for i, c in enumerate(key_columns)}
+    return KeySet(key_columns, pa.table({**data, SUBJECT: pa.array(range(len(rows)), pa.int32())}),
+                  tuple(f"REQ-{i}" for i in range(len(rows))))
+
+
+ONE = [(("user_id",), 1, pa.string())]
+CASES = {
+    "a key's rows go, the rest keep their order": (
+        pa.table({"n": [1, 2, 3, 4, 5], "user_id": ["a", "b", "a", None, "c"]}), ONE, [("a",)], [2, 4, 5]),
+    "a NULL key column matches nothing": (
+        pa.table({"n": [1, 2], "user_id": pa.array([None, None], pa.string())}), ONE, [("a",)], [1, 2]),
+    "no row holds a key": (pa.table({"n": [1, 2], "user_id": ["x", "y"]}), ONE, [("a",)], [1, 2]),
+    "every row holds a key": (pa.table({"n": [1, 2], "user_id": ["a", "b"]}), ONE, [("a",), ("b",)], []),
+    "large strings are matched as strings": (
+        pa.table({"n": [1, 2], "user_id": pa.array(["a", "b"], pa.large_string())}), ONE, [("b",)], [1]),
+    "a nested key (user.uid)": (
+        pa.table({"n": [1, 2, 3], "user": pa.array([{"uid": "a", "name": "x"}, None, {"uid": "b", "name": "a"}],
+                                                  USER)}),
+        [(("user", "uid"), 5, pa.string())], [("a",)], [2, 3]),
+    "two key columns must both match": (
+        pa.table({"n": [1, 2, 3], "tenant": ["t1", "t2", "t1"], "user_id": [7, 7, 8]}),
+        [(("tenant",), 1, pa.string()), (("user_id",), 2, pa.int64())], [("t1", 7)], [2, 3]),
+    "an int column against long keys": (
+        pa.table({"n": [1, 2, 3], "user_id": pa.array([7, 8, 7], pa.int32())}), [(("user_id",), 1, pa.int64())],
+        [(7,)], [2]),
+    "the same file rows as 10,000 keys": (
+        pa.table({"n": [1, 2, 3], "user_id": ["k0", "x", "k9999"]}), ONE, [(f"k{i}",) for i in range(10_000)], [2]),
+}
+
+
+@pytest.mark.parametrize("case", CASES.values(), ids=CASES.keys())
+def test_rows_without_keys(case: tuple[pa.Table, list[tuple[tuple[str, ...], int, pa.DataType]],
+                                       list[tuple[Any, ...]], list[int]]) -> None:
+    read, columns, rows, kept = case
+    result = without_keys(read, keys(columns, rows))
+    assert result.column("n").to_pylist() == kept
+    assert result.schema == read.schema
+
+
+SCHEMA = Schema(NestedField(1, "event_id", LongType(), required=False), NestedField(2, "user_id", StringType()),
+                NestedField(3, "region", StringType()))
+
+
+def lake(tmp_path: Path, **properties: str) -> Any:
+    catalog = SqlCatalog("lake", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=tmp_path.as_uri())
+    catalog.create_namespace("privacy")
+    spec = PartitionSpec(PartitionField(source_id=3, field_id=1000, transform=IdentityTransform(), name="region"))
+    table = catalog.create_table(("privacy", "events"), schema=SCHEMA, partition_spec=spec, properties=properties)
+    for first in (0, 100):  # two files per region
+        table.append(pa.table({
+            "event_id": pa.array(range(first, first + 6), pa.int64()),
+            "user_id": ["u1", "u2", "u1", "u3", "u2", "u1"],
+            "region": ["eu", "eu", "eu", "us", "us", "us"]}))
+    return table.refresh()
+
+
+def files_of(table: Any) -> dict[str, str]:
+    return {normalize(t.file.file_path): t.file.partition[0] for t in table.scan().plan_files()}
+
+
+def test_a_staged_rewrite_writes_each_file_without_the_keys_in_its_partition(tmp_path: Path) -> None:
+    table = lake(tmp_path)
+    files = files_of(table)
+    holding = frozenset(path for path, region in files.items() if region == "eu")
+    staged = stage_rewrite(table, holding, keys(ONE, [("u1",)]))
+    assert staged is not None and staged.snapshot_id == table.metadata.current_snapshot_id
+    assert staged.sources == holding and len(staged.manifests) == 2  # one manifest per append lists them
+    for rewritten in staged.files:
+        ((path, size),) = rewritten.written
+        written = Path(path.removeprefix("file://"))
+        assert written.stat().st_size == size and written.parent.name == "region=eu"
+        assert pq.read_table(written).column("user_id").to_pylist() == ["u2"]  # u1 twice gone, order kept
+    staged.discard()
+    assert files_of(table.refresh()) == files  # nothing committed
+    assert not [p for p in tmp_path.rglob("*.parquet") if str(p) not in files]  # nothing left
+
+
+def test_a_file_whose_every_row_holds_a_key_is_replaced_by_none(tmp_path: Path) -> None:
+    table = lake(tmp_path)
+    holding = frozenset(path for path, region in files_of(table).items() if region == "eu")
+    staged = stage_rewrite(table, holding, keys(ONE, [("u1",), ("u2",)]))
+    assert staged is not None and [f.written for f in staged.files] == [(), ()]
+
+
+def test_a_table_not_written_as_parquet_is_left_to_spark(tmp_path: Path) -> None:
+    table = lake(tmp_path)
+    with table.transaction() as change:
+        change.set_properties({"write.format.default": "orc"})
+    table = table.refresh()
+    assert stage_rewrite(table, frozenset(files_of(table)), keys(ONE, [("u1",)])) is None
