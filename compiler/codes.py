@@ -173,6 +173,7 @@ TP440 = register("TP440", ERROR, "erasure without `key` or `within`")
 TP441 = register("TP441", ERROR, "an erasure key column that does not exist")
 TP442 = register("TP442", ERROR, "an erasure key column that is no string or integer column")
 TP443 = register("TP443", ERROR, "an erasure hold naming no tag or branch of the table, or `main` (checked by `erase`)")
+TP444 = register("TP444", WARNING, "an erasure key column that is an identity or truncate partition source")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")

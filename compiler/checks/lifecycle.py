@@ -8,6 +8,7 @@ from compiler import codes
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import parse_name
+from compiler.model.table import partition_fields
 from compiler.model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
 from compiler.spec.units import Duration
 
@@ -132,6 +133,9 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
                          f"erasure needs '{'key' if not erasure.key else 'within'}'",
                          "e.g. erasure: {key: [user_id], within: 30d}")
         return
+    # partition values that are a key or a prefix of one
+    revealing = {f.source: f.transform.kind for f in partition_fields(ctx.table.policy)
+                 if f.transform.kind in ("identity", "truncate")}
     for i, column in enumerate(erasure.key):
         path = _path(column)
         found = ctx.resolve(path) if path else None
@@ -142,6 +146,13 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
             yield Diagnostic(codes.TP442, Severity.ERROR, ctx.at(("lifecycle", "erasure", "key", i)),
                              f"erasure key column '{column}' is of type {found.field_type}: requests name subjects "
                              "by string or integer keys", "key erasure on an id column such as user_id")
+        elif path in revealing:
+            yield Diagnostic(codes.TP444, Severity.WARNING, ctx.at(("lifecycle", "erasure", "key", i)),
+                             f"erasure key column '{column}' is partitioned by {revealing[path]}: its values"
+                             + (" (their prefixes)" if revealing[path] == "truncate" else "")
+                             + " name partition directories and fill partition tuples, which erase's proof does "
+                             "not read",
+                             f"partition by bucket(16, {column}) instead: a bucket number reveals no key")
 
 
 def _path(text: str) -> tuple[str, ...] | None:
