@@ -37,7 +37,7 @@ from compiler.model.names import format_name
 from compiler.render.erasure import rewrite_sql
 from runtime.catalog.reader import CatalogReader
 from runtime.erasure.api_steps import expire, expire_text, rewrite_manifests, rewrite_manifests_text
-from runtime.erasure.arrow_rewrite import stage_rewrite
+from runtime.erasure.arrow_rewrite import StagedRewrite, stage_rewrite
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
@@ -70,7 +70,8 @@ def run_erasure(
                 started = time.perf_counter()
                 proof = TableProof(erasure.table, erasure.requests())
                 try:
-                    _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)))
+                    _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)),
+                           starting.options)
                 except ExecutionError as exc:  # the proof still says what happened to every table
                     proof.error = str(exc)
                 proof.seconds = time.perf_counter() - started
@@ -147,7 +148,7 @@ class _Run:
 
 def _erase(
     session: Callable[[], Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof,
-    on_progress: Progress,
+    on_progress: Progress, options: SparkOptions,
 ) -> None:
     run = _Run(reader, erasure, on_progress)
     catalog = reader.config.name
@@ -158,16 +159,17 @@ def _erase(
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
         holding = frozenset(current)
-        staged = stage_rewrite(run.table, holding, run.keys)  # with pyarrow, while Spark may still be booting
+        cluster = not options.master.startswith("local")
+        staged = stage_rewrite(run.table, holding, run.keys, cluster=cluster)  # pyarrow, while Spark boots
         try:
             spark = session()
         except BaseException:
-            if staged is not None:
+            if isinstance(staged, StagedRewrite):
                 staged.discard()
             raise
         proof.statements.append(delete_rows(
             spark, erasure.table, catalog, run.keys, holding, staged,
-            lambda: stage_rewrite(_fresh(reader, erasure.table), holding, run.keys)))
+            lambda: stage_rewrite(_fresh(reader, erasure.table), holding, run.keys, cluster=cluster)))
         found = run.survey()
         if found.live_in(run.current):
             on_progress("rewriting the files a merge-on-read delete masked")

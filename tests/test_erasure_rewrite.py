@@ -16,7 +16,8 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from runtime.erasure.arrow_rewrite import stage_rewrite
+from runtime.erasure import arrow_rewrite
+from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
 from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet, without_keys
 from runtime.orphans import normalize
 
@@ -90,7 +91,7 @@ def test_a_staged_rewrite_writes_each_file_without_the_keys_in_its_partition(tmp
     files = files_of(table)
     holding = frozenset(path for path, region in files.items() if region == "eu")
     staged = stage_rewrite(table, holding, keys(ONE, [("u1",)]))
-    assert staged is not None and staged.snapshot_id == table.metadata.current_snapshot_id
+    assert isinstance(staged, StagedRewrite) and staged.snapshot_id == table.metadata.current_snapshot_id
     assert staged.sources == holding and len(staged.manifests) == 2  # one manifest per append lists them
     for rewritten in staged.files:
         ((path, size),) = rewritten.written
@@ -106,12 +107,37 @@ def test_a_file_whose_every_row_holds_a_key_is_replaced_by_none(tmp_path: Path) 
     table = lake(tmp_path)
     holding = frozenset(path for path, region in files_of(table).items() if region == "eu")
     staged = stage_rewrite(table, holding, keys(ONE, [("u1",), ("u2",)]))
-    assert staged is not None and [f.written for f in staged.files] == [(), ()]
+    assert isinstance(staged, StagedRewrite) and [f.written for f in staged.files] == [(), ()]
 
 
-def test_a_table_not_written_as_parquet_is_left_to_spark(tmp_path: Path) -> None:
-    table = lake(tmp_path)
+def written_as_orc(table: Any) -> Any:
     with table.transaction() as change:
         change.set_properties({"write.format.default": "orc"})
-    table = table.refresh()
-    assert stage_rewrite(table, frozenset(files_of(table)), keys(ONE, [("u1",)])) is None
+    return table.refresh()
+
+
+def a_file_gone(table: Any) -> Any:
+    Path(next(iter(files_of(table))).removeprefix("file://")).unlink()  # storage lost it: pyarrow cannot read it
+    return table
+
+
+@pytest.mark.parametrize(("change", "cluster", "reason"), [
+    (written_as_orc, False, "the table writes orc files"),
+    (lambda table: table, True, "the files hold 0 MiB: the cluster's executors share the work"),
+    (a_file_gone, False, "pyiceberg could not rewrite "),
+], ids=["orc", "cluster", "unreadable file"])  # format v3: tests/integration (pyiceberg cannot write v3)
+def test_what_pyarrow_does_not_rewrite_is_left_to_spark_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Any, cluster: bool, reason: str
+) -> None:
+    monkeypatch.setattr(arrow_rewrite, "CLUSTER_BYTES", 100)  # the test's files are a few KiB
+    table = change(lake(tmp_path))
+    before = sorted(tmp_path.rglob("*.parquet"))
+    staged = stage_rewrite(table, frozenset(files_of(table)), keys(ONE, [("u1",)]), cluster=cluster)
+    assert isinstance(staged, LeftToSpark) and staged.reason.startswith(reason), staged
+    assert sorted(tmp_path.rglob("*.parquet")) == before  # whatever it wrote before it stopped is gone
+
+
+def test_a_cluster_leaves_small_rewrites_to_pyarrow(tmp_path: Path) -> None:
+    table = lake(tmp_path)
+    assert isinstance(stage_rewrite(table, frozenset(files_of(table)), keys(ONE, [("u1",)]), cluster=True),
+                      StagedRewrite)

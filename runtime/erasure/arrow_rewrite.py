@@ -9,14 +9,20 @@ the rows holding a key are dropped by an arrow join with the key set (the same d
 never SQL text) and the rest is written as a new parquet file in the same partition. Nothing is committed
 here: snapshot_delete.commit_rewrite swaps the files in one validated overwrite through Iceberg's API.
 
-Where pyiceberg cannot read a file as Spark would (an equality delete file applies to it, or it is not
-parquet) this returns None and Spark does the rewrite (snapshot_delete.delete_keys).
+Spark does the rewrite instead (snapshot_delete.delete_keys), and the proof says why (``LeftToSpark``):
+- where pyiceberg cannot read a file as Spark does: an equality delete file applies to it, or it is not
+  parquet, or pyiceberg fails on it (a type it cannot write, say);
+- on a format v3 table, whose row lineage Spark's rewrite carries over and a new pyarrow file would not
+  (pyiceberg 0.12 cannot load one yet: the guard is for the version that can);
+- when the files hold more than ``CLUSTER_BYTES`` and Spark runs on a cluster: its executors share the work,
+  this process would do it alone.
 """
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io import FileIO
@@ -32,6 +38,7 @@ from runtime.manifests import READS
 from runtime.orphans import normalize
 
 WRITE_FORMAT = "write.format.default"
+CLUSTER_BYTES = 512 * 2**20  # beyond this a Spark cluster rewrites the files, sharing the work
 
 
 @dataclass(frozen=True)
@@ -76,22 +83,32 @@ class _SourcePartition:
         return self.spec.partition_to_path(self.partition, self.schema)
 
 
-def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet) -> StagedRewrite | None:
+@dataclass(frozen=True)
+class LeftToSpark:
+    """Why Spark rewrites the files instead (the proof's statement says it)."""
+
+    reason: str
+
+
+def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluster: bool = False
+                  ) -> StagedRewrite | LeftToSpark:
     """Write, for each file of ``table``'s current snapshot in ``holding``, its rows that hold no key as a new
-    file; None when one of them needs Spark to be read (see the module's note)."""
+    file; or say why Spark should (see the module's note). ``cluster``: Spark runs on a cluster."""
     snapshot_id = table.metadata.current_snapshot_id
     if snapshot_id is None or not holding:
-        return None
-    if table.metadata.properties.get(WRITE_FORMAT, "parquet").lower() != "parquet":
-        return None
+        return LeftToSpark("the table's current snapshot holds none of the files")
+    if table.metadata.format_version >= 3:  # pyiceberg 0.12 loads no v3 table yet; one that can must not
+        return LeftToSpark("a format v3 table's row lineage is carried over by Spark's rewrite")
+    if (kind := table.metadata.properties.get(WRITE_FORMAT, "parquet").lower()) != "parquet":
+        return LeftToSpark(f"the table writes {kind} files")
     try:
         tasks = [t for t in table.scan(snapshot_id=snapshot_id).plan_files() if normalize(t.file.file_path) in holding]
     except ValueError as exc:  # pyiceberg refuses to plan a file an equality delete file applies to
-        if "equality deletes" in str(exc):
-            return None
-        raise
+        return LeftToSpark(f"pyiceberg cannot read the files: {_first_line(exc)}")
     if any(t.file.file_format != FileFormat.PARQUET for t in tasks):
-        return None
+        return LeftToSpark("a file holding a key is not parquet")
+    if cluster and (size := sum(t.file.file_size_in_bytes for t in tasks)) > CLUSTER_BYTES:
+        return LeftToSpark(f"the files hold {size / 2**20:,.0f} MiB: the cluster's executors share the work")
     listing = _listing(table, snapshot_id, holding)
     files: list[Rewritten] = []
     staged = StagedRewrite(snapshot_id, (), table.io, listing)
@@ -99,10 +116,17 @@ def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet) -> Staged
         for number, task in enumerate(tasks):
             files.append(_rewrite_file(table, task, keys, number))
             staged = StagedRewrite(snapshot_id, tuple(files), table.io, listing)
+    except Exception as exc:  # a type pyiceberg cannot read or write; storage errors Spark meets again
+        staged.discard()
+        return LeftToSpark(f"pyiceberg could not rewrite {Path(task.file.file_path).name}: {_first_line(exc)}")
     except BaseException:
         staged.discard()
         raise
     return staged
+
+
+def _first_line(exc: Exception) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def _listing(table: Table, snapshot_id: int, holding: frozenset[str]) -> frozenset[str]:

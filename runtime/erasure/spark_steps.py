@@ -16,7 +16,7 @@ from typing import Any
 
 from compiler.model.names import format_name
 from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
-from runtime.erasure.arrow_rewrite import StagedRewrite
+from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite
 from runtime.erasure.keys import KeySet
 from runtime.erasure.snapshot_delete import commit_rewrite, delete_keys
 from runtime.executor import ExecutionError, case_sensitive, drop_catalog_plugins, guard, query_sql, with_commit_retries
@@ -30,12 +30,8 @@ CONFLICT_ATTEMPTS = 20
 DELETE_COMMENT = ("-- committed as one copy-on-write overwrite through Iceberg's API, validated under snapshot "
                   "isolation (appends meanwhile do not conflict); it removes the rows of:\n")
 # the first line of the delete's statement in the proof: which engine read and wrote the files
-REWRITTEN_BY = {
-    "pyarrow": "-- the files holding a key were read (their delete files applied), filtered and written anew by "
-               "pyarrow\n",
-    "spark": "-- the files holding a key were rewritten by Spark: pyiceberg cannot read one of them as Spark does (an "
-             "equality delete file applies to it, or it is not parquet)\n",
-}
+BY_PYARROW = "-- the files holding a key were read (their delete files applied), filtered and written anew by pyarrow\n"
+BY_SPARK = "-- the files holding a key were rewritten by Spark: "
 SPARK_TYPES = {"string": "StringType", "int64": "LongType"}
 
 
@@ -83,20 +79,20 @@ def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = la
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str],
-                staged: StagedRewrite | None, restage: Callable[[], StagedRewrite | None]) -> str:
+                staged: StagedRewrite | LeftToSpark, restage: Callable[[], StagedRewrite | LeftToSpark]) -> str:
     """Remove the subjects' rows from ``holding``, the current snapshot's files the survey found holding a key;
     returns the statement the proof shows for it.
 
     ``staged``: those files already rewritten with pyarrow (arrow_rewrite), committed here; a retry after a
-    conflict rewrites them again from the table as it is then (``restage``). None: Spark rewrites them."""
+    conflict rewrites them again from the table as it is then (``restage``). LeftToSpark: Spark rewrites them."""
     sql = delete_statement(table, catalog, keys)
     columns = [(c.path, c.alias) for c in keys.columns]
-    first, engine = [staged], ["pyarrow"]
+    first, engine = [staged], [BY_PYARROW]
 
     def delete() -> None:
         rewrite = first.pop() if first else restage()
-        if rewrite is None:  # a file pyiceberg cannot read as Spark does (an equality delete file applies)
-            engine[0] = "spark"
+        if isinstance(rewrite, LeftToSpark):
+            engine[0] = f"{BY_SPARK}{rewrite.reason}\n"
             with keys_view(spark, keys):
                 delete_keys(spark, catalog, table, columns, VIEW, holding)
             return
@@ -113,7 +109,7 @@ def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, 
 
     what = f"{format_name(table)}: erasure: delete the subjects' rows"
     retried(spark, run)
-    return REWRITTEN_BY[engine[0]] + sql
+    return engine[0] + sql
 
 
 def rewrite_masked(spark: Any, table: tuple[str, ...], catalog: str) -> str:
