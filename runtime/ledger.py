@@ -6,8 +6,9 @@ the proof. ``tablepolicy_erasure_proofs`` holds each table proof of a run once, 
 covers. In a PostgreSQL catalog both sit in the catalog's database beside Iceberg's ``iceberg_tables`` (as
 ``tablepolicy_locks`` does), so every checkout, CI runner and ``erase status`` sees the same ledger. A SQLite
 catalog gets them in ``tablepolicy-erasure-ledger.db`` beside its database file, as it gets lock files
-(runtime/lock.py): a write into the catalog's own file between two of Spark's commits makes Spark's JDBC
-connection fail its next commit with SQLITE_BUSY_SNAPSHOT (seen in tests/integration/test_erase_ledger.py).
+(runtime/lock.py): its writes never contend with the catalog's commits. (A write into the catalog's own file
+between two of Spark's commits made Spark's next commit fail with SQLITE_BUSY_SNAPSHOT, seen in
+tests/integration/test_erase_ledger.py, before every commit renewed its connections: runtime/spark/sqlite_pool.py.)
 
 A catalog without a SQL database (REST, Glue, Hive) has nowhere to put it: the ledger is then the SQLite
 file ``.tablepolicy/erasure-ledger.db`` of the project, and every command that uses it says so.
