@@ -28,6 +28,13 @@ Result = TypeVar("Result")
 COMMIT_ATTEMPTS = 8
 # commit conflicts with concurrent writers that leave the table unchanged and are safe to retry
 TRANSIENT = re.compile(r"SQLITE_BUSY|database is locked|CommitFailedException|could not serialize|deadlock")
+# Iceberg's ValidationExceptions when a concurrent commit rewrote, deleted from or dropped the same files or
+# manifests (a writer's append drops the deleted-only manifests a compaction left, which a manifest rewrite
+# planned to replace): the step changed nothing, and one that reads the table afresh can run again
+CONFLICT = re.compile(r"Found conflicting (delete )?files|Found new conflicting delete files|"
+                      r"Missing required files to delete|Cannot commit, found new delete for replaced data file|"
+                      r"Deleted manifest .* could not be found in the latest snapshot")
+CONFLICT_ATTEMPTS = 20
 
 
 class ExecutionError(TablePolicyError):
@@ -220,6 +227,23 @@ def with_commit_retries(
             drop_catalog_plugins(spark)
             if landed():
                 return None
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def with_conflict_retries(
+    spark: Any, run: Callable[[], Result], landed: Callable[[], bool] = lambda: False
+) -> Result | None:
+    """``with_commit_retries``, and a step whose commit failed validation because a concurrent commit touched
+    the same files (``CONFLICT``) run again on the table as it is then. Only for idempotent steps that plan
+    from the table afresh: erasure's, and maintenance procedures."""
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            return with_commit_retries(spark, run, landed)
+        except ExecutionError as exc:
+            if not CONFLICT.search(str(exc)) or attempt == CONFLICT_ATTEMPTS:
+                raise
+            time.sleep(min(0.2 * attempt, 2.0))
+            drop_catalog_plugins(spark)  # the next attempt reads the table as it is now
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 

@@ -29,7 +29,7 @@ from compiler.maintenance.sequence import unchanged, work_table
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from runtime.catalog.reader import CatalogReader, read_metadata
-from runtime.executor import ExecutionError, query_sql, with_commit_retries
+from runtime.executor import ExecutionError, query_sql, with_conflict_retries
 from runtime.health import CatalogHealth, OrphanScanner
 from runtime.lock import catalog_locks
 from runtime.orphans import normalize, orphan_figures, stored_files
@@ -198,7 +198,7 @@ class _Run:
         started = time.perf_counter()
         try:
             what = f"{format_name(name)}: {action.summary}"
-            rows = with_commit_retries(self.spark, lambda: query_sql(self.spark, sql, what)) or []
+            rows = with_conflict_retries(self.spark, lambda: query_sql(self.spark, sql, what)) or []
         except ExecutionError as exc:
             return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=str(exc)), None
         seconds = time.perf_counter() - started

@@ -8,8 +8,6 @@ but the same rows removed in one overwrite that concurrent appends do not confli
 
 from __future__ import annotations
 
-import re
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -19,13 +17,9 @@ from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
 from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite
 from runtime.erasure.keys import KeySet
 from runtime.erasure.snapshot_delete import commit_rewrite, delete_keys
-from runtime.executor import ExecutionError, case_sensitive, drop_catalog_plugins, guard, query_sql, with_commit_retries
+from runtime.executor import case_sensitive, guard, query_sql, with_conflict_retries
 
 VIEW = "tablepolicy_erasure_keys"
-# Iceberg's ValidationExceptions when a concurrent commit rewrote or deleted from the same files
-CONFLICT = re.compile(r"Found conflicting (delete )?files|Found new conflicting delete files|"
-                      r"Missing required files to delete|Cannot commit, found new delete for replaced data file")
-CONFLICT_ATTEMPTS = 20
 # how the proof and the dry run show the delete: what it removes, spelled as the DELETE it is equivalent to
 DELETE_COMMENT = ("-- committed as one copy-on-write overwrite through Iceberg's API, validated under snapshot "
                   "isolation (appends meanwhile do not conflict); it removes the rows of:\n")
@@ -64,18 +58,9 @@ def run_retried(spark: Any, sql: str, what: str, landed: Callable[[], bool] = la
 
 
 def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = lambda: False) -> None:
-    """Run a step, retrying lost commit races (with_commit_retries) and validation conflicts: a compaction
-    or another delete that committed meanwhile on the same files. Every step is idempotent and reads the
-    table afresh, so running it again is safe; the proof re-reads storage in any case."""
-    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
-        try:
-            with_commit_retries(spark, run, landed)
-            return
-        except ExecutionError as exc:
-            if not CONFLICT.search(str(exc)) or attempt == CONFLICT_ATTEMPTS:
-                raise
-            time.sleep(min(0.2 * attempt, 2.0))
-            drop_catalog_plugins(spark)  # the next attempt reads the table as it is now
+    """Run a step, retrying lost commit races and validation conflicts (with_conflict_retries): every erasure
+    step is idempotent and reads the table afresh; the proof re-reads storage in any case."""
+    with_conflict_retries(spark, run, landed)
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str],

@@ -7,6 +7,7 @@ catalog the CLI resolves); the heartbeat is shortened with TABLEPOLICY_LOCK_HEAR
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -186,9 +187,9 @@ def test_a_dead_holder_on_another_host_is_taken_over_after_the_stale_window_not_
     time.sleep(3 * BEAT)
     assert lock.read_text() != first  # it beats while alive
     _kill(holder)
-    killed = time.monotonic()
+    last_beat = json.loads(lock.read_text())["heartbeat"]  # the window runs from here, not from the kill
     early = lake.take("ops.events")
-    if time.monotonic() - killed < 4 * BEAT:
+    if time.time() - last_beat < 4 * BEAT:  # answered inside the window (a loaded machine may answer later)
         assert early.returncode == 1 and f"pid {holder.pid} on runner-b" in early.stderr
     time.sleep(4 * BEAT + 0.5)
     late = lake.take("ops.events")
