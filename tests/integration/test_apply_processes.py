@@ -117,7 +117,7 @@ WRITER = """
 import sys, time
 import pyarrow as pa
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, ValidationException
 root = sys.argv[1]
 catalog = SqlCatalog("lake", uri=f"sqlite:///{root}/.lake/catalog.db", warehouse=f"file://{root}/.lake/warehouse")
 written = 0
@@ -133,9 +133,10 @@ for i in range(int(sys.argv[2])):
                                    text: [f"w{i}"], "ts": ts}))
             written += 1
             break
-        except (CommitFailedException, IndexError):
+        except (CommitFailedException, IndexError, ValidationException):
             # a conflicted commit changed nothing; pyiceberg 0.12's own retry can trip with IndexError
-            # when the schema moved underneath it: load the table again and append once more
+            # when the schema moved underneath it, or find the snapshot it started from expired (maintain
+            # expires snapshots): load the table again and append once more
             time.sleep(0.05)
     time.sleep(0.1)
 print(written)

@@ -116,7 +116,7 @@ WRITER = """
 import sys, time
 from pathlib import Path
 from pyiceberg.catalog.sql import SqlCatalog
-from pyiceberg.exceptions import CommitFailedException
+from pyiceberg.exceptions import CommitFailedException, ValidationException
 from sqlalchemy.exc import OperationalError
 from tests.integration.erasure_data import batch
 catalog = SqlCatalog("lake", uri=sys.argv[1], warehouse=sys.argv[2])
@@ -126,7 +126,9 @@ while not stop.exists():
     try:
         table = catalog.load_table(("privacy", "events"))
         table.append(batch(500_000 + written * 10, ["writer"], days=1))  # into a partition that holds keys
-    except (CommitFailedException, OperationalError):  # lost a race (a locked SQLite too): nothing committed
+    # lost a race (a locked SQLite too), or pyiceberg's own retry found the snapshot it started from expired
+    # (erase expires it): nothing committed, load the table again
+    except (CommitFailedException, ValidationException, OperationalError):
         time.sleep(0.05)
         continue
     written += 1
