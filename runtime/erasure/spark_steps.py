@@ -49,18 +49,12 @@ def delete_statement(table: tuple[str, ...], catalog: str, keys: KeySet) -> str:
 
 
 def run_retried(spark: Any, sql: str, what: str, landed: Callable[[], bool] = lambda: False) -> None:
-    """Run a statement, retrying lost commit races and conflicts (retried)."""
+    """Run a statement, retrying lost commit races and conflicts (with_conflict_retries)."""
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
             query_sql(spark, sql, what)
 
-    retried(spark, run, landed)
-
-
-def retried(spark: Any, run: Callable[[], None], landed: Callable[[], bool] = lambda: False) -> None:
-    """Run a step, retrying lost commit races and validation conflicts (with_conflict_retries): every erasure
-    step is idempotent and reads the table afresh; the proof re-reads storage in any case."""
-    with_conflict_retries(spark, run, landed)
+    with_conflict_retries(spark, run, landed)  # every erasure step is idempotent and reads the table afresh
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str],
@@ -93,7 +87,7 @@ def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, 
             guard(what, sql, delete)
 
     what = f"{format_name(table)}: erasure: delete the subjects' rows"
-    retried(spark, run)
+    with_conflict_retries(spark, run)
     return engine[0] + sql
 
 
