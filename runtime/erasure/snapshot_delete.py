@@ -15,9 +15,9 @@ because the proof reads storage afterwards: a key row appended while this ran is
 request is not proven until a re-run erases it.
 
 pyarrow does the rewrite while Spark's JVM boots (runtime/erasure/arrow_rewrite.py, committed by
-``commit_rewrite``). Spark does it (``delete_keys``, with Iceberg's machinery for rewrite_data_files) only
-for a file pyiceberg cannot read as Spark does: one an equality delete file applies to, or one that is not
-parquet.
+``commit_rewrite``). Spark does it (``delete_keys``, with Iceberg's machinery for rewrite_data_files) in the
+cases arrow_rewrite's note lists (``LeftToSpark``): a file pyiceberg cannot read as Spark does, a format v3
+table, a large rewrite on a cluster.
 
 The table's delete mode does not matter: a merge-on-read table gets the same physical rewrite (the rows
 are gone from storage, not masked), and position delete files that pointed only into the rewritten files
