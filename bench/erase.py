@@ -59,7 +59,6 @@ import sys, time
 from datetime import UTC, datetime
 from pathlib import Path
 from runtime.catalog.config import resolve_catalog
-from runtime.erasure.api_steps import rewrite_current_manifests
 from runtime.spark.session import SparkOptions, start_session
 started = time.perf_counter()
 policies = Path(sys.argv[1])
@@ -71,8 +70,17 @@ spark.sql("INSERT OVERWRITE lake.bench.events SELECT e.* FROM lake.bench.events 
           "LEFT ANTI JOIN erased ON e.user_id = erased.k")
 print(f"baseline: table rewritten: {time.perf_counter() - started:.1f}s", flush=True)
 # the overwrite's manifest lists the replaced files as deleted entries with their column bounds, keys among
-# them: rewritten with live entries only, as erase does (the rewrite_manifests procedure skips one manifest)
-rewrite_current_manifests(spark, ("bench", "events"), "lake")
+# them: every manifest rewritten in one cluster with live entries only (the rewrite_manifests procedure skips
+# a snapshot of one manifest); the cluster function is a JDK method handle (py4j passes no Python callable)
+jvm, session = spark._jvm, spark._jsparkSession
+table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(session, "lake.bench.events")
+handles, anything = jvm.java.lang.invoke.MethodHandles, jvm.java.lang.Class.forName("java.lang.Object")
+dropped = spark.sparkContext._gateway.new_array(jvm.java.lang.Class, 1)
+dropped[0] = anything
+constant = jvm.java.lang.invoke.MethodHandleProxies.asInterfaceInstance(
+    jvm.java.lang.Class.forName("java.util.function.Function"),
+    handles.dropArguments(handles.constant(anything, ""), 0, dropped))
+table.rewriteManifests().clusterBy(constant).commit()
 print(f"baseline: manifests rewritten: {time.perf_counter() - started:.1f}s", flush=True)
 now = int(time.time() * 1000)
 cutoff = datetime.fromtimestamp(now / 1000, UTC).strftime("%Y-%m-%d %H:%M:%S.%f")
@@ -80,7 +88,6 @@ spark.sql(f"CALL lake.system.expire_snapshots(table => 'bench.events', older_tha
           "retain_last => 1)").collect()
 print(f"baseline: snapshots expired: {time.perf_counter() - started:.1f}s", flush=True)
 # the procedure refuses an age under 24 hours; the action it wraps does not
-jvm, session = spark._jvm, spark._jsparkSession
 table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(session, "lake.bench.events")
 jvm.org.apache.iceberg.spark.actions.SparkActions.get(session).deleteOrphanFiles(table).olderThan(now).execute()
 print(f"baseline: orphan files removed: {time.perf_counter() - started:.1f}s", flush=True)

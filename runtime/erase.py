@@ -36,15 +36,22 @@ from compiler.errors import PolicyError
 from compiler.model.names import format_name
 from compiler.render.erasure import rewrite_sql
 from runtime.catalog.reader import CatalogReader
-from runtime.erasure.api_steps import expire, expire_text, rewrite_manifests, rewrite_manifests_text
-from runtime.erasure.arrow_rewrite import StagedRewrite, stage_rewrite
+from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
+from runtime.erasure.commits import (
+    commit_rewrite,
+    expire,
+    expire_text,
+    pause,
+    rewrite_manifests,
+    rewrite_manifests_text,
+)
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
 from runtime.erasure.proof import TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
-from runtime.erasure.spark_steps import delete_rows, delete_statement, rewrite_masked
-from runtime.erasure.survey import FileReader, Survey, survey
+from runtime.erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
+from runtime.erasure.survey import FileReader, Survey, survey, table_reach
 from runtime.executor import ExecutionError
 from runtime.lock import catalog_locks
 from runtime.spark.session import SessionOnDemand, SparkOptions
@@ -57,12 +64,11 @@ def run_erasure(
     on_progress: Progress = lambda _m: None, session: SessionOnDemand | None = None,
 ) -> list[TableProof]:
     """Erase and prove every table; a table whose step fails is reported failed, the others still run.
-    Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session,
-    perhaps already starting (started here otherwise: it boots while the first survey reads storage)."""
+    Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session, started
+    only if a step needs Spark (the cases ``LeftToSpark`` names)."""
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables)
         starting = session or SessionOnDemand(catalog, options)
-        starting.start()
         spark = starting.session
         proofs = []
         with catalog_locks(reader, [format_name(t.table) for t in tables], lock_dir):
@@ -156,33 +162,35 @@ def _erase(
     current = found.live_in(run.current)
     proof.files_with_keys = sorted(found.held)
     proof.rows_before = sum(found.held[f].rows for f in current)
+    name = format_name(erasure.table)
+    latest = lambda: _fresh(reader, erasure.table)  # noqa: E731
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
         holding = frozenset(current)
         cluster = not options.master.startswith("local")
-        staged = stage_rewrite(run.table, holding, run.keys, cluster=cluster)  # pyarrow, while Spark boots
-        try:
-            spark = session()
-        except BaseException:
-            if isinstance(staged, StagedRewrite):
-                staged.discard()
-            raise
-        proof.statements.append(delete_rows(
-            spark, erasure.table, catalog, run.keys, holding, staged,
-            lambda: stage_rewrite(_fresh(reader, erasure.table), holding, run.keys, cluster=cluster)))
+        staged = stage_rewrite(run.table, holding, run.keys, cluster=cluster)
+        if isinstance(staged, StagedRewrite):
+            staged = commit_rewrite(name, latest, staged, lambda table: stage_rewrite(table, holding, run.keys,
+                                                                                cluster=cluster))
+        if isinstance(staged, LeftToSpark):
+            proof.statements.append(delete_rows(session(), erasure.table, catalog, run.keys, holding, staged))
+        else:
+            proof.statements.append(BY_PYARROW + delete_statement(erasure.table, catalog, run.keys))
         found = run.survey()
         if found.live_in(run.current):
             on_progress("rewriting the files a merge-on-read delete masked")
-            proof.statements.append(rewrite_masked(spark, erasure.table, catalog))
+            proof.statements.append(rewrite_masked(session(), erasure.table, catalog))
             found = run.survey()
         if still := found.live_in(run.current):
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the DELETE the current snapshot "
                                  f"still reads {len(still)} file(s) holding a key: {', '.join(sorted(still))}")
         proof.files_rewritten = sorted(current)
-    if bounds := found.bounded_in(run.current):  # deleted entries written with their statistics
+    if bounds := found.bounded_in(run.current):  # deleted entries another engine wrote with their statistics
         on_progress(f"rewriting the manifests of the current snapshot: {len(bounds)} entr(ies) keep a key as a "
                     "column bound")
-        proof.statements.append(rewrite_manifests(session(), erasure.table, catalog))
+        revealing = frozenset(found.manifests_with_keys) & found.reach.manifests.get(run.current or 0, frozenset())
+        rewrite_manifests(name, latest, revealing)
+        proof.statements.append(rewrite_manifests_text(erasure.table, catalog))
         found = run.survey()
         if left := found.bounded_in(run.current):
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the manifest rewrite the current "
@@ -192,19 +200,19 @@ def _erase(
     if targets:
         ids = [s.snapshot_id for s in targets]
         on_progress(f"expiring {len(ids)} snapshot(s) that read erased rows (or keep them as bounds)")
-
-        def landed() -> bool:
-            return not set(ids) & {s.snapshot_id for s in _fresh(reader, erasure.table).metadata.snapshots}
-
-        proof.statements.append(expire(session(), erasure.table, catalog, ids, landed))
+        deleted = expire(name, latest, ids, found.reach, lambda table: table_reach(table, run.files.metadata))
+        on_progress(f"deleted {len(deleted)} file(s) only the expired snapshots read")
+        proof.statements.append(expire_text(erasure.table, catalog, ids))
         proof.snapshots_expired = targets
         found = run.survey()
     if found.orphans:
         on_progress(f"deleting {len(found.orphans)} unreferenced file(s) that hold a key")
+        pause()
         proof.orphans_deleted = delete_unreferenced(lambda: _fresh(reader, erasure.table),
                                                     {p: found.stored[p] for p in found.orphans}, run.filesystems)
     if found.manifest_orphans:
         on_progress(f"deleting {len(found.manifest_orphans)} unreferenced manifest(s) whose column bounds hold a key")
+        pause()
         proof.manifests_deleted = delete_unreferenced(
             lambda: _fresh(reader, erasure.table), {p: found.stored[p] for p in found.manifest_orphans},
             run.filesystems, manifests)

@@ -112,11 +112,10 @@ def _run(
         raise PolicyError(todo.findings)
     today = datetime.now(UTC).date()
     session = None
-    if todo.tables and not dry_run:  # Spark boots while the plan is shown and the first survey reads storage
+    if todo.tables and not dry_run:  # started only if a step needs Spark (runtime/erasure/commits.py says why)
         from runtime.spark.session import SessionOnDemand, SparkOptions
 
         session = SessionOnDemand(config, SparkOptions.from_flags(master, conf))
-        session.start()
     _show_plan(reached.tables, todo.tables, todo.done, config, today, dry_run=dry_run)
     if dry_run:
         return None, todo, today

@@ -21,13 +21,13 @@ Spark does the rewrite instead (snapshot_delete.delete_keys), and the proof says
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import ArrowScan, write_file
-from pyiceberg.manifest import FileFormat, ManifestContent
+from pyiceberg.manifest import DataFile, FileFormat, ManifestContent
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import FileScanTask, Table, WriteTask
@@ -46,7 +46,12 @@ class Rewritten:
     """One file that held a key and what replaces it: no file when every row it read held a key."""
 
     source: str  # normalized path, as the survey names it
-    written: tuple[tuple[str, int], ...]  # (path as written, bytes)
+    data_files: tuple[DataFile, ...] = field(default=(), compare=False)  # as written, with footer metrics
+
+    @property
+    def written(self) -> tuple[tuple[str, int], ...]:
+        """(path as written, bytes) of each new file."""
+        return tuple((f.file_path, f.file_size_in_bytes) for f in self.data_files)
 
 
 @dataclass(frozen=True)
@@ -152,4 +157,5 @@ def _rewrite_file(table: Table, task: FileScanTask, keys: KeySet, number: int) -
                       record_batches=kept.combine_chunks().to_batches(),
                       partition_key=partition)  # type: ignore[arg-type]  # duck-typed: record and path
     (data_file,) = write_file(table.io, table.metadata, iter([write]))
-    return Rewritten(source, ((data_file.file_path, data_file.file_size_in_bytes),))
+    data_file.spec_id = task.file.spec_id  # written under the source's spec, which may not be the default
+    return Rewritten(source, (data_file,))

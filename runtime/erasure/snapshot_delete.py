@@ -14,10 +14,11 @@ the rewritten files and none of them removed meanwhile. Appends do not conflict.
 because the proof reads storage afterwards: a key row appended while this ran is found there and the
 request is not proven until a re-run erases it.
 
-pyarrow does the rewrite while Spark's JVM boots (runtime/erasure/arrow_rewrite.py, committed by
-``commit_rewrite``). Spark does it (``delete_keys``, with Iceberg's machinery for rewrite_data_files) in the
-cases arrow_rewrite's note lists (``LeftToSpark``): a file pyiceberg cannot read as Spark does, a format v3
-table, a large rewrite on a cluster.
+Most erasures do this with no JVM: pyarrow rewrites the files (runtime/erasure/arrow_rewrite.py) and
+pyiceberg commits them with the same validation (runtime/erasure/commits.py). Spark does it here
+(``delete_keys``, with Iceberg's machinery for rewrite_data_files) in the cases arrow_rewrite's note lists
+(``LeftToSpark``): a file pyiceberg cannot read as Spark does, a format v3 table, a large rewrite on a
+cluster.
 
 The table's delete mode does not matter: a merge-on-read table gets the same physical rewrite (the rows
 are gone from storage, not masked), and position delete files that pointed only into the rewritten files
@@ -33,7 +34,6 @@ from typing import Any
 
 from compiler.model.table import ColumnPath
 from compiler.render.filters import qualified
-from runtime.erasure.arrow_rewrite import StagedRewrite
 from runtime.orphans import normalize
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
 
@@ -68,61 +68,6 @@ def delete_keys(spark: Any, catalog: str, table: tuple[str, ...], columns: Seque
             _discard(iceberg, added)
         raise
     return sum(len(group) for group in tasks.values())
-
-
-def commit_rewrite(spark: Any, catalog: str, table: tuple[str, ...], staged: StagedRewrite) -> int:
-    """Swap the files ``staged`` rewrote (with pyarrow, runtime/erasure/arrow_rewrite.py) for its new files in
-    one overwrite validated as ``_commit`` says; returns the files rewritten. Each new file's metrics are read
-    from its footer by Iceberg, under the table's metrics config, as a Spark write would record them."""
-    if not staged.files:
-        return 0
-    jvm = spark._jvm
-    iceberg = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, table))
-    iceberg.refresh()
-    files, deletes = _staged_files(jvm, iceberg, staged)
-    written = {f.source: f.written for f in staged.files}
-    metrics = jvm.org.apache.iceberg.MetricsConfig.forTable(iceberg)
-    parquet = jvm.org.apache.iceberg.FileFormat.PARQUET
-    added = []
-    for file in files:
-        for path, size in written[normalize(file.location())]:
-            footer = jvm.org.apache.iceberg.parquet.ParquetUtil.fileMetrics(iceberg.io().newInputFile(path), metrics)
-            added.append(jvm.org.apache.iceberg.DataFiles.builder(iceberg.specs().get(file.specId())).withPath(path)
-                         .withFormat(parquet).withFileSizeInBytes(size).withPartition(file.partition())
-                         .withMetrics(footer).build())
-    _commit(spark, iceberg, staged.snapshot_id, files, deletes, added)
-    return len(files)
-
-
-def _staged_files(jvm: Any, iceberg: Any, staged: StagedRewrite) -> tuple[list[Any], list[Any]]:
-    """The rewritten files as Iceberg's Java API holds them, read from just the manifests that list them
-    (planning the whole snapshot in a fresh JVM read all 240 manifests of the benchmark's table: a second),
-    and the position delete files and deletion vectors that point into them only."""
-    snapshot = iceberg.snapshot(staged.snapshot_id)
-    if snapshot is None:
-        raise RuntimeError(f"snapshot {staged.snapshot_id}, which the rewrite read, has been expired meanwhile")
-    io, specs, manifests = iceberg.io(), iceberg.specs(), jvm.org.apache.iceberg.ManifestFiles
-    files = [f for m in snapshot.dataManifests(io) if normalize(m.path()) in staged.manifests
-             for f in _read(manifests.read(m, io, specs)) if normalize(f.location()) in staged.sources]
-    found = {normalize(f.location()) for f in files}
-    if found != staged.sources:  # both read the same snapshot: a difference is a bug, never committed
-        raise RuntimeError(f"snapshot {staged.snapshot_id} lists {sorted(found)}, the rewrite read "
-                           f"{sorted(staged.sources)}")
-    located, content = {f.location() for f in files}, jvm.org.apache.iceberg.util.ContentFileUtil
-    deletes = [d for m in snapshot.deleteManifests(io) for d in _read(manifests.readDeleteManifest(m, io, specs))
-               if content.referencedDataFileLocation(d) in located]
-    return files, deletes
-
-
-def _read(reader: Any) -> list[Any]:
-    """The live files of a manifest (the reader copies each), closed after."""
-    try:
-        iterator, files = reader.iterator(), []
-        while iterator.hasNext():
-            files.append(iterator.next())
-        return files
-    finally:
-        reader.close()
 
 
 def _commit(spark: Any, iceberg: Any, snapshot_id: int, files: list[Any], deletes: list[Any], added: list[Any]

@@ -1,9 +1,10 @@
-"""The three steps erasure runs in Spark, each retried when its commit loses a race with a writer.
+"""The steps erasure runs in Spark when pyarrow and pyiceberg cannot (``arrow_rewrite.LeftToSpark``), each
+retried when its commit loses a race with a writer.
 
-Every one of them is safe to run again: a delete whose rows are gone deletes nothing, a rewrite finds no
-delete file, an expiry of snapshots already gone is skipped (``landed``). That is what makes a killed run
-resumable: the next run reads storage again and runs what is still needed. The delete is not Spark's DELETE
-but the same rows removed in one overwrite that concurrent appends do not conflict with (snapshot_delete).
+Both are safe to run again: a delete whose rows are gone deletes nothing, a rewrite finds no delete file.
+That is what makes a killed run resumable: the next run reads storage again and runs what is still needed.
+The delete is not Spark's DELETE but the same rows removed in one overwrite that concurrent appends do not
+conflict with (snapshot_delete).
 """
 
 from __future__ import annotations
@@ -13,18 +14,19 @@ from contextlib import contextmanager
 from typing import Any
 
 from compiler.model.names import format_name
-from compiler.render.erasure import delete_sql, expire_sql, rewrite_sql
-from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite
+from compiler.render.erasure import delete_sql, rewrite_sql
+from runtime.erasure.arrow_rewrite import LeftToSpark
 from runtime.erasure.keys import KeySet
-from runtime.erasure.snapshot_delete import commit_rewrite, delete_keys
+from runtime.erasure.snapshot_delete import delete_keys
 from runtime.executor import case_sensitive, guard, query_sql, with_conflict_retries
 
 VIEW = "tablepolicy_erasure_keys"
 # how the proof and the dry run show the delete: what it removes, spelled as the DELETE it is equivalent to
-DELETE_COMMENT = ("-- committed as one copy-on-write overwrite through Iceberg's API, validated under snapshot "
+DELETE_COMMENT = ("-- committed as one copy-on-write overwrite, validated under snapshot "
                   "isolation (appends meanwhile do not conflict); it removes the rows of:\n")
 # the first line of the delete's statement in the proof: which engine read and wrote the files
-BY_PYARROW = "-- the files holding a key were read (their delete files applied), filtered and written anew by pyarrow\n"
+BY_PYARROW = ("-- the files holding a key were read (their delete files applied), filtered and written anew by "
+              "pyarrow, and committed by pyiceberg\n")
 BY_SPARK = "-- the files holding a key were rewritten by Spark: "
 SPARK_TYPES = {"string": "StringType", "int64": "LongType"}
 
@@ -58,29 +60,15 @@ def run_retried(spark: Any, sql: str, what: str, landed: Callable[[], bool] = la
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str],
-                staged: StagedRewrite | LeftToSpark, restage: Callable[[], StagedRewrite | LeftToSpark]) -> str:
-    """Remove the subjects' rows from ``holding``, the current snapshot's files the survey found holding a key;
-    returns the statement the proof shows for it.
-
-    ``staged``: those files already rewritten with pyarrow (arrow_rewrite), committed here; a retry after a
-    conflict rewrites them again from the table as it is then (``restage``). LeftToSpark: Spark rewrites them."""
+                left: LeftToSpark) -> str:
+    """Remove the subjects' rows from ``holding``, the current snapshot's files the survey found holding a key,
+    in Spark (``left`` says why pyarrow does not: arrow_rewrite); returns the statement the proof shows."""
     sql = delete_statement(table, catalog, keys)
     columns = [(c.path, c.alias) for c in keys.columns]
-    first, engine = [staged], [BY_PYARROW]
 
     def delete() -> None:
-        rewrite = first.pop() if first else restage()
-        if isinstance(rewrite, LeftToSpark):
-            engine[0] = f"{BY_SPARK}{rewrite.reason}\n"
-            with keys_view(spark, keys):
-                delete_keys(spark, catalog, table, columns, VIEW, holding)
-            return
-        try:
-            commit_rewrite(spark, catalog, table, rewrite)
-        except Exception as exc:
-            if "CommitStateUnknownException" not in str(exc):  # the commit may have landed: its files stay
-                rewrite.discard()
-            raise
+        with keys_view(spark, keys):
+            delete_keys(spark, catalog, table, columns, VIEW, holding)
 
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them
@@ -88,17 +76,10 @@ def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, 
 
     what = f"{format_name(table)}: erasure: delete the subjects' rows"
     with_conflict_retries(spark, run)
-    return engine[0] + sql
+    return f"{BY_SPARK}{left.reason}\n{sql}"
 
 
 def rewrite_masked(spark: Any, table: tuple[str, ...], catalog: str) -> str:
     sql = rewrite_sql(table, catalog)
     run_retried(spark, sql, f"{format_name(table)}: erasure: rewrite the files behind delete files")
-    return sql
-
-
-def expire(spark: Any, table: tuple[str, ...], catalog: str, snapshot_ids: list[int],
-           landed: Callable[[], bool]) -> str:
-    sql = expire_sql(table, catalog, snapshot_ids)
-    run_retried(spark, sql, f"{format_name(table)}: erasure: expire the snapshots that read erased rows", landed)
     return sql

@@ -51,9 +51,19 @@ class Reach:
     live: dict[int, frozenset[str]]  # snapshot id -> normalized paths of its live data and delete files
     manifests: dict[int, frozenset[str]]  # snapshot id -> normalized paths of the manifests it reads
     formats: dict[str, FileFormat]  # normalized path -> format of every referenced file
-    uris: dict[str, str]  # normalized path -> the path as the metadata spells it
+    uris: dict[str, str]  # normalized path -> the path as the metadata spells it (files, manifests, lists)
     lists: frozenset[str]  # normalized paths of the snapshots' manifest lists
     hits: dict[str, tuple[BoundHit, ...]]  # manifest a snapshot reads -> its entries revealing a key
+    list_of: dict[int, str] = field(default_factory=dict)  # snapshot id -> normalized path of its manifest list
+
+    def reached_by(self, snapshots: Iterable[int]) -> set[str]:
+        """Everything the snapshots read: their manifest lists, manifests, live data and delete files."""
+        found: set[str] = set()
+        for snapshot in snapshots:
+            found |= self.live.get(snapshot, frozenset()) | self.manifests.get(snapshot, frozenset())
+            if snapshot in self.list_of:
+                found.add(self.list_of[snapshot])
+        return found
 
     def snapshots_reaching(self, paths: Iterable[str]) -> dict[int, frozenset[str]]:
         wanted = frozenset(paths)
@@ -172,6 +182,7 @@ class ListRead:
 
     manifests: frozenset[str]
     live: frozenset[str]
+    uris: dict[str, str] = field(default_factory=dict)  # normalized path -> as spelled, for each manifest
 
 
 @dataclass
@@ -185,15 +196,15 @@ class MetadataCache:
 
     def list_of(self, snapshot: Snapshot, io: FileIO) -> ListRead:
         if snapshot.manifest_list not in self.lists:
-            paths: set[str] = set()
+            uris: dict[str, str] = {}
             live: set[str] = set()
             for manifest in snapshot.manifests(io):
                 path = normalize(manifest.manifest_path)
                 if path not in self.manifests:
                     self.manifests[path] = self._read(manifest, io)
-                paths.add(path)
+                uris[path] = manifest.manifest_path
                 live |= self.manifests[path].live.keys()
-            self.lists[snapshot.manifest_list] = ListRead(frozenset(paths), frozenset(live))
+            self.lists[snapshot.manifest_list] = ListRead(frozenset(uris), frozenset(live), uris)
         return self.lists[snapshot.manifest_list]
 
     def _read(self, manifest: ManifestFile, io: FileIO) -> ManifestRead:
@@ -209,14 +220,18 @@ def table_reach(table: Table, cache: MetadataCache | None = None) -> Reach:
     cache = cache or MetadataCache()
     live: dict[int, frozenset[str]] = {}
     manifests: dict[int, frozenset[str]] = {}
+    uris: dict[str, str] = {}
     for snapshot in table.metadata.snapshots:
         read = cache.list_of(snapshot, table.io)
         live[snapshot.snapshot_id], manifests[snapshot.snapshot_id] = read.live, read.manifests
+        uris |= read.uris
+        uris[normalize(snapshot.manifest_list)] = snapshot.manifest_list
     used = {path: cache.manifests[path] for path in frozenset().union(*manifests.values())}
     formats = {path: f for content in used.values() for path, (_, f) in content.live.items()}
-    uris = {path: uri for content in used.values() for path, (uri, _) in content.live.items()}
-    lists = frozenset(normalize(s.manifest_list) for s in table.metadata.snapshots)
-    return Reach(live, manifests, formats, uris, lists, {path: content.hits for path, content in used.items()})
+    uris |= {path: uri for content in used.values() for path, (uri, _) in content.live.items()}
+    list_of = {s.snapshot_id: normalize(s.manifest_list) for s in table.metadata.snapshots}
+    return Reach(live, manifests, formats, uris, frozenset(list_of.values()),
+                 {path: content.hits for path, content in used.items()}, list_of)
 
 
 def locations(table: Table) -> list[str]:

@@ -26,7 +26,10 @@ class SparkCatalog:
 
 def spark_catalog(config: CatalogConfig) -> SparkCatalog:
     prefix = f"spark.sql.catalog.{config.name}"
-    conf = {prefix: "org.apache.iceberg.spark.SparkCatalog"}
+    # no table cache: other writers commit to the same tables, tablepolicy's own pyiceberg commits among them
+    # (erasure's, runtime/erasure/commits.py), and a cached table is read as it was, down to manifests an
+    # expiry has deleted since
+    conf = {prefix: "org.apache.iceberg.spark.SparkCatalog", f"{prefix}.cache-enabled": "false"}
     props = config.properties
     for key in _PASSTHROUGH:
         if key in props:

@@ -38,6 +38,11 @@ class Lake:
         for key, value in spark_catalog(config).conf.items():
             self.spark.conf.set(key, value)
 
+    def reload(self) -> None:
+        """Spark's catalogs loaded afresh, after commits made outside this JVM (pyiceberg's, erasure's among
+        them): a pooled SQLite connection of the JDBC catalog keeps reading the database as it was."""
+        self.spark._jsparkSession.sessionState().catalogManager().reset()
+
     def parse(self, sql: str) -> None:
         """Parse with Spark's own parser (Iceberg extensions included) without executing."""
         self.spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)

@@ -51,6 +51,7 @@ def cli(lake: Lake, *args: str) -> tuple[int, str]:
     """The real CLI on the test's catalog, configured the pyiceberg way (environment variables)."""
     env = {f"PYICEBERG_CATALOG__LAKE__{key.upper()}": value for key, value in lake.config.properties.items()}
     result = CliRunner(env=env).invoke(app, [*args, "--catalog", "lake"])
+    lake.reload()  # erase commits through pyiceberg: Spark reads the catalog afresh
     return result.exit_code, result.output
 
 

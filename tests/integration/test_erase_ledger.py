@@ -44,6 +44,7 @@ def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
 def cli(lake: Lake, *args: str) -> tuple[int, str]:
     env = {f"PYICEBERG_CATALOG__LAKE__{key.upper()}": value for key, value in lake.config.properties.items()}
     result = CliRunner(env={**env, "NO_COLOR": "1"}).invoke(app, [*args, "--catalog", "lake"])
+    lake.reload()  # erase commits through pyiceberg: Spark reads the catalog afresh
     return result.exit_code, result.output
 
 

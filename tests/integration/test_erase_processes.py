@@ -21,12 +21,16 @@ from pyiceberg.table import Table
 
 from compiler.desired import desired_states
 from compiler.validate import validate
+from runtime.erasure.commits import PAUSE
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_storage, policy, requests_yaml
 from tests.pgserver import postgres_server
 
 pytestmark = pytest.mark.spark
 KEYS = set(ERASED.values())
+# each erasure step waits this long before its commit and before deleting files: windows for a kill timed
+# from outside, and for the writer's appends to land between the delete's read and its commit
+STEP_PAUSE = "2"
 COMMAND = [sys.executable, "-c", "from runtime.cli.app import main; main()", "erase"]
 
 
@@ -63,7 +67,7 @@ def run_until(policies: Path, requests: Path, watch: Watch | None, proof: Path) 
     """Run erase; kill its process group the moment ``watch`` says so. Returns (exit code, output)."""
     process = subprocess.Popen([*COMMAND, str(policies), "--requests", str(requests), "--proof", str(proof)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", PAUSE: STEP_PAUSE})
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(iter(process.stdout.readline, "")))  # type: ignore[union-attr]
     reader.start()
@@ -174,7 +178,7 @@ def test_rows_appended_during_erase_all_survive(tmp_path: Path, kind: str, mode:
         try:
             erase = subprocess.run([*COMMAND, str(policies), "--requests", str(requests), "--proof", str(proof),
                                     "--catalog", "lake"], capture_output=True, text=True, timeout=900, check=False,
-                                   env={**os.environ, "PYICEBERG_CATALOG__LAKE__TYPE": "sql",
+                                   env={**os.environ, PAUSE: STEP_PAUSE, "PYICEBERG_CATALOG__LAKE__TYPE": "sql",
                                         "PYICEBERG_CATALOG__LAKE__URI": url,
                                         "PYICEBERG_CATALOG__LAKE__WAREHOUSE": warehouse})
         finally:

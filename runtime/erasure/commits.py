@@ -1,0 +1,374 @@
+"""Erasure's commits through pyiceberg, with no JVM: the delete's overwrite, the manifest rewrite, the expiry.
+
+A small erasure's time was almost all Spark's fixed cost: the JVM's boot, then the catalog's start-up and
+each Iceberg operation's first run in a cold JVM (bench/erase.py: 7 to 12 of 12 to 18 s). None of the three
+commits needs an engine: each writes a few avro files and swaps the table's metadata. So they are written
+here, each on the table as it is at that moment and sent with the condition that the branch's head has not
+moved (pyiceberg's ``AssertRefSnapshotId``); a commit that loses that race is built again on the new head.
+Spark still rewrites the files in the cases ``arrow_rewrite.LeftToSpark`` names.
+
+- The delete (``commit_rewrite``) swaps the files arrow_rewrite staged for the files they replace, and
+  removes the position delete files and deletion vectors that point into those files only. It is validated
+  as Spark validates a copy-on-write delete under snapshot isolation: from the snapshot the rewrite read,
+  every replaced file is still live and no delete file was added. Appends meanwhile do not conflict; a
+  conflict stages the rewrite again from the table as it is then. The replaced files' deleted entries are
+  written without column bounds: their bounds are the erased keys (runtime/erasure/manifests.py).
+- The manifest rewrite (``rewrite_manifests``) writes the current snapshot's manifests that reveal a key as
+  a bound (another engine's DELETE keeps them on its deleted entries) again with their live entries only, as
+  Iceberg's RewriteManifests does: the deleted entries stay with the snapshots before, which are expired.
+- The expiry (``expire``) removes exactly the snapshots named, then deletes what only they reached (their
+  manifest lists, manifests, data and delete files), as Iceberg's reachability cleanup does: a file some
+  kept snapshot reads as live stays.
+
+``TABLEPOLICY_ERASE_PAUSE`` (seconds) makes each step wait once before its commit and before deleting files:
+the tests that kill erase between its steps from outside, or append while its delete runs, need the windows
+a JVM's slowness used to give them.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from typing import TypeVar
+
+from pyiceberg.avro.codecs import AvroCompressionCodec
+from pyiceberg.exceptions import CommitFailedException, CommitStateUnknownException
+from pyiceberg.manifest import (
+    DATA_FILE_TYPE,
+    DataFile,
+    DataFileContent,
+    ManifestContent,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    ManifestWriter,
+    ManifestWriterV2,
+    write_manifest,
+    write_manifest_list,
+)
+from pyiceberg.table import Table
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+from pyiceberg.table.snapshots import (
+    Operation,
+    Snapshot,
+    SnapshotSummaryCollector,
+    Summary,
+    update_snapshot_summaries,
+)
+from pyiceberg.table.update import (
+    AddSnapshotUpdate,
+    AssertRefSnapshotId,
+    AssertTableUUID,
+    RemoveSnapshotsUpdate,
+    SetSnapshotRefUpdate,
+)
+
+from compiler.render.filters import qualified
+from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite
+from runtime.erasure.survey import Reach
+from runtime.executor import CONFLICT_ATTEMPTS, TRANSIENT, ExecutionError
+from runtime.manifests import READS
+from runtime.orphans import normalize
+
+PAUSE = "TABLEPOLICY_ERASE_PAUSE"
+AVRO_COMPRESSION = "write.avro.compression-codec"
+ERASURE = "tablepolicy.operation"
+READ_SNAPSHOT = "tablepolicy.erasure.read-snapshot-id"
+FILE_PATH_FIELD = 2147483546  # a position delete file's file_path column: equal bounds name the one file it serves
+TOTALS = ("total-data-files", "total-delete-files", "total-records", "total-files-size", "total-position-deletes",
+          "total-equality-deletes")
+Result = TypeVar("Result")
+
+
+class Conflict(Exception):
+    """A concurrent commit touched the files the step read: it is planned again from the table as it is."""
+
+
+def rewrite_manifests_text(table: Sequence[str], catalog: str) -> str:
+    """What the proof and the dry run show for the manifest rewrite (a commit, not SQL)."""
+    return (f"-- rewrite manifests of {qualified((catalog, *table))}: the current snapshot's manifests whose "
+            "column bounds reveal a key written again with their live entries only")
+
+
+def expire_text(table: Sequence[str], catalog: str, snapshot_ids: Sequence[int]) -> str:
+    return (f"-- expire snapshots of {qualified((catalog, *table))}: "
+            + ", ".join(str(s) for s in sorted(snapshot_ids)) + " (their files no other snapshot reads are deleted)")
+
+
+def pause() -> None:
+    if seconds := os.environ.get(PAUSE):
+        time.sleep(float(seconds))
+
+
+def commit_rewrite(name: str, latest: Callable[[], Table], staged: StagedRewrite,
+                   restage: Callable[[Table], StagedRewrite | LeftToSpark]) -> StagedRewrite | LeftToSpark:
+    """Commit ``staged``; a conflict stages it again with ``restage`` (which may leave it to Spark: returned
+    uncommitted). Returns what was committed. ``name``: the table's, for messages."""
+    what = f"{name}: erasure: delete the subjects' rows"
+    pause()
+    for attempt in range(1, CONFLICT_ATTEMPTS + 1):
+        current = staged
+        try:
+            if current.files:
+                _retried(what, partial(_overwrite_latest, latest, current))
+            return current
+        except Conflict as exc:
+            current.discard()
+            if attempt == CONFLICT_ATTEMPTS:
+                raise ExecutionError(f"{what}: {exc} ({attempt} attempts)") from None
+            time.sleep(min(0.2 * attempt, 2.0))
+            restaged = restage(latest())
+            if isinstance(restaged, LeftToSpark):
+                return restaged
+            staged = restaged
+        except BaseException as exc:
+            if not isinstance(exc, CommitStateUnknownException):  # it may have landed: its files stay
+                current.discard()
+            raise
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+def rewrite_manifests(name: str, latest: Callable[[], Table], revealing: frozenset[str]) -> int:
+    """Write the current snapshot's manifests in ``revealing`` (normalized paths) again with their live
+    entries only; returns how many were rewritten."""
+    pause()
+    return _retried(f"{name}: erasure: rewrite the manifests that keep a key as a column bound",
+                    lambda: _rewrite_manifests(latest(), revealing))
+
+
+def expire(name: str, latest: Callable[[], Table], snapshot_ids: Sequence[int], before: Reach,
+           after: Callable[[Table], Reach]) -> list[str]:
+    """Remove ``snapshot_ids`` (those still there), then delete what only they reached (``before``: the reach
+    of the table with them, ``after``: the reach of a table); returns the files deleted (normalized)."""
+    def commit() -> Table:
+        table = latest()
+        present = sorted(set(snapshot_ids) & {s.snapshot_id for s in table.metadata.snapshots})
+        if present:
+            table.catalog.commit_table(table, (AssertTableUUID(uuid=table.metadata.table_uuid),),
+                                       (RemoveSnapshotsUpdate(snapshot_ids=present),))
+        return latest()
+
+    pause()
+    table = _retried(f"{name}: erasure: expire the snapshots that read erased rows", commit)
+    kept = after(table)
+    reached = before.reached_by(snapshot_ids) - kept.reached_by(kept.live)
+    pause()
+    deleted = []
+    for path in sorted(reached):
+        try:
+            table.io.delete(before.uris.get(path, path))
+        except FileNotFoundError:
+            continue
+        deleted.append(path)
+    return deleted
+
+
+def _retried(what: str, attempt: Callable[[], Result]) -> Result:
+    """Run ``attempt`` until its commit does not lose a race (a moved head, a locked SQLite catalog)."""
+    for number in range(1, CONFLICT_ATTEMPTS + 1):
+        try:
+            return attempt()
+        except Exception as exc:
+            lost = isinstance(exc, CommitFailedException) or (type(exc).__name__ == "OperationalError"
+                                                               and TRANSIENT.search(str(exc)))
+            if not lost:
+                raise
+            if number == CONFLICT_ATTEMPTS:
+                raise ExecutionError(f"{what}: lost the commit race {number} times: "
+                                     f"{str(exc).splitlines()[0]}") from None
+            time.sleep(min(0.05 * 2**number, 2.0))
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+class _Commit:
+    """One attempt's new snapshot on ``table``'s main branch: the files it writes, removed if it fails."""
+
+    def __init__(self, table: Table) -> None:
+        self.table, self.metadata = table, table.metadata
+        self.head = table.current_snapshot()
+        self.snapshot_id = self.metadata.new_snapshot_id()
+        self.name = uuid.uuid4()
+        self.written: list[str] = []
+        self.compression: AvroCompressionCodec = self.metadata.properties.get(  # type: ignore[assignment]
+            AVRO_COMPRESSION, "gzip")
+
+    def writer(self, manifest_content: ManifestContent, spec_id: int) -> ManifestWriter:
+        location = self.table.location_provider().new_metadata_location(f"{self.name}-m{len(self.written)}.avro")
+        self.written.append(location)
+        spec, schema, version = self.metadata.specs()[spec_id], self.metadata.schema(), self.metadata.format_version
+        output = self.table.io.new_output(location)
+        if manifest_content == ManifestContent.DELETES:
+            return _DeleteManifestWriter(spec, schema, output, self.snapshot_id, self.compression)
+        return write_manifest(version, spec, schema, output, self.snapshot_id, self.compression)
+
+    def manifest(self, manifest_content: ManifestContent, spec_id: int,
+                 entries: Iterable[tuple[ManifestEntryStatus, ManifestEntry]]) -> ManifestFile:
+        with self.writer(manifest_content, spec_id) as writer:
+            for status, entry in entries:
+                if status == ManifestEntryStatus.EXISTING:
+                    writer.existing(entry)
+                elif status == ManifestEntryStatus.ADDED:
+                    writer.add(entry)
+                else:
+                    writer.delete(entry)
+        return writer.to_manifest_file()
+
+    def commit(self, manifests: list[ManifestFile], summary: Summary) -> None:
+        assert self.head is not None
+        sequence = self.metadata.next_sequence_number()
+        location = self.table.location_provider().new_metadata_location(f"snap-{self.snapshot_id}-1-{self.name}.avro")
+        self.written.append(location)
+        with write_manifest_list(format_version=self.metadata.format_version,
+                                 output_file=self.table.io.new_output(location), snapshot_id=self.snapshot_id,
+                                 parent_snapshot_id=self.head.snapshot_id, sequence_number=sequence,
+                                 avro_compression=self.compression) as writer:
+            writer.add_manifests(manifests)
+        snapshot = Snapshot(snapshot_id=self.snapshot_id, parent_snapshot_id=self.head.snapshot_id,
+                            sequence_number=sequence, manifest_list=location, summary=summary,
+                            schema_id=self.metadata.current_schema_id)
+        try:
+            self.table.catalog.commit_table(
+                self.table,
+                (AssertTableUUID(uuid=self.metadata.table_uuid),
+                 AssertRefSnapshotId(snapshot_id=self.head.snapshot_id, ref=MAIN_BRANCH)),
+                (AddSnapshotUpdate(snapshot=snapshot),
+                 SetSnapshotRefUpdate(snapshot_id=self.snapshot_id, parent_snapshot_id=self.head.snapshot_id,
+                                      ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH, max_ref_age_ms=None,
+                                      max_snapshot_age_ms=None, min_snapshots_to_keep=None)))
+        except CommitFailedException:  # it did not land: what it wrote is litter
+            self.discard()
+            raise
+
+    def discard(self) -> None:
+        for path in self.written:
+            self.table.io.delete(path)
+
+
+class _DeleteManifestWriter(ManifestWriterV2):
+    """pyiceberg's v2 writer, for a manifest of delete files (it writes data manifests only)."""
+
+    def content(self) -> ManifestContent:
+        return ManifestContent.DELETES
+
+    @property
+    def _meta(self) -> dict[str, str]:
+        return {**super()._meta, "content": "deletes"}
+
+
+def _overwrite(table: Table, staged: StagedRewrite) -> None:
+    commit = _Commit(table)
+    if commit.head is None:
+        raise Conflict("the table has no current snapshot any more")
+    _check_window(table, staged.snapshot_id, commit.head)
+    sources = staged.sources
+    kept: list[ManifestFile] = []
+    removed: list[ManifestEntry] = []
+    for manifest in READS.manifests(table.io, commit.head):
+        entries = READS.entries(table.io, manifest, discard_deleted=True)
+        drop = [e for e in entries if _replaced(e.data_file, sources)]
+        if not drop:
+            kept.append(manifest)
+            continue
+        removed += drop
+        if rest := [(ManifestEntryStatus.EXISTING, e) for e in entries if not _replaced(e.data_file, sources)]:
+            kept.append(commit.manifest(manifest.content, manifest.partition_spec_id, rest))
+    found = {normalize(e.data_file.file_path) for e in removed if e.data_file.content == DataFileContent.DATA}
+    if found != sources:
+        raise Conflict(f"Missing required files to delete: {', '.join(sorted(sources - found))} (a concurrent "
+                       "commit replaced them)")
+    added = [file for rewritten in staged.files for file in rewritten.data_files]
+    new: list[ManifestFile] = []
+    for spec_id in sorted({f.spec_id for f in added}):
+        new.append(commit.manifest(ManifestContent.DATA, spec_id, [
+            (ManifestEntryStatus.ADDED, _entry(commit.snapshot_id, f)) for f in added if f.spec_id == spec_id]))
+    version = table.metadata.format_version
+    for content in (ManifestContent.DATA, ManifestContent.DELETES):
+        data = content == ManifestContent.DATA
+        group = [e for e in removed if (e.data_file.content == DataFileContent.DATA) == data]
+        for spec_id in sorted({e.data_file.spec_id for e in group}):
+            new.append(commit.manifest(content, spec_id, [
+                (ManifestEntryStatus.DELETED, _deleted(commit.snapshot_id, e, version))
+                for e in group if e.data_file.spec_id == spec_id]))
+    collector = SnapshotSummaryCollector()
+    specs, schema = table.metadata.specs(), table.metadata.schema()
+    for file in added:
+        collector.add_file(file, schema, specs[file.spec_id])
+    for entry in removed:
+        collector.remove_file(entry.data_file, schema, specs[entry.data_file.spec_id])
+    summary = update_snapshot_summaries(
+        Summary(Operation.OVERWRITE, **collector.build(),
+                **{ERASURE: "erasure", READ_SNAPSHOT: str(staged.snapshot_id)}),
+        commit.head.summary)
+    commit.commit([*new, *kept], summary)
+
+
+def _overwrite_latest(latest: Callable[[], Table], staged: StagedRewrite) -> None:
+    _overwrite(latest(), staged)
+
+
+def _check_window(table: Table, read: int, head: Snapshot) -> None:
+    """Snapshot isolation from ``read`` to ``head``: the read snapshot is an ancestor and no snapshot since
+    added a delete file (the rows the rewrite kept would miss it)."""
+    snapshot: Snapshot | None = head
+    while snapshot is not None and snapshot.snapshot_id != read:
+        for manifest in READS.manifests(table.io, snapshot):
+            if (manifest.content == ManifestContent.DELETES and manifest.added_snapshot_id == snapshot.snapshot_id
+                    and any(e.status == ManifestEntryStatus.ADDED and e.snapshot_id == snapshot.snapshot_id
+                            for e in READS.entries(table.io, manifest, discard_deleted=True))):
+                raise Conflict(f"Found new conflicting delete files (snapshot {snapshot.snapshot_id} added some)")
+        parent = snapshot.parent_snapshot_id
+        snapshot = table.metadata.snapshot_by_id(parent) if parent is not None else None
+    if snapshot is None:
+        raise Conflict(f"snapshot {read}, which the rewrite read, is no longer an ancestor of the current one")
+
+
+def _replaced(file: DataFile, sources: frozenset[str]) -> bool:
+    """A replaced data file, or a delete file that serves only replaced files (a deletion vector, a
+    file-scoped position delete file: Iceberg's ContentFileUtil.referencedDataFileLocation)."""
+    if file.content == DataFileContent.DATA:
+        return normalize(file.file_path) in sources
+    if file.content != DataFileContent.POSITION_DELETES:
+        return False
+    referenced = getattr(file, "referenced_data_file", None)
+    if referenced is None:
+        lower, upper = (file.lower_bounds or {}).get(FILE_PATH_FIELD), (file.upper_bounds or {}).get(FILE_PATH_FIELD)
+        referenced = lower.decode() if lower is not None and lower == upper else None
+    return referenced is not None and normalize(referenced) in sources
+
+
+def _entry(snapshot_id: int, file: DataFile) -> ManifestEntry:
+    return ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, data_file=file)
+
+
+def _deleted(snapshot_id: int, entry: ManifestEntry, version: int) -> ManifestEntry:
+    """The entry of a file this commit removes, without its column bounds: they are what erasure removes."""
+    fields = {f.name: getattr(entry.data_file, f.name) for f in DATA_FILE_TYPE[version].fields}
+    file = DataFile.from_args(_table_format_version=version, **{**fields, "lower_bounds": None, "upper_bounds": None})  # type: ignore[arg-type]
+    file.spec_id = entry.data_file.spec_id
+    return ManifestEntry.from_args(status=ManifestEntryStatus.DELETED, snapshot_id=snapshot_id,
+                                   sequence_number=entry.sequence_number,
+                                   file_sequence_number=entry.file_sequence_number, data_file=file)
+
+
+def _rewrite_manifests(table: Table, revealing: frozenset[str]) -> int:
+    commit = _Commit(table)
+    if commit.head is None:
+        return 0
+    manifests = list(READS.manifests(table.io, commit.head))
+    chosen = [m for m in manifests if normalize(m.manifest_path) in revealing]
+    if not chosen:
+        return 0
+    written = []
+    for manifest in chosen:
+        live = READS.entries(table.io, manifest, discard_deleted=True)
+        if live:
+            written.append(commit.manifest(manifest.content, manifest.partition_spec_id,
+                                           [(ManifestEntryStatus.EXISTING, e) for e in live]))
+    previous = commit.head.summary or Summary(Operation.APPEND)
+    summary = Summary(Operation.REPLACE, **{k: previous[k] for k in TOTALS if k in previous.additional_properties},
+                      **{"manifests-replaced": str(len(chosen)), "manifests-created": str(len(written)),
+                         "manifests-kept": str(len(manifests) - len(chosen)), ERASURE: "erasure"})
+    commit.commit([*written, *(m for m in manifests if m not in chosen)], summary)
+    return len(chosen)
