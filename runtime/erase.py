@@ -5,8 +5,10 @@ Per table, each step decided by what storage holds now, so a run killed anywhere
 else's DELETE) is finished by the next one:
 1. survey: every parquet file under the table location and every file a snapshot reads, key columns read
    with pyarrow and matched against the key set (runtime/erasure/survey.py);
-2. if the current snapshot reads a file holding a key: DELETE with the keys as a temporary view, then, if
-   a file behind a delete file still holds one (merge-on-read), rewrite those files;
+2. if the current snapshot reads a file holding a key: those files rewritten without the keys' rows (pyarrow,
+   or Spark with the keys as a temporary view) and swapped in by one validated overwrite; then, if a file
+   behind a delete file still holds one (merge-on-read), rewrite those files; the current snapshot's
+   manifests that keep a key as a bound (another engine's DELETE writes them) are rewritten;
 3. expire exactly the snapshots that read a file holding a key (older history stays readable), except
    those a tag or branch keeps: a declared legal hold keeps them (state "held"), any other ref blocks;
 4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves), and
@@ -15,8 +17,8 @@ else's DELETE) is finished by the next one:
 5. prove: a fresh listing and read of storage; no file holds a key (no manifest bound reveals one), or only
    files a declared hold keeps.
 
-Spark starts on a thread while the first survey reads storage (the JVM's boot is most of a small erasure's
-fixed cost), and only a step that needs it waits for it.
+Every commit goes through pyiceberg (runtime/erasure/commits.py): Spark starts only for a step pyarrow cannot
+do (arrow_rewrite.LeftToSpark). Its JVM's boot and first calls were most of a small erasure's time.
 """
 
 from __future__ import annotations

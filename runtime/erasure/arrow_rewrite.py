@@ -1,13 +1,13 @@
-"""The erasure delete's data work, done with pyarrow while Spark's JVM is still booting.
+"""The erasure delete's data work, done with pyarrow: no JVM.
 
 The files of the current snapshot that hold a key are small in number (the survey found them) and each is
 read, filtered and written once: work that takes pyarrow a fraction of a second and took Spark's first jobs
 in a fresh JVM several (planning, code generation, a broadcast of the key set; 5 of an erasure's 25 s at
-1,000 subjects). So the rewrite happens here, off Spark's critical path: each file is read with pyiceberg
+1,000 subjects). So the rewrite happens here: each file is read with pyiceberg
 (its position deletes and deletion vectors applied, columns projected by field id on the live schema),
 the rows holding a key are dropped by an arrow join with the key set (the same data the proof matches,
 never SQL text) and the rest is written as a new parquet file in the same partition. Nothing is committed
-here: snapshot_delete.commit_rewrite swaps the files in one validated overwrite through Iceberg's API.
+here: commits.commit_rewrite swaps the files in one validated overwrite through pyiceberg.
 
 Spark does the rewrite instead (snapshot_delete.delete_keys), and the proof says why (``LeftToSpark``):
 - where pyiceberg cannot read a file as Spark does: an equality delete file applies to it, or it is not

@@ -80,6 +80,7 @@ READ_SNAPSHOT = "tablepolicy.erasure.read-snapshot-id"
 FILE_PATH_FIELD = 2147483546  # a position delete file's file_path column: equal bounds name the one file it serves
 TOTALS = ("total-data-files", "total-delete-files", "total-records", "total-files-size", "total-position-deletes",
           "total-equality-deletes")
+V3_FIELDS = [f.name for f in DATA_FILE_TYPE[3].fields]
 Result = TypeVar("Result")
 
 
@@ -331,11 +332,17 @@ def _replaced(file: DataFile, sources: frozenset[str]) -> bool:
         return normalize(file.file_path) in sources
     if file.content != DataFileContent.POSITION_DELETES:
         return False
-    referenced = getattr(file, "referenced_data_file", None)
-    if referenced is None:
-        lower, upper = (file.lower_bounds or {}).get(FILE_PATH_FIELD), (file.upper_bounds or {}).get(FILE_PATH_FIELD)
-        referenced = lower.decode() if lower is not None and lower == upper else None
+    referenced = _referenced_data_file(file)
     return referenced is not None and normalize(referenced) in sources
+
+
+def _referenced_data_file(file: DataFile) -> str | None:
+    """The one data file a position delete file serves: its ``referenced_data_file`` (read only with the v3
+    manifest schema in pyiceberg 0.12), else its file_path column's bounds when they are equal."""
+    if len(file) == len(V3_FIELDS) and (referenced := file[V3_FIELDS.index("referenced_data_file")]):
+        return str(referenced)
+    lower, upper = (file.lower_bounds or {}).get(FILE_PATH_FIELD), (file.upper_bounds or {}).get(FILE_PATH_FIELD)
+    return lower.decode() if lower is not None and lower == upper else None
 
 
 def _entry(snapshot_id: int, file: DataFile) -> ManifestEntry:
