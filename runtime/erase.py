@@ -41,6 +41,8 @@ from runtime.catalog.reader import CatalogReader
 from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
 from runtime.erasure.commits import (
     commit_rewrite,
+    drop_dangling,
+    drop_dangling_text,
     expire,
     expire_text,
     pause,
@@ -178,11 +180,11 @@ def _erase(
             proof.statements.append(delete_rows(session(), erasure.table, catalog, run.keys, holding, staged))
         else:
             proof.statements.append(BY_PYARROW + delete_statement(erasure.table, catalog, run.keys))
-        found = run.survey()
+        found = _drop_dangling(run, proof, name)
         if found.live_in(run.current):
             on_progress("rewriting the files a merge-on-read delete masked")
             proof.statements.append(rewrite_masked(session(), erasure.table, catalog))
-            found = run.survey()
+            found = _drop_dangling(run, proof, name)
         if still := found.live_in(run.current):
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the DELETE the current snapshot "
                                  f"still reads {len(still)} file(s) holding a key: {', '.join(sorted(still))}")
@@ -219,6 +221,18 @@ def _erase(
             lambda: _fresh(reader, erasure.table), {p: found.stored[p] for p in found.manifest_orphans},
             run.filesystems, manifests)
     _prove(run, proof)
+
+
+def _drop_dangling(run: _Run, proof: TableProof, name: str) -> Survey:
+    """Storage after the delete; a delete file holding a key that applies to no row any more (an equality
+    delete keyed on the subject, once the files it served are rewritten) removed from the current snapshot."""
+    found = run.survey()
+    held = found.live_in(run.current)
+    if held and (dropped := drop_dangling(name, lambda: _fresh(run.reader, run.erasure.table), frozenset(held))):
+        run.on_progress(f"removed {len(dropped)} delete file(s) that hold a key and apply to no row")
+        proof.statements.append(drop_dangling_text(run.erasure.table, run.reader.config.name, dropped))
+        found = run.survey()
+    return found
 
 
 def _prove(run: _Run, proof: TableProof) -> None:

@@ -8,22 +8,18 @@ temporary view the runtime registers from data, so every statement here is the s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 
 from compiler.erasure.plan import ErasurePreview
 from compiler.model.names import format_name
 from compiler.model.table import ColumnPath
 from compiler.render.env import render
-from compiler.render.filters import literal, qualified, string_map, time_literal
+from compiler.render.filters import literal, qualified, string_map
 
 JAVA_LONG_MAX = 2**63 - 1
 # rewrite exactly the files that have delete files, whatever their size: the rows a merge-on-read DELETE
 # masked are still in them
 REWRITE_MASKED = {"delete-file-threshold": "1", "min-file-size-bytes": "0",
                   "max-file-size-bytes": str(JAVA_LONG_MAX)}
-# with explicit ids, expire_snapshots would also apply the table's default age (5 days): the epoch keeps
-# every snapshot that is not named
-KEEP_UNNAMED = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def delete_sql(table: Sequence[str], columns: Sequence[tuple[ColumnPath, str]], view: str) -> str:
@@ -38,13 +34,6 @@ def rewrite_sql(table: Sequence[str], catalog: str) -> str:
     table is named with its catalog, as maintain names it: a namespace named like the catalog resolves."""
     return render("call_procedure", catalog=catalog, procedure="rewrite_data_files", arguments=[
         ("table", literal(qualified((catalog, *table)))), ("options", string_map(REWRITE_MASKED))])
-
-
-def expire_sql(table: Sequence[str], catalog: str, snapshot_ids: Sequence[int]) -> str:
-    """Expire exactly these snapshots (the files only they read are deleted); every other one stays."""
-    return render("call_procedure", catalog=catalog, procedure="expire_snapshots", arguments=[
-        ("table", literal(qualified((catalog, *table)))), ("older_than", time_literal("timestamptz", KEEP_UNNAMED)),
-        ("snapshot_ids", "array(" + ", ".join(f"{int(s)}L" for s in sorted(snapshot_ids)) + ")")])
 
 
 def render_preview(preview: ErasurePreview) -> str:

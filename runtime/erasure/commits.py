@@ -19,6 +19,9 @@ Spark still rewrites the files in the cases ``arrow_rewrite.LeftToSpark`` names.
 - The expiry (``expire``) removes exactly the snapshots named, then deletes what only they reached (their
   manifest lists, manifests, data and delete files), as Iceberg's reachability cleanup does: a file some
   kept snapshot reads as live stays.
+- A delete file that holds a key (an equality delete keyed on the subject, as Flink's upserts write them)
+  is removed from the current snapshot once it applies to no live data file (``drop_dangling``): after the
+  files it served are rewritten, which the delete itself or Spark's rewrite_data_files does.
 
 ``TABLEPOLICY_ERASE_PAUSE`` (seconds) makes each step wait once before its commit and before deleting files:
 the tests that kill erase between its steps from outside, or append while its delete runs, need the windows
@@ -78,8 +81,6 @@ AVRO_COMPRESSION = "write.avro.compression-codec"
 ERASURE = "tablepolicy.operation"
 READ_SNAPSHOT = "tablepolicy.erasure.read-snapshot-id"
 FILE_PATH_FIELD = 2147483546  # a position delete file's file_path column: equal bounds name the one file it serves
-TOTALS = ("total-data-files", "total-delete-files", "total-records", "total-files-size", "total-position-deletes",
-          "total-equality-deletes")
 V3_FIELDS = [f.name for f in DATA_FILE_TYPE[3].fields]
 Result = TypeVar("Result")
 
@@ -97,6 +98,11 @@ def rewrite_manifests_text(table: Sequence[str], catalog: str) -> str:
 def expire_text(table: Sequence[str], catalog: str, snapshot_ids: Sequence[int]) -> str:
     return (f"-- expire snapshots of {qualified((catalog, *table))}: "
             + ", ".join(str(s) for s in sorted(snapshot_ids)) + " (their files no other snapshot reads are deleted)")
+
+
+def drop_dangling_text(table: Sequence[str], catalog: str, paths: Sequence[str]) -> str:
+    return (f"-- remove delete files of {qualified((catalog, *table))} that hold a key and apply to no live row: "
+            f"{len(paths)} file(s)")
 
 
 def pause() -> None:
@@ -264,17 +270,7 @@ def _overwrite(table: Table, staged: StagedRewrite) -> None:
         raise Conflict("the table has no current snapshot any more")
     _check_window(table, staged.snapshot_id, commit.head)
     sources = staged.sources
-    kept: list[ManifestFile] = []
-    removed: list[ManifestEntry] = []
-    for manifest in READS.manifests(table.io, commit.head):
-        entries = READS.entries(table.io, manifest, discard_deleted=True)
-        drop = [e for e in entries if _replaced(e.data_file, sources)]
-        if not drop:
-            kept.append(manifest)
-            continue
-        removed += drop
-        if rest := [(ManifestEntryStatus.EXISTING, e) for e in entries if not _replaced(e.data_file, sources)]:
-            kept.append(commit.manifest(manifest.content, manifest.partition_spec_id, rest))
+    kept, removed = _without(commit, lambda file: _replaced(file, sources))
     found = {normalize(e.data_file.file_path) for e in removed if e.data_file.content == DataFileContent.DATA}
     if found != sources:
         raise Conflict(f"Missing required files to delete: {', '.join(sorted(sources - found))} (a concurrent "
@@ -284,25 +280,92 @@ def _overwrite(table: Table, staged: StagedRewrite) -> None:
     for spec_id in sorted({f.spec_id for f in added}):
         new.append(commit.manifest(ManifestContent.DATA, spec_id, [
             (ManifestEntryStatus.ADDED, _entry(commit.snapshot_id, f)) for f in added if f.spec_id == spec_id]))
-    version = table.metadata.format_version
+    summary = _summary(commit, Operation.OVERWRITE, added, removed, {READ_SNAPSHOT: str(staged.snapshot_id)})
+    commit.commit([*new, *_deleted_manifests(commit, removed), *kept], summary)
+
+
+def _without(commit: _Commit, dropped: Callable[[DataFile], bool]) -> tuple[list[ManifestFile], list[ManifestEntry]]:
+    """The head's manifests without the live entries ``dropped`` names (a manifest holding one written again
+    with the others as existing entries), and those entries."""
+    assert commit.head is not None
+    kept: list[ManifestFile] = []
+    removed: list[ManifestEntry] = []
+    for manifest in READS.manifests(commit.table.io, commit.head):
+        entries = READS.entries(commit.table.io, manifest, discard_deleted=True)
+        drop = [e for e in entries if dropped(e.data_file)]
+        if not drop:
+            kept.append(manifest)
+            continue
+        removed += drop
+        if rest := [(ManifestEntryStatus.EXISTING, e) for e in entries if not dropped(e.data_file)]:
+            kept.append(commit.manifest(manifest.content, manifest.partition_spec_id, rest))
+    return kept, removed
+
+
+def _deleted_manifests(commit: _Commit, removed: list[ManifestEntry]) -> list[ManifestFile]:
+    """The removed files' deleted entries, data and delete files apart, without column bounds (the keys)."""
+    version = commit.metadata.format_version
+    written = []
     for content in (ManifestContent.DATA, ManifestContent.DELETES):
         data = content == ManifestContent.DATA
         group = [e for e in removed if (e.data_file.content == DataFileContent.DATA) == data]
         for spec_id in sorted({e.data_file.spec_id for e in group}):
-            new.append(commit.manifest(content, spec_id, [
+            written.append(commit.manifest(content, spec_id, [
                 (ManifestEntryStatus.DELETED, _deleted(commit.snapshot_id, e, version))
                 for e in group if e.data_file.spec_id == spec_id]))
+    return written
+
+
+def _summary(commit: _Commit, operation: Operation, added: list[DataFile], removed: list[ManifestEntry],
+             properties: dict[str, str]) -> Summary:
     collector = SnapshotSummaryCollector()
-    specs, schema = table.metadata.specs(), table.metadata.schema()
+    specs, schema = commit.metadata.specs(), commit.metadata.schema()
     for file in added:
         collector.add_file(file, schema, specs[file.spec_id])
     for entry in removed:
         collector.remove_file(entry.data_file, schema, specs[entry.data_file.spec_id])
-    summary = update_snapshot_summaries(
-        Summary(Operation.OVERWRITE, **collector.build(),
-                **{ERASURE: "erasure", READ_SNAPSHOT: str(staged.snapshot_id)}),
-        commit.head.summary)
-    commit.commit([*new, *kept], summary)
+    assert commit.head is not None
+    counted = update_snapshot_summaries(Summary(Operation.DELETE, **collector.build()),
+                                        commit.head.summary)  # the totals, computed for any operation
+    return Summary(operation, **{**counted.additional_properties, ERASURE: "erasure", **properties})
+
+
+def drop_dangling(name: str, latest: Callable[[], Table], held: frozenset[str]) -> list[str]:
+    """Remove from the current snapshot the delete files among ``held`` (files holding a key, normalized)
+    that apply to no live data file: an equality delete keyed on the subject (a Flink upsert's) once every
+    older file of its partition is rewritten. Returns those removed."""
+    return _retried(f"{name}: erasure: remove the delete files that hold a key and apply to no row",
+                    lambda: _drop_dangling(latest(), held))
+
+
+def _drop_dangling(table: Table, held: frozenset[str]) -> list[str]:
+    commit = _Commit(table)
+    if commit.head is None:
+        return []
+    live = [e for m in READS.manifests(table.io, commit.head) for e in READS.entries(table.io, m, discard_deleted=True)]
+    data = [e for e in live if e.data_file.content == DataFileContent.DATA]
+    unpartitioned = {spec_id for spec_id, spec in table.metadata.specs().items() if not spec.fields}
+    dangling = {normalize(e.data_file.file_path) for e in live
+                if e.data_file.content != DataFileContent.DATA and normalize(e.data_file.file_path) in held
+                and not any(_applies(e, d, unpartitioned) for d in data)}
+    if not dangling:
+        return []
+    kept, removed = _without(commit, lambda file: normalize(file.file_path) in dangling)
+    commit.commit([*_deleted_manifests(commit, removed), *kept], _summary(commit, Operation.REPLACE, [], removed, {}))
+    return sorted(dangling)
+
+
+def _applies(delete: ManifestEntry, data: ManifestEntry, unpartitioned: set[int]) -> bool:
+    """Whether a delete file may apply to a data file (the spec's sequence number and partition rules)."""
+    file, sequence, data_sequence = delete.data_file, delete.sequence_number or 0, data.sequence_number or 0
+    if file.spec_id not in unpartitioned and (file.spec_id, file.partition) != (data.data_file.spec_id,
+                                                                                data.data_file.partition):
+        return False
+    if file.content == DataFileContent.EQUALITY_DELETES:
+        return data_sequence < sequence
+    referenced = _referenced_data_file(file)
+    return data_sequence <= sequence and (referenced is None or normalize(referenced)
+                                          == normalize(data.data_file.file_path))
 
 
 def _overwrite_latest(latest: Callable[[], Table], staged: StagedRewrite) -> None:
@@ -373,9 +436,8 @@ def _rewrite_manifests(table: Table, revealing: frozenset[str]) -> int:
         if live:
             written.append(commit.manifest(manifest.content, manifest.partition_spec_id,
                                            [(ManifestEntryStatus.EXISTING, e) for e in live]))
-    previous = commit.head.summary or Summary(Operation.APPEND)
-    summary = Summary(Operation.REPLACE, **{k: previous[k] for k in TOTALS if k in previous.additional_properties},
-                      **{"manifests-replaced": str(len(chosen)), "manifests-created": str(len(written)),
-                         "manifests-kept": str(len(manifests) - len(chosen)), ERASURE: "erasure"})
+    summary = _summary(commit, Operation.REPLACE, [], [], {
+        "manifests-replaced": str(len(chosen)), "manifests-created": str(len(written)),
+        "manifests-kept": str(len(manifests) - len(chosen))})
     commit.commit([*written, *(m for m in manifests if m not in chosen)], summary)
     return len(chosen)

@@ -317,3 +317,52 @@ def test_files_an_equality_delete_applies_to_are_rewritten_by_spark(lake: Lake, 
     lake.spark._jsparkSession.sessionState().catalogManager().reset()
     assert {r[0] for r in lake.spark.sql("SELECT event_id FROM lake.privacy.upserted").collect()} == events
 
+
+
+def equality_delete_of_subjects(lake: Lake, name: str, uids: list[str]) -> str:
+    """Someone else's equality delete keyed on ``user.uid`` (a Flink upsert keyed on the subject): the file
+    holds the uids themselves, in the partition of the table's first file. Returns its location."""
+    spark, jvm = lake.spark, lake.spark._jvm
+    lake.reload()
+    table = jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, f"lake.privacy.{name}")
+    partition = table.newScan().planFiles().iterator().next().file().partition()
+    uid, user = table.schema().findField("user.uid").fieldId(), table.schema().findField("user").fieldId()
+    location = f"{table.location()}/data/equality-delete-by-subject.parquet"
+    local = Path(location.removeprefix("file:").removeprefix("//"))
+    field = pa.field("uid", pa.string(), True, {b"PARQUET:field_id": str(uid).encode()})
+    schema = pa.schema([pa.field("user", pa.struct([field]), True, {b"PARQUET:field_id": str(user).encode()})])
+    pq.write_table(pa.table({"user": pa.array([{"uid": u} for u in uids], pa.struct([field]))}, schema=schema), local)
+    ids = spark.sparkContext._gateway.new_array(jvm.int, 1)
+    ids[0] = uid
+    delete = (jvm.org.apache.iceberg.FileMetadata.deleteFileBuilder(table.spec()).ofEqualityDeletes(ids)
+              .withPath(location).withFormat(jvm.org.apache.iceberg.FileFormat.PARQUET)
+              .withFileSizeInBytes(local.stat().st_size).withPartition(partition).withRecordCount(len(uids)).build())
+    table.newRowDelta().addDeletes(delete).commit()
+    return str(local)
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_an_equality_delete_file_holding_a_key_goes_and_its_other_deletes_stand(
+    lake: Lake, tmp_path: Path, mode: str
+) -> None:
+    """An equality delete file keyed on the subject holds the key itself: erase rewrites the files it served
+    (in Spark: pyiceberg cannot read them) and then removes it, the key is gone from storage, and the rows it
+    deleted of a kept user stay deleted."""
+    name = "keyed_upserts_" + mode.replace("-", "_")
+    policies, table, _ = make(lake, tmp_path, name, mode)
+    delete_file = equality_delete_of_subjects(lake, name, ["u'1", "u3"])  # an erased key and a kept one
+    lake.reload()
+    rows = lambda: sorted(r[0] for r in lake.spark.sql(  # noqa: E731
+        f"SELECT event_id FROM lake.privacy.{name} WHERE user.uid NOT IN ({SQL_KEYS})").collect())
+    visible = rows()
+    assert len(visible) == 2 * 3 + 3 * 3 * 2 - 3  # u3's three rows of the delete's partition are gone
+    assert delete_file in keys_in_storage(table.location(), KEYS)
+
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    (result,) = proof["tables"]
+    assert result["state"] == "complete", result
+    assert any(s.startswith("-- remove delete files of ") for s in result["statements"]), result["statements"]
+    assert keys_in_storage(table.location(), KEYS) == {}
+    assert not Path(delete_file).exists()
+    assert rows() == visible  # u3's deleted rows did not come back
