@@ -9,10 +9,18 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from pyiceberg.manifest import DataFile, DataFileContent, ManifestEntryStatus
+from pyiceberg.manifest import DataFile, DataFileContent, ManifestEntry, ManifestEntryStatus
+from pyiceberg.typedef import Record
 
 from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
-from runtime.erasure.commits import FILE_PATH_FIELD, _replaced, commit_rewrite, expire, rewrite_manifests
+from runtime.erasure.commits import (
+    FILE_PATH_FIELD,
+    _applies,
+    _replaced,
+    commit_rewrite,
+    expire,
+    rewrite_manifests,
+)
 from runtime.erasure.survey import table_reach
 from runtime.manifests import READS
 from runtime.orphans import normalize
@@ -143,3 +151,32 @@ def test_the_expiry_deletes_what_only_the_expired_snapshots_read(tmp_path: Path)
     assert not any(Path(p).exists() for p in deleted)
     assert users(table, first) == kept_rows  # time travel to the kept history still works
     assert users(table, erased).count("u1") == 2
+
+
+def entry(content: DataFileContent, sequence: int, partition: str, spec_id: int = 0, **file: Any) -> Any:
+    data_file = DataFile.from_args(content=content, file_path=file.pop("path", "/w/x.parquet"),
+                                   partition=Record(partition), **file)
+    data_file.spec_id = spec_id
+    return ManifestEntry.from_args(status=ManifestEntryStatus.EXISTING, snapshot_id=1, sequence_number=sequence,
+                                   file_sequence_number=sequence, data_file=data_file)
+
+
+EQ, POS, DATA = DataFileContent.EQUALITY_DELETES, DataFileContent.POSITION_DELETES, DataFileContent.DATA
+ONE_FILE = {"lower_bounds": {FILE_PATH_FIELD: b"/w/a.parquet"}, "upper_bounds": {FILE_PATH_FIELD: b"/w/a.parquet"}}
+APPLIES = {
+    "an equality delete, an older file of its partition": (entry(EQ, 5, "eu"), entry(DATA, 4, "eu"), True),
+    "an equality delete, a file as new as it": (entry(EQ, 5, "eu"), entry(DATA, 5, "eu"), False),
+    "an equality delete, another partition": (entry(EQ, 5, "eu"), entry(DATA, 4, "us"), False),
+    "an unpartitioned equality delete, any partition": (entry(EQ, 5, "", spec_id=1), entry(DATA, 4, "us"), True),
+    "position deletes, a file as new as them": (entry(POS, 5, "eu"), entry(DATA, 5, "eu"), True),
+    "position deletes of one file, another file": (entry(POS, 5, "eu", **ONE_FILE),
+                                                   entry(DATA, 4, "eu", path="/w/b.parquet"), False),
+    "position deletes of one file, that file": (entry(POS, 5, "eu", **ONE_FILE),
+                                                entry(DATA, 4, "eu", path="/w/a.parquet"), True),
+}
+
+
+@pytest.mark.parametrize("case", APPLIES.values(), ids=APPLIES.keys())
+def test_whether_a_delete_file_still_applies(case: tuple[Any, Any, bool]) -> None:
+    delete, data, applies = case
+    assert _applies(delete, data, unpartitioned={1}) is applies
