@@ -180,3 +180,12 @@ APPLIES = {
 def test_whether_a_delete_file_still_applies(case: tuple[Any, Any, bool]) -> None:
     delete, data, applies = case
     assert _applies(delete, data, unpartitioned={1}) is applies
+
+
+def test_a_conflict_leaves_no_manifest_behind(tmp_path: Path) -> None:
+    table = lake(tmp_path)
+    _, staged = staged_eu(table)
+    table.delete("event_id == 1")  # replaces an eu file the rewrite read
+    metadata = set((tmp_path / "privacy" / "events" / "metadata").iterdir())
+    commit_rewrite("privacy.events", table.refresh, staged, lambda latest: LeftToSpark("the test stops here"))
+    assert set((tmp_path / "privacy" / "events" / "metadata").iterdir()) == metadata

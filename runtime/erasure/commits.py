@@ -273,6 +273,7 @@ def _overwrite(table: Table, staged: StagedRewrite) -> None:
     kept, removed = _without(commit, lambda file: _replaced(file, sources))
     found = {normalize(e.data_file.file_path) for e in removed if e.data_file.content == DataFileContent.DATA}
     if found != sources:
+        commit.discard()  # the manifests it wrote already
         raise Conflict(f"Missing required files to delete: {', '.join(sorted(sources - found))} (a concurrent "
                        "commit replaced them)")
     added = [file for rewritten in staged.files for file in rewritten.data_files]
