@@ -49,8 +49,10 @@ def no_restage(table: Any) -> StagedRewrite | LeftToSpark:
     raise AssertionError("nothing conflicted: the rewrite is not staged again")
 
 
-def test_the_delete_swaps_the_files_and_keeps_no_key_as_a_bound(tmp_path: Path) -> None:
-    table = lake(tmp_path)
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_the_delete_swaps_the_files_and_keeps_no_key_as_a_bound(tmp_path: Path, version: str) -> None:
+    table = lake(tmp_path, **{"format-version": version})
+    assert table.metadata.format_version == int(version)
     before = users(table)
     holding, staged = staged_eu(table)
     commit_rewrite("privacy.events", table.refresh, staged, no_restage)

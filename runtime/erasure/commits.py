@@ -305,14 +305,13 @@ def _without(commit: _Commit, dropped: Callable[[DataFile], bool]) -> tuple[list
 
 def _deleted_manifests(commit: _Commit, removed: list[ManifestEntry]) -> list[ManifestFile]:
     """The removed files' deleted entries, data and delete files apart, without column bounds (the keys)."""
-    version = commit.metadata.format_version
     written = []
     for content in (ManifestContent.DATA, ManifestContent.DELETES):
         data = content == ManifestContent.DATA
         group = [e for e in removed if (e.data_file.content == DataFileContent.DATA) == data]
         for spec_id in sorted({e.data_file.spec_id for e in group}):
             written.append(commit.manifest(content, spec_id, [
-                (ManifestEntryStatus.DELETED, _deleted(commit.snapshot_id, e, version))
+                (ManifestEntryStatus.DELETED, _deleted(commit.snapshot_id, e))
                 for e in group if e.data_file.spec_id == spec_id]))
     return written
 
@@ -413,14 +412,17 @@ def _entry(snapshot_id: int, file: DataFile) -> ManifestEntry:
     return ManifestEntry.from_args(status=ManifestEntryStatus.ADDED, snapshot_id=snapshot_id, data_file=file)
 
 
-def _deleted(snapshot_id: int, entry: ManifestEntry, version: int) -> ManifestEntry:
-    """The entry of a file this commit removes, without its column bounds: they are what erasure removes."""
-    fields = {f.name: getattr(entry.data_file, f.name) for f in DATA_FILE_TYPE[version].fields}
-    file = DataFile.from_args(_table_format_version=version, **{**fields, "lower_bounds": None, "upper_bounds": None})  # type: ignore[arg-type]
-    file.spec_id = entry.data_file.spec_id
+def _deleted(snapshot_id: int, entry: ManifestEntry) -> ManifestEntry:
+    """The entry of a file this commit removes, without its column bounds: they are what erasure removes.
+    (The file is copied field by field in the shape pyiceberg read it, v2's or v3's whatever the table's.)"""
+    file = entry.data_file
+    shape = next(v for v in (2, 3) if len(DATA_FILE_TYPE[v].fields) == len(file))
+    fields = {f.name: file[i] for i, f in enumerate(DATA_FILE_TYPE[shape].fields)}
+    stripped = DataFile.from_args(_table_format_version=shape, **{**fields, "lower_bounds": None, "upper_bounds": None})  # type: ignore[arg-type]
+    stripped.spec_id = file.spec_id
     return ManifestEntry.from_args(status=ManifestEntryStatus.DELETED, snapshot_id=snapshot_id,
                                    sequence_number=entry.sequence_number,
-                                   file_sequence_number=entry.file_sequence_number, data_file=file)
+                                   file_sequence_number=entry.file_sequence_number, data_file=stripped)
 
 
 def _rewrite_manifests(table: Table, revealing: frozenset[str]) -> int:
