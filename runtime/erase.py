@@ -127,9 +127,13 @@ class _Run:
 
     def survey(self, *, independent: bool = False) -> Survey:
         """Storage as it is now (``independent``: every file read again, nothing remembered)."""
-        self.table = _fresh(self.reader, self.erasure.table)
+        self.table = self.latest()
         files = self.reader_of_files() if independent else self.files
         return survey(self.table, files, self.filesystems, self.on_progress)
+
+    def latest(self) -> Table:
+        """The table as the catalog holds it now."""
+        return _fresh(self.reader, self.erasure.table)
 
     def reader_of_files(self) -> FileReader:
         return FileReader(self.keys, truncations(self.table.properties))
@@ -166,8 +170,7 @@ def _erase(
     current = found.live_in(run.current)
     proof.files_with_keys = sorted(found.held)
     proof.rows_before = sum(found.held[f].rows for f in current)
-    name = format_name(erasure.table)
-    latest = lambda: _fresh(reader, erasure.table)  # noqa: E731
+    name, latest = format_name(erasure.table), run.latest
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
         holding = frozenset(current)
@@ -212,14 +215,13 @@ def _erase(
     if found.orphans:
         on_progress(f"deleting {len(found.orphans)} unreferenced file(s) that hold a key")
         pause()
-        proof.orphans_deleted = delete_unreferenced(lambda: _fresh(reader, erasure.table),
-                                                    {p: found.stored[p] for p in found.orphans}, run.filesystems)
+        proof.orphans_deleted = delete_unreferenced(latest, {p: found.stored[p] for p in found.orphans},
+                                                    run.filesystems)
     if found.manifest_orphans:
         on_progress(f"deleting {len(found.manifest_orphans)} unreferenced manifest(s) whose column bounds hold a key")
         pause()
         proof.manifests_deleted = delete_unreferenced(
-            lambda: _fresh(reader, erasure.table), {p: found.stored[p] for p in found.manifest_orphans},
-            run.filesystems, manifests)
+            latest, {p: found.stored[p] for p in found.manifest_orphans}, run.filesystems, manifests)
     _prove(run, proof)
 
 
@@ -228,7 +230,7 @@ def _drop_dangling(run: _Run, proof: TableProof, name: str) -> Survey:
     delete keyed on the subject, once the files it served are rewritten) removed from the current snapshot."""
     found = run.survey()
     held = found.live_in(run.current)
-    if held and (dropped := drop_dangling(name, lambda: _fresh(run.reader, run.erasure.table), frozenset(held))):
+    if held and (dropped := drop_dangling(name, run.latest, frozenset(held))):
         run.on_progress(f"removed {len(dropped)} delete file(s) that hold a key and apply to no row")
         proof.statements.append(drop_dangling_text(run.erasure.table, run.reader.config.name, dropped))
         found = run.survey()
