@@ -137,6 +137,7 @@ def commit_rewrite(name: str, latest: Callable[[], Table], staged: StagedRewrite
             raise
     raise AssertionError("unreachable: the last attempt returns or raises")
 
+
 def rewrite_manifests(name: str, latest: Callable[[], Table], revealing: frozenset[str]) -> int:
     """Write the current snapshot's manifests in ``revealing`` (normalized paths) again with their live
     entries only; returns how many were rewritten."""
