@@ -47,15 +47,17 @@ LIFECYCLE = """  snapshots: {max_age: 1d, min_keep: 2}
 
 
 def make_table(lake: Lake, tmp_path: Path, name: str, lifecycle: str) -> tuple[Path, Path]:
-    """The table with six commits; ids 1xx are 60 days old, 2xx a day old. Returns (policies, data dir)."""
+    """The table with six commits; ids 1xx are 60 days old, 2xx from yesterday. Returns (policies, data dir)."""
     text = POLICY.format(name=name, lifecycle=lifecycle)
     converge(lake, text)
     policies = tmp_path / name
     policies.mkdir()
     (policies / "t.yaml").write_text(text)
-    now = datetime.now(UTC)
+    # yesterday's noon, whatever the hour now: the six recent rows fall in one day partition (an hourly spread
+    # back from now split them across two days before 06:00 UTC, and compaction then left a partition alone)
+    noon = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - timedelta(days=1)
     for i in range(6):
-        old, recent = now - timedelta(days=60, hours=i), now - timedelta(days=1, hours=i)
+        old, recent = noon - timedelta(days=60, hours=i), noon - timedelta(hours=i)
         lake.spark.sql(f"INSERT INTO lake.maint.{name} VALUES "
                        f"({100 + i}, TIMESTAMP '{old.isoformat(' ')}', 'old'), "
                        f"({200 + i}, TIMESTAMP '{recent.isoformat(' ')}', 'recent')")
