@@ -178,11 +178,15 @@ class ManifestRead:
 
 @dataclass(frozen=True)
 class ListRead:
-    """One manifest list: its manifests (normalized paths) and the live files they list together."""
+    """One manifest list: its manifests and the live files they list together."""
 
-    manifests: frozenset[str]
+    uris: dict[str, str]  # normalized path -> as spelled, for each manifest
     live: frozenset[str]
-    uris: dict[str, str] = field(default_factory=dict)  # normalized path -> as spelled, for each manifest
+
+    @property
+    def manifests(self) -> frozenset[str]:
+        """Normalized paths of its manifests."""
+        return frozenset(self.uris)
 
 
 @dataclass
@@ -204,7 +208,7 @@ class MetadataCache:
                     self.manifests[path] = self._read(manifest, io)
                 uris[path] = manifest.manifest_path
                 live |= self.manifests[path].live.keys()
-            self.lists[snapshot.manifest_list] = ListRead(frozenset(uris), frozenset(live), uris)
+            self.lists[snapshot.manifest_list] = ListRead(uris, frozenset(live))
         return self.lists[snapshot.manifest_list]
 
     def _read(self, manifest: ManifestFile, io: FileIO) -> ManifestRead:
