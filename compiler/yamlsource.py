@@ -7,8 +7,9 @@ Parsing uses libyaml (PyYAML's C composer) for speed, then resolves plain scalar
 core schema, as ruamel and most editors do: ``yes``/``no``/``on``/``off`` stay strings and
 ``2024-01-01`` is not a date.
 
-A small file costs what a small file should: nesting is limited to ``MAX_DEPTH`` levels (checked before
-libyaml's recursive composer sees a pathological text), a recursive alias is refused, and aliases may
+A small file costs what a small file should: nesting is limited to ``MAX_DEPTH`` levels (measured by
+``compiler.yamldepth`` before any parser sees the text, so the limit and its finding are the same on every
+PyYAML and ruamel release), a recursive alias is refused, and aliases may
 expand a document to at most ``ALIAS_BUDGET`` nodes per byte of text ("billion laughs").
 """
 
@@ -23,6 +24,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from compiler import codes
 from compiler.diagnostics import Diagnostic, Location, Severity
+from compiler.yamldepth import first_too_deep
 
 try:
     from yaml import CBaseLoader as _BaseLoader
@@ -55,7 +57,6 @@ _MAX_DIGITS = 100  # an integer longer than this fits nothing a policy holds (Ja
 MAX_DEPTH = 200  # nested mappings and lists; 64 nested struct types take about 200
 ALIAS_BUDGET = 4  # nodes an alias-using document may expand to, per byte of its text (plus a floor below)
 _ALIAS_FLOOR = 10_000
-_COMPOSE_SAFE = 2_000  # nested levels libyaml composes in ~0.6 MB of C stack (8 MB holds ~25,000)
 
 
 @dataclass
@@ -151,29 +152,18 @@ def parse_yaml(text: str, file: str) -> YamlDocument | Diagnostic:
 
 
 def _too_deep_to_compose(text: str, file: str) -> Diagnostic | None:
-    """libyaml composes recursively in C: a text that could nest thousands of levels is measured first.
+    """A text nesting deeper than ``MAX_DEPTH``, measured by the tool's own scanner before a parser sees it:
+    libyaml composes recursively in C and newer PyYAML stops at its own limit with a syntax error.
 
     Every nesting level opens with one of ``[ { - : ?``, so a text with few of them is safe without a look.
     """
-    if len(text) < _COMPOSE_SAFE or sum(text.count(c) for c in "[{-:?") < _COMPOSE_SAFE:
+    if sum(text.count(c) for c in "[{-:?") <= MAX_DEPTH:
         return None
-    depth = 0
-    try:
-        for event in yaml.parse(text, Loader=_Loader):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_DEPTH:
-                    return _nested_too_deep(file, event.start_mark)
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-    except yaml.YAMLError:
-        return None  # compose reports it with its position
-    return None
-
-
-def _nested_too_deep(file: str, mark: Any) -> Diagnostic:
-    return Diagnostic(codes.TP005, Severity.ERROR, Location(file, mark.line + 1, mark.column + 1),
-                      f"nesting deeper than {MAX_DEPTH} levels", _DEPTH_HINT)
+    where = first_too_deep(text, limit=MAX_DEPTH)
+    if where is None:
+        return None
+    return Diagnostic(codes.TP005, Severity.ERROR, Location(file, *where), f"nesting deeper than {MAX_DEPTH} levels",
+                      _DEPTH_HINT)
 
 
 _DEPTH_HINT = "a policy nests a few levels; check for unclosed brackets or a generated file gone wrong"
