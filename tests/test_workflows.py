@@ -51,13 +51,15 @@ def test_tool_is_installed_from_this_commit_never_by_name(path: Path) -> None:
     installs = [s["run"] for job in load(path)["jobs"].values() for s in job["steps"]
                 if "pip install" in s.get("run", "")]
     assert installs, "each workflow installs tablepolicy"
-    assert all(line.strip() in ('pip install "."', 'pip install ".[spark]"') for line in installs), installs
+    locked = "pip install --require-hashes --no-deps -r requirements/{}.lock && pip install --no-deps --no-build-isolation ."
+    assert all(line.strip() in (locked.format("core"), locked.format("spark")) for line in installs), installs
 
 
 @pytest.mark.parametrize("path", POLICY_WORKFLOWS, ids=lambda p: p.stem)
 def test_repository_workflows_are_the_init_templates(path: Path) -> None:
     """What `tablepolicy init` writes for users is exactly what this repository runs (with its install)."""
-    assert path.read_text(encoding="utf-8") == workflow(path.name, "."), "regenerate from runtime/scaffold/workflows"
+    assert path.read_text(encoding="utf-8") == workflow(path.name, ".", locked=True), \
+        "regenerate from runtime/scaffold/workflows"
 
 
 @pytest.mark.parametrize("path", POLICY_WORKFLOWS, ids=lambda p: p.stem)

@@ -3,8 +3,8 @@
 Writes the five workflows (installing tablepolicy from a pinned requirement, never an unpinned name),
 org rules, a commented example table with its namespace defaults, the editor schema and its header,
 a catalog configuration template and a pre-commit configuration running validate and fmt --check.
-This repository's own ``.github/workflows/tablepolicy-*.yml`` are these templates rendered with
-``pip install "."``, and a test keeps them equal.
+This repository's own ``.github/workflows/tablepolicy-*.yml`` are these templates rendered with its
+lock files and ``"."`` (``workflow(name, ".", locked=True)``), and a test keeps them equal.
 """
 
 from __future__ import annotations
@@ -44,9 +44,21 @@ def check_spec(spec: str) -> None:
                             f"catalog credentials; pin it (e.g. {DEFAULT_SPEC!r}) or use a git URL with a commit")
 
 
-def workflow(name: str, spec: str) -> str:
+def install_command(spec: str, *, spark: bool, locked: bool = False) -> str:
+    """The workflow step that installs tablepolicy. ``locked`` is this repository's own form: every package
+    from its hash-pinned lock (``requirements/core.lock``, or ``spark.lock`` for the Spark jobs), then this
+    checkout without resolving anything again."""
+    if locked:
+        lock = "spark" if spark else "core"
+        return (f"pip install --require-hashes --no-deps -r requirements/{lock}.lock"
+                f" && pip install --no-deps --no-build-isolation {spec}")
+    return f'pip install "{spark_spec(spec) if spark else spec}"'
+
+
+def workflow(name: str, spec: str, *, locked: bool = False) -> str:
     template = resources.files(__package__).joinpath("workflows", name).read_text(encoding="utf-8")
-    return template.replace("__SPEC_SPARK__", spark_spec(spec)).replace("__SPEC__", spec)
+    return (template.replace("__INSTALL_SPARK__", install_command(spec, spark=True, locked=locked))
+            .replace("__INSTALL__", install_command(spec, spark=False, locked=locked)))
 
 
 def schema_header(file: Path, root: Path) -> str:
