@@ -8,11 +8,12 @@ STAMP  := $(VENV)/.installed-stamp
 
 # Installs come from the lock (requirements/dev.lock: every package pinned with its hashes, see make lock), into a
 # venv made afresh whenever the lock changes, so every machine runs the same product whatever PyPI released today.
-$(STAMP): pyproject.toml requirements/dev.lock
+$(STAMP): pyproject.toml requirements/dev.lock requirements/s3a-jars.txt
 	$(PYTHON) -m venv --clear $(VENV)
 	$(BIN)/pip install -q --require-hashes --no-deps -r requirements/dev.lock
 	$(BIN)/pip install -q --no-deps --no-build-isolation -e .
 	$(BIN)/pip check
+	bash scripts/s3a-jars.sh $(VENV)
 	touch $(STAMP)
 
 # Regenerate requirements/*.lock after changing a dependency in pyproject.toml (keeps every other pin);
