@@ -51,7 +51,8 @@ def test_tool_is_installed_from_this_commit_never_by_name(path: Path) -> None:
     installs = [s["run"] for job in load(path)["jobs"].values() for s in job["steps"]
                 if "pip install" in s.get("run", "")]
     assert installs, "each workflow installs tablepolicy"
-    locked = "pip install --require-hashes --no-deps -r requirements/{}.lock && pip install --no-deps --no-build-isolation ."
+    locked = ("pip install --require-hashes --no-deps -r requirements/{}.lock"
+              " && pip install --no-deps --no-build-isolation .")
     assert all(line.strip() in (locked.format("core"), locked.format("spark")) for line in installs), installs
 
 
