@@ -1,14 +1,11 @@
-"""Catalog targeting and credentials through the installed CLI, as a user types it: a catalog name no
-configuration defines is refused before anything is created, every output names its catalog, and no
-secret reaches the screen however the URI is written."""
+"""Catalog targeting and credentials through the CLI, as a user types it (run in this process): a catalog name
+no configuration defines is refused before anything is created, every output names its catalog, and no
+secret reaches the screen (or a log) however the URI is written."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,16 +13,9 @@ import pytest
 from compiler.desired import desired_states
 from compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
+from tests.cli_runner import tablepolicy as tool  # no catalog configuration but what the test gives
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOL = str(Path(sys.executable).with_name("tablepolicy"))
-
-
-def tool(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """The installed CLI with no catalog configuration but what the test gives (a clean HOME, no PYICEBERG_*)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYICEBERG_", "TABLEPOLICY_"))}
-    clean |= {"HOME": str(cwd), "NO_COLOR": "1"} | (env or {})
-    return subprocess.run([TOOL, *args], cwd=cwd, env=clean, capture_output=True, text=True, timeout=120, check=False)
 
 
 @pytest.fixture
@@ -145,10 +135,12 @@ URIS = [
                                      ["maintain", "policies"], ["import", "ads.click_log"],
                                      ["apply", "policies", "--auto-approve"],
                                      ["erase", "policies", "--requests", "requests.yaml"]], ids=lambda c: c[0])
-def test_no_output_shows_a_password(project: Path, uri: str, command: list[str]) -> None:
+def test_no_output_shows_a_password(project: Path, uri: str, command: list[str], caplog: pytest.LogCaptureFixture,
+                                    recwarn: pytest.WarningsRecorder) -> None:
     (project / "requests.yaml").write_text("requests:\n  - {id: R1, received: '2026-11-02', keys: {user_id: u1}}\n")
     result = tool(*command, "-c", "prod", cwd=project, env={"PYICEBERG_CATALOG__PROD__URI": uri})
-    output = result.stdout + result.stderr
+    # and what a library logs or warns, which reaches stderr when the CLI runs alone
+    output = result.stdout + result.stderr + caplog.text + "".join(str(w.message) for w in recwarn)
     assert result.returncode == 1, output
     assert "s3cr3t" not in output and "cr3t" not in output, output
     assert "Traceback" not in output and "catalog 'prod'" in output

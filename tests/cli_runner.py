@@ -1,0 +1,87 @@
+"""The CLI as a user types it, run in this process: ``tablepolicy ARGS`` in a working folder, with a clean
+catalog environment, its exit code (usage errors mapped by ``main`` as the installed entry point maps them),
+stdout and stderr apart. Starting a process per case costs about a second; tests whose point is the process
+boundary (bytes across hash seeds, pyspark never imported, locks, a JVM's own output) start one with
+``CLI_COMMAND``, the CLI of the interpreter running the tests."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from typer.testing import CliRunner
+
+from runtime.cli.app import Invocation, main
+
+# ``tablepolicy`` in a new process, from the interpreter running the tests (never a venv path)
+CLI_COMMAND = [sys.executable, "-c", "from runtime.cli.app import main; main()"]
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a user sees, named as ``subprocess.CompletedProcess`` names it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clean_env(home: os.PathLike[str] | str, env: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """Overrides of this process's environment: no PYICEBERG_* or TABLEPOLICY_* but ``env``'s, HOME at
+    ``home`` (no ~/.pyiceberg.yaml of the machine), no colour."""
+    cleared: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("PYICEBERG_", "TABLEPOLICY_"))}
+    return cleared | {"HOME": os.fspath(home), "NO_COLOR": "1"} | dict(env or {})
+
+
+def process_env(home: os.PathLike[str] | str, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment with ``clean_env``'s overrides: for a CLI started as a process."""
+    merged = dict(os.environ)
+    for key, value in clean_env(home, env).items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
+
+
+def tablepolicy_process(*args: str, cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None,
+                        **popen: Any) -> Run:
+    """``tablepolicy ARGS`` in a process of its own (``popen``: more of subprocess.run's arguments)."""
+    done = subprocess.run([*CLI_COMMAND, *args], cwd=cwd, env=process_env(cwd, env), capture_output=True, text=True,
+                          timeout=300, check=False, **popen)
+    return Run(done.returncode, done.stdout, done.stderr)
+
+
+@contextlib.contextmanager
+def _argv(args: list[str]) -> Iterator[None]:
+    saved = sys.argv
+    sys.argv = ["tablepolicy", *args]
+    try:
+        yield
+    finally:
+        sys.argv = saved
+
+
+def tablepolicy(*args: str, cwd: os.PathLike[str] | str, env: Mapping[str, str] | None = None) -> Run:
+    """Run ``tablepolicy ARGS`` in ``cwd`` through ``main``, in the environment of ``clean_env(cwd, env)``. The
+    working folder, environment and ``sys.argv`` are restored afterwards; an exception that escapes the CLI
+    fails the test (a user would see a traceback)."""
+    overrides = clean_env(cwd, env)
+    Invocation.command_ran = False  # as in a new process: main maps click's usage errors until a command runs
+    code: int | str | None = 0
+    with contextlib.chdir(cwd), CliRunner().isolation(env=overrides) as (out, err, _), _argv(list(args)):
+        try:
+            main()
+        except SystemExit as exc:
+            code = exc.code
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    assert isinstance(code, int | None), code
+    return Run(int(code or 0), stdout, stderr)
