@@ -4,10 +4,7 @@ directory plan says about those tables (namespace defaults applied, the same cat
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +14,9 @@ from compiler.desired import desired_states
 from compiler.project import find_project
 from compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
+from tests.cli_runner import tablepolicy as tool
 
 ROOT = Path(__file__).resolve().parents[1]
-TOOL = str(Path(sys.executable).with_name("tablepolicy"))
 
 
 @pytest.mark.parametrize(("given", "policies", "scope", "selected"), [
@@ -40,12 +37,6 @@ def test_how_the_root_is_found(tmp_path: Path, given: str, policies: str, scope:
     assert (found.policies, found.scope, found.selected) == (tmp_path / policies, tmp_path / scope,
                                                               tmp_path / selected)
     assert found.root == (tmp_path / policies).parent
-
-
-def tool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYICEBERG_", "TABLEPOLICY_"))}
-    return subprocess.run([TOOL, *args], cwd=cwd, capture_output=True, text=True, timeout=120, check=False,
-                          env=env | {"HOME": str(cwd), "NO_COLOR": "1"})
 
 
 @pytest.fixture(scope="module")
