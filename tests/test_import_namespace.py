@@ -7,8 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,10 +48,10 @@ from typer.testing import CliRunner
 
 from runtime.cli.app import app
 from tests.catalog_fixtures import embedded_catalog
+from tests.cli_runner import tablepolicy_process
 from tests.pgserver import postgres_server
 
 runner = CliRunner()
-TOOL = str(Path(sys.executable).with_name("tablepolicy"))
 
 
 def orders_schema() -> Schema:
@@ -269,9 +267,7 @@ def test_same_bytes_in_another_process(target: Target, tmp_path: Path) -> None:
                "PYICEBERG_CATALOG__LAKE__WAREHOUSE": (target.project / ".lake" / "warehouse").as_uri()}
     else:
         env = target.env
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("PYICEBERG_", "TABLEPOLICY_"))}
-    result = subprocess.run([TOOL, "import", "**", "--out", "policies"], cwd=other, env=clean | env | {
-        "HOME": str(other), "PYTHONHASHSEED": "7"}, capture_output=True, text=True, timeout=120, check=False)
+    result = tablepolicy_process("import", "**", "--out", "policies", cwd=other, env=env | {"PYTHONHASHSEED": "7"})
     assert result.returncode == 0, result.stderr
     theirs = {p.relative_to(other).as_posix(): p.read_bytes() for p in sorted((other / "policies").rglob("*.yaml"))}
     assert theirs == target.files()
