@@ -1,10 +1,12 @@
-"""Where the Iceberg runtime and JDBC driver jars come from, in order: the user's explicit config, the
-pip-installed Iceberg runtime and Debian's drivers, then Maven coordinates for machines with internet."""
+"""Where the Iceberg runtime, JDBC driver and S3A jars come from, in order: the user's explicit config, the
+pip-installed Iceberg runtime, Debian's drivers and the S3A jars ``make install`` puts in
+``<venv>/share/tablepolicy/jars/`` (scripts/s3a-jars.sh), then Maven coordinates for machines with internet."""
 
 from __future__ import annotations
 
 import glob
 import importlib.util
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +28,21 @@ DRIVERS = {
 }
 
 
+# Hadoop's S3A connector and the AWS SDK v1 it is built on: in neither pyspark nor the Iceberg wheel
+S3A_JARS = ("hadoop-aws-3.3.1.jar", "aws-java-sdk-bundle-1.11.901.jar")
+S3A_PACKAGES = ("org.apache.hadoop:hadoop-aws:3.3.4", "com.amazonaws:aws-java-sdk-bundle:1.12.262")
+
+
+def s3a_jar_dir() -> Path:
+    return Path(sys.prefix) / "share" / "tablepolicy" / "jars"
+
+
+def s3a_jars() -> list[str] | None:
+    """The installed S3A jars, or None unless both are there (half a connector is none)."""
+    found = [s3a_jar_dir() / name for name in S3A_JARS]
+    return [str(p) for p in found] if all(p.is_file() for p in found) else None
+
+
 @dataclass
 class JarPlan:
     jars: list[str] = field(default_factory=list)
@@ -44,7 +61,8 @@ def iceberg_runtime_jar() -> str | None:
     return None
 
 
-def resolve_jars(driver: str | None, explicit: str | None = None) -> JarPlan:
+def resolve_jars(driver: str | None, explicit: str | None = None, object_storage: bool = False) -> JarPlan:
+    """``object_storage``: the catalog's warehouse is on S3, so without local S3A jars Maven's are needed."""
     plan = JarPlan()
     if explicit:  # the user's spark.jars wins and is taken as complete
         plan.jars = [j for j in explicit.split(",") if j]
@@ -64,4 +82,10 @@ def resolve_jars(driver: str | None, explicit: str | None = None) -> JarPlan:
                 plan.library_path += sorted({str(Path(p).parent) for p in glob.glob(spec.jni_glob)})
         elif name == driver:
             plan.packages.append(spec.package)
+    # Likewise the S3A jars whenever installed: a later session of the same JVM may need them
+    s3a = s3a_jars()
+    if s3a:
+        plan.jars += s3a
+    elif object_storage:
+        plan.packages += S3A_PACKAGES
     return plan

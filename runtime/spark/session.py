@@ -61,7 +61,7 @@ def check_java() -> str:
 def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str]:
     """Every Spark setting of the session, user settings last so they win."""
     derived = spark_catalog(catalog)
-    jars = resolve_jars(derived.jdbc_driver, options.conf.get("spark.jars"))
+    jars = resolve_jars(derived.jdbc_driver, options.conf.get("spark.jars"), derived.object_storage)
     java_opts = f"-Djava.library.path={':'.join(jars.library_path)}" if jars.library_path else ""
     conf = {
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
@@ -70,6 +70,7 @@ def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
+        **derived.hadoop,
         **derived.conf,
     }
     if java_opts:

@@ -75,6 +75,7 @@ def test_session_uses_the_pip_iceberg_jar_and_debian_drivers(tmp_path: Path) -> 
 
 def test_without_local_jars_maven_coordinates_are_used(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jars, "iceberg_runtime_jar", lambda: None)
+    monkeypatch.setattr(jars, "s3a_jars", lambda: None)
     monkeypatch.setattr(jars, "DRIVERS", {"sqlite": jars.Driver(("/nonexistent.jar",), "org.xerial:sqlite-jdbc:3")})
     plan = jars.resolve_jars("sqlite")
     assert plan.jars == []
