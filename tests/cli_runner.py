@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner
@@ -55,6 +56,28 @@ def tablepolicy_process(*args: str, cwd: os.PathLike[str] | str, env: Mapping[st
     done = subprocess.run([*CLI_COMMAND, *args], cwd=cwd, env=process_env(cwd, env), capture_output=True, text=True,
                           timeout=300, check=False, **popen)
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+def pyspark_blocker(folder: Path) -> dict[str, str]:
+    """The environment of a process in which ``import pyspark`` raises (a package of that name first on the
+    path, in ``folder``)."""
+    (folder / "pyspark").mkdir(parents=True, exist_ok=True)
+    (folder / "pyspark" / "__init__.py").write_text("raise ImportError('pyspark is blocked in this test')\n")
+    return {"PYTHONPATH": os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))}
+
+
+@contextlib.contextmanager
+def pyspark_unimportable() -> Iterator[None]:
+    """In this process, ``import pyspark`` (or py4j, or any of their modules) raises ImportError meanwhile."""
+    blocked = {m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j")} | {"pyspark", "py4j"}
+    saved = {m: sys.modules[m] for m in blocked if m in sys.modules}
+    sys.modules.update(dict.fromkeys(blocked))  # a None entry: the import system raises ModuleNotFoundError
+    try:
+        yield
+    finally:
+        for module in blocked:
+            sys.modules.pop(module, None)
+        sys.modules.update(saved)
 
 
 @contextlib.contextmanager

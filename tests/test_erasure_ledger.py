@@ -4,9 +4,7 @@ from it with pyspark unimportable (no JVM), before and after a run is recorded, 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -20,11 +18,11 @@ from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from runtime.ledger import LEDGER_FILE, SQLITE_LEDGER_FILE, Ledger
 from tests.catalog_fixtures import create_examples
+from tests.cli_runner import pyspark_blocker, pyspark_unimportable, tablepolicy, tablepolicy_process
 from tests.integration.evolve import project_of
 from tests.pgserver import postgres_server
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLEPOLICY = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "tablepolicy")
 NOW = datetime(2026, 11, 20, 9, 30, tzinfo=UTC)
 POLICY = """
 table: ads.clicks
@@ -116,13 +114,14 @@ def test_a_catalog_without_a_database_keeps_the_ledger_in_a_project_file_and_say
 # --- erase status through the CLI, with no JVM -----------------------------------------------------------------
 
 
-def status(project: Path, *args: str) -> tuple[int, str, str]:
-    blocker = project / "no-spark" / "pyspark"
-    blocker.mkdir(parents=True, exist_ok=True)
-    (blocker / "__init__.py").write_text("raise ImportError('erase status must not import pyspark')\n")
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": f"{blocker.parent}{os.pathsep}{ROOT}"}
-    run = subprocess.run([TABLEPOLICY, "erase", "status", "policies", *args], cwd=project, env=env,
-                         capture_output=True, text=True, timeout=120)
+def status(project: Path, *args: str, process: bool = False) -> tuple[int, str, str]:
+    """``erase status`` where importing pyspark raises: in this process, or in a process of its own."""
+    if process:
+        run = tablepolicy_process("erase", "status", "policies", *args, cwd=project,
+                                  env=pyspark_blocker(project / "no-spark"))
+    else:
+        with pyspark_unimportable():
+            run = tablepolicy("erase", "status", "policies", *args, cwd=project)
     return run.returncode, run.stdout, run.stderr
 
 
@@ -170,7 +169,7 @@ def test_status_before_and_after_a_recorded_run_flags_the_overdue_request(tmp_pa
     old = document["requests"][1]
     assert (old["id"], old["state"], old["sla_met"], old["tables"][0]["proof"]["verified"]) == (
         "OLD-1", "done", False, True)
-    assert status(tmp_path, "--format", "json")[1] == out  # the same ledger, the same bytes
+    assert status(tmp_path, "--format", "json", process=True) == (0, out, "")  # the same ledger, the same bytes
 
 
 def test_status_refuses_what_resolves_to_nothing(tmp_path: Path) -> None:
