@@ -18,7 +18,7 @@ from compiler.errors import PolicyError, TablePolicyError
 from runtime.catalog.config import configured_catalogs
 from runtime.cli.exits import Exit
 from runtime.cli.flags import check_master, check_output
-from runtime.cli.formats import FindingsFormat, Format, HealthFormat, StatusFormat
+from runtime.cli.formats import DoctorFormat, FindingsFormat, Format, HealthFormat, StatusFormat
 from runtime.cli.views import error
 
 app = typer.Typer(
@@ -293,6 +293,30 @@ def health(
     """Table health read from metadata (snapshots, files, small files, deletes, manifests) and what is due."""
     run(lambda: lifecycle().health(path, catalog, output=output, html=html, environment=env),
         outputs={"--html": html})
+
+
+@app.command()
+def doctor(
+    path: PolicyPath = Path("policies"),
+    catalog: CatalogName = None,
+    write_probe: Annotated[bool, typer.Option(
+        "--write-probe", help="Also write one small object under the warehouse, read it back and delete it.")]
+    = False,
+    spark_master: Annotated[str | None, typer.Option(
+        "--spark-master", envvar="TABLEPOLICY_SPARK_MASTER", help="Also check this Spark master (spark://host:port: "
+        "its port answers).")] = None,
+    output: Annotated[DoctorFormat, typer.Option("--format", "-f", help="text or json.")] = DoctorFormat.text,
+    env: EnvName = None,
+) -> None:
+    """Check this machine's setup for the catalog: configuration, connection, warehouse, Java, Spark and its jars
+    (no JVM started). A line each, ✓ or ✗ with the fix; exit 1 on any ✗."""
+    def act() -> int:  # imported once run has checked the catalog configuration pyiceberg reads on import
+        from runtime.cli.doctor import doctor as run_doctor
+
+        return run_doctor(path, catalog, environment=env, write_probe=write_probe, master=spark_master,
+                          output=output)
+
+    run(act)
 
 
 @app.command()

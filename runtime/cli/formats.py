@@ -34,3 +34,10 @@ class HealthFormat(StrEnum):
 
     text = "text"
     json = "json"
+
+
+class DoctorFormat(StrEnum):
+    """doctor."""
+
+    text = "text"
+    json = "json"
