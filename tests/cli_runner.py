@@ -21,6 +21,7 @@ from runtime.cli.app import Invocation, main
 
 # ``tablepolicy`` in a new process, from the interpreter running the tests (never a venv path)
 CLI_COMMAND = [sys.executable, "-c", "from runtime.cli.app import main; main()"]
+ROOT = Path(__file__).resolve().parents[1]  # on the process's path: it runs this checkout, as the tests do
 
 
 @dataclass(frozen=True)
@@ -40,13 +41,15 @@ def clean_env(home: os.PathLike[str] | str, env: Mapping[str, str] | None = None
 
 
 def process_env(home: os.PathLike[str] | str, env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment with ``clean_env``'s overrides: for a CLI started as a process."""
+    """This process's environment with ``clean_env``'s overrides, this checkout last on PYTHONPATH: for a CLI
+    started as a process."""
     merged = dict(os.environ)
     for key, value in clean_env(home, env).items():
         if value is None:
             merged.pop(key, None)
         else:
             merged[key] = value
+    merged["PYTHONPATH"] = os.pathsep.join(filter(None, [merged.get("PYTHONPATH"), str(ROOT)]))
     return merged
 
 
@@ -71,7 +74,8 @@ def pyspark_unimportable() -> Iterator[None]:
     """In this process, ``import pyspark`` (or py4j, or any of their modules) raises ImportError meanwhile."""
     blocked = {m for m in sys.modules if m.split(".")[0] in ("pyspark", "py4j")} | {"pyspark", "py4j"}
     saved = {m: sys.modules[m] for m in blocked if m in sys.modules}
-    sys.modules.update(dict.fromkeys(blocked))  # a None entry: the import system raises ModuleNotFoundError
+    for module in blocked:  # a None entry: the import system raises ModuleNotFoundError
+        sys.modules[module] = None  # type: ignore[assignment]
     try:
         yield
     finally:

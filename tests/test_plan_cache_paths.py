@@ -3,21 +3,18 @@ working folder (a plan's bytes depend on its inputs, not on which run filled the
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 from compiler.model.table import TableState
 from tests.catalog_fixtures import create_examples
+from tests.cli_runner import tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]
-TABLEPOLICY = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "tablepolicy")
 
 
 def plan_text(cwd: Path, path: str, *flags: str) -> str:
-    run = subprocess.run([TABLEPOLICY, "plan", path, *flags], cwd=cwd, capture_output=True, text=True,
-                         env={**os.environ, "NO_COLOR": "1"}, timeout=120)
+    run = tablepolicy("plan", path, *flags, cwd=cwd)
     assert run.returncode == 0, run.stderr
     return run.stdout
 
