@@ -22,11 +22,11 @@ import pyarrow as pa
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
+from tests.cli_runner import CLI_COMMAND
 from tests.pgserver import postgres_server
 
 pytestmark = pytest.mark.spark  # the integration tier `make unit` leaves out (PostgreSQL, processes, waits)
 ROOT = Path(__file__).resolve().parents[2]
-TABLEPOLICY = str(Path(sys.executable).with_name("tablepolicy"))
 BEAT = 0.25  # seconds: a lock is dead after 4 beats without one (1 s)
 
 HOLD = """
@@ -68,7 +68,7 @@ class Lake:
                               capture_output=True, text=True, env=self.env, cwd=ROOT, timeout=60, check=False)
 
     def unlock(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([TABLEPOLICY, "unlock", *args, "--policies", str(self.policies)], capture_output=True,
+        return subprocess.run([*CLI_COMMAND, "unlock", *args, "--policies", str(self.policies)], capture_output=True,
                               text=True, env=self.env, cwd=self.policies.parent, timeout=60, check=False)
 
 

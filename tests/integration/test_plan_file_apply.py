@@ -22,10 +22,10 @@ from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.catalog.reader import CatalogReader
 from tests.catalog_fixtures import create_like, embedded_catalog
+from tests.cli_runner import CLI_COMMAND
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
-TABLEPOLICY = str(Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "tablepolicy")
 ORDERS = """table: shop.orders
 owner: shop
 columns:
@@ -43,7 +43,7 @@ columns:
 
 
 def tablepolicy(root: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
-    run = subprocess.run([TABLEPOLICY, *args], capture_output=True, text=True, cwd=root, timeout=600, check=False,
+    run = subprocess.run([*CLI_COMMAND, *args], capture_output=True, text=True, cwd=root, timeout=600, check=False,
                          env={**os.environ, "NO_COLOR": "1", **(env or {})})
     return run.returncode, run.stdout + run.stderr
 
