@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
-import sys
+import os
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from pyiceberg.io import FileIO
 
 S3_SCHEMES = ("s3", "s3a", "s3n")
-S3A_JARS = ("hadoop-aws", "aws-java-sdk-bundle")
 PROBE_FOLDER = ".tablepolicy-doctor"
 # doctor answers in seconds even when a store does not: short S3 timeouts and one attempt, unless the catalog
 # sets its own timeouts
@@ -85,12 +84,25 @@ def doctor(target: Target, *, write_probe: bool = False, master: str | None = No
     checks.append(connected)
     properties = dict(catalog.properties) if catalog is not None else dict(config.properties)
     warehouse = properties.get("warehouse") or config.properties.get("warehouse")
-    checks += storage(config, warehouse, properties, write_probe=write_probe, created=catalog is not None
-                      or not config.embedded)
-    checks += [java(), pyspark(), *jars(config, warehouse)]
+    created = catalog is not None or not config.embedded
+    checks += guarded("warehouse", lambda: storage(config, warehouse, properties, write_probe=write_probe,
+                                                   created=created))
+    checks += guarded("java", lambda: [java()]) + guarded("pyspark", lambda: [pyspark()])
+    checks += guarded("spark jars", lambda: jars(config))
     if master is not None:
-        checks.append(spark_master(master))
+        checks += guarded("spark master", lambda: [spark_master(master)])
     return DoctorReport(config, target, [_redacted(config, c) for c in checks])
+
+
+def guarded(name: str, run: Callable[[], list[Check]]) -> list[Check]:
+    """A check's results; an exception none of them expected is a failed check too, never a traceback."""
+    try:
+        return run()
+    except Exception as exc:
+        if os.environ.get("TABLEPOLICY_DEBUG"):
+            raise
+        return [Check(name, False, f"the check itself failed: {_reason(exc)}",
+                      "report it, with the output of TABLEPOLICY_DEBUG=1 tablepolicy doctor")]
 
 
 def configuration(config: CatalogConfig) -> Check:
@@ -284,26 +296,27 @@ def pyspark() -> Check:
     return Check("pyspark", True, f"{version} (Spark 3.5)")
 
 
-def jars(config: CatalogConfig, warehouse: str | None) -> list[Check]:
-    """The jars a Spark session for ``config`` would load, as runtime/spark/jars.py resolves them."""
+def jars(config: CatalogConfig) -> list[Check]:
+    """The jars a Spark session for ``config`` would load, as runtime/spark/jars.py resolves them for it."""
     from compiler.errors import CatalogError
     from runtime.spark.catalog_conf import spark_catalog
     from runtime.spark.jars import ICEBERG_PACKAGE, resolve_jars
 
     try:
-        driver = spark_catalog(config).jdbc_driver
+        derived = spark_catalog(config)
     except CatalogError as exc:
         return [Check("spark catalog", False, str(exc), "use a catalog type and backend Spark's Iceberg catalogs "
                                                         "support")]
-    plan = resolve_jars(driver)
+    driver = derived.jdbc_driver
+    plan = resolve_jars(driver, None, derived.object_storage)
     checks = [_jar("iceberg runtime", "iceberg-spark-runtime", plan.jars, plan.packages, ICEBERG_PACKAGE)]
     if driver is None:
         checks.append(Check("jdbc driver", True, f"none needed ({config.kind} catalog)"))
     else:
         checks.append(_jar(f"jdbc driver ({driver})", "sqlite-jdbc" if driver == "sqlite" else driver, plan.jars,
                            plan.packages, driver))
-    if warehouse and warehouse.split("://", 1)[0].lower() in S3_SCHEMES:
-        checks.append(s3a(plan.jars, plan.packages))
+    if derived.object_storage:
+        checks.append(s3a(plan.packages))
     return checks
 
 
@@ -319,24 +332,20 @@ def _jar(name: str, marker: str, jars: list[str], packages: list[str], package: 
                  "pip install 'tablepolicy[spark]' and Debian's libxerial-sqlite-jdbc-java / libpostgresql-jdbc-java")
 
 
-def s3a(jars: list[str], packages: list[str]) -> Check:
-    """Hadoop's S3A jars for an s3:// warehouse: from the resolved plan when it lists them, else where ``make
-    install`` puts them (``<sys.prefix>/share/tablepolicy/jars``)."""
-    named = [j for j in jars if any(Path(j).name.startswith(m) for m in S3A_JARS)]
-    named += [p for p in packages if any(m in p for m in S3A_JARS)]
-    folder = Path(sys.prefix) / "share" / "tablepolicy" / "jars"
-    found = {m: next((j for j in named if m in Path(j).name or m in j), None) for m in S3A_JARS}
-    for marker in S3A_JARS:
-        if found[marker] is None:
-            local = sorted(folder.glob(f"{marker}-*.jar"))
-            found[marker] = str(local[-1]) if local else None
-    missing = [m for m, jar in found.items() if jar is None]
-    if missing:
-        return Check("s3a jars", False, f"{' and '.join(missing)} not found in {folder} (Spark reads s3:// through "
-                                        "Hadoop's S3A)",
-                     "run make install (scripts/s3a-jars.sh puts them there), or pass --spark-conf "
-                     "spark.jars.packages=org.apache.hadoop:hadoop-aws:3.3.4")
-    return Check("s3a jars", True, ", ".join(str(j) for j in found.values()))
+def s3a(packages: list[str]) -> Check:
+    """Hadoop's S3A jars for an S3 warehouse: where ``make install`` puts them, else Maven's (jars.py decides)."""
+    from runtime.spark.jars import S3A_PACKAGES, s3a_jar_dir, s3a_jars
+
+    local = s3a_jars()
+    if local:
+        return Check("s3a jars", True, ", ".join(local))
+    remote = [p for p in S3A_PACKAGES if p in packages]
+    if remote:
+        return Check("s3a jars", True, f"not in {s3a_jar_dir()}: Spark downloads {', '.join(remote)} from Maven "
+                                       "Central when it starts (needs internet access)")
+    return Check("s3a jars", False, f"hadoop-aws and aws-java-sdk-bundle are not in {s3a_jar_dir()} (Spark reads "
+                                    "s3:// through Hadoop's S3A)",
+                 "run make install (scripts/s3a-jars.sh puts them there), or pass --spark-conf spark.jars=...")
 
 
 def spark_master(master: str) -> Check:

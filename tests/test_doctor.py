@@ -138,6 +138,32 @@ def test_s3_warehouse_all_pass_with_write_probe(project: Path, s3: S3Server) -> 
     assert_clean(run)
 
 
+def test_s3_warehouse_without_local_s3a_jars_names_maven(project: Path, s3: S3Server,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    import runtime.spark.jars
+
+    monkeypatch.setattr(runtime.spark.jars, "s3a_jars", lambda: None)  # as on a machine without make install
+    run = tool("doctor", "policies", cwd=project, env=catalog_env(project, "s3://lake/wh", s3.pyiceberg_properties()))
+    assert run.returncode == 0, run.stdout + run.stderr
+    line = lines(run)["s3a jars"]
+    assert line.startswith("✓ s3a jars: not in ") and "org.apache.hadoop:hadoop-aws:" in line and "Maven" in line
+
+
+def test_a_check_that_raises_is_a_failed_line(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import runtime.doctor
+
+    def broken() -> None:
+        raise RuntimeError("unexpected")
+
+    monkeypatch.setattr(runtime.doctor, "pyspark", broken)
+    run = tool("doctor", "policies", cwd=project)
+    assert run.returncode == 1
+    assert lines(run)["pyspark"] == ("✗ pyspark: the check itself failed: RuntimeError: unexpected — fix: report it, "
+                                     "with the output of TABLEPOLICY_DEBUG=1 tablepolicy doctor")
+    assert lines(run)["java"].startswith("✓")  # the other checks still ran
+    assert_clean(run)
+
+
 def test_s3a_scheme_warehouse_is_read_the_same(project: Path, s3: S3Server) -> None:
     run = tool("doctor", "policies", cwd=project, env=catalog_env(project, "s3a://lake/wh", s3.pyiceberg_properties()))
     assert run.returncode == 0, run.stdout + run.stderr
