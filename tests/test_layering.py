@@ -169,10 +169,10 @@ def test_the_contract_allows(source: str) -> None:
     assert offences(source) == []
 
 
-# What validate, plan, drift and import load from runtime/: none may bring Spark in.
+# What validate, plan, drift, import and doctor load from runtime/: none may bring Spark in.
 JVM_FREE = ("runtime.cli.app", "runtime.cli.commands", "runtime.catalog.config", "runtime.catalog.reader",
             "runtime.catalog.estimate", "runtime.health", "runtime.target", "runtime.forked", "runtime.caches.models",
-            "runtime.caches.plans")
+            "runtime.caches.plans", "runtime.doctor", "runtime.cli.doctor")
 BLOCK_SPARK = textwrap.dedent("""
     import importlib, sys
 
