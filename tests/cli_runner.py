@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -59,6 +60,17 @@ def tablepolicy_process(*args: str, cwd: os.PathLike[str] | str, env: Mapping[st
     done = subprocess.run([*CLI_COMMAND, *args], cwd=cwd, env=process_env(cwd, env), capture_output=True, text=True,
                           timeout=300, check=False, **popen)
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+def cli_on_path(folder: Path) -> str:
+    """A PATH on which ``tablepolicy`` (this checkout's CLI) and ``python`` are the interpreter running the tests,
+    as shell scripts in ``folder``, ahead of this process's PATH: for scripts that call them by name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = f'PYTHONPATH="${{PYTHONPATH:+$PYTHONPATH:}}"{shlex.quote(str(ROOT))}'
+    for name, argv in (("tablepolicy", CLI_COMMAND), ("python", [sys.executable])):
+        (folder / name).write_text(f'#!/bin/sh\n{path} exec {shlex.join(argv)} "$@"\n')
+        (folder / name).chmod(0o755)
+    return os.pathsep.join([str(folder), os.environ["PATH"]])
 
 
 def pyspark_blocker(folder: Path) -> dict[str, str]:

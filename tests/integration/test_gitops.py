@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +16,7 @@ import pytest
 from pyiceberg.catalog import load_catalog
 
 from runtime.github import COMMENT_LIMIT
+from tests.cli_runner import cli_on_path
 from tests.github_stub import GitHubState, github_stub
 from tests.pgserver import postgres_server
 from tests.workflow_runner import JobResult, run_job
@@ -75,7 +74,7 @@ class Loop:
 
     def job(self, workflow: Path, job: str, github: dict[str, Any]) -> JobResult:
         env = {"GITHUB_API_URL": self.api, "GITHUB_TOKEN": "ghs_test_token",
-               "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+               "PATH": cli_on_path(self.artifacts.parent / "bin")}
         return run_job(workflow, job, workspace=self.repo, artifacts=self.artifacts, secrets=self.secrets,
                        github={"repository": REPO, **github}, skip=frozenset({"install"}), extra_env=env)
 
