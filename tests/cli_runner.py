@@ -7,11 +7,12 @@ boundary (bytes across hash seeds, pyspark never imported, locks, a JVM's own ou
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import subprocess
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,26 @@ def tablepolicy_process(*args: str, cwd: os.PathLike[str] | str, env: Mapping[st
     done = subprocess.run([*CLI_COMMAND, *args], cwd=cwd, env=process_env(cwd, env), capture_output=True, text=True,
                           timeout=300, check=False, **popen)
     return Run(done.returncode, done.stdout, done.stderr)
+
+
+_RUNS = """
+import json, sys
+from tests.cli_runner import tablepolicy
+cwd, runs, env = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
+json.dump([list(vars(tablepolicy(*args, cwd=cwd, env=env)).values()) for args in runs], sys.stdout)
+"""
+
+
+def tablepolicy_runs_in_a_process(runs: Sequence[Sequence[str]], *, cwd: os.PathLike[str] | str,
+                                  env: Mapping[str, str] | None = None) -> list[Run]:
+    """Several ``tablepolicy ARGS``, one after another in one process of their own, each run there as
+    ``tablepolicy`` runs it here: one interpreter start for runs whose point is another process (another hash
+    seed: PYTHONHASHSEED in ``env``)."""
+    done = subprocess.run([sys.executable, "-c", _RUNS, os.fspath(cwd), json.dumps([list(r) for r in runs]),
+                           json.dumps(dict(env or {}))], cwd=cwd, env=process_env(cwd, env), capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    return [Run(*run) for run in json.loads(done.stdout)]
 
 
 def cli_on_path(folder: Path) -> str:

@@ -18,7 +18,7 @@ from compiler.desired import desired_states
 from compiler.model.properties import MANAGED_PROPERTIES
 from compiler.validate import validate
 from tests.catalog_fixtures import create_like
-from tests.cli_runner import Run, tablepolicy, tablepolicy_process
+from tests.cli_runner import Run, tablepolicy, tablepolicy_runs_in_a_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CATALOGS = ("dev", "prod")
@@ -33,10 +33,8 @@ def catalog_env(root: Path) -> dict[str, str]:
     return env
 
 
-def tool(*args: str, cwd: Path, seed: str | None = None, **extra: str) -> Run:
-    """The CLI with the dev and prod catalogs; with a hash ``seed``, in a process of its own."""
-    if seed is not None:
-        return tablepolicy_process(*args, cwd=cwd, env=catalog_env(cwd) | extra | {"PYTHONHASHSEED": seed})
+def tool(*args: str, cwd: Path, **extra: str) -> Run:
+    """The CLI, in this process, with the dev and prod catalogs."""
     return tablepolicy(*args, cwd=cwd, env=catalog_env(cwd) | extra)
 
 
@@ -193,8 +191,10 @@ def created_catalog(project: Path, name: str) -> None:
 
 def test_plan_bytes_are_deterministic_and_the_cache_follows_the_overlay(project: Path) -> None:
     created_catalog(project, "prod")
-    runs = [tool("plan", "policies", "--env", "prod", "--format", "json", *flags, cwd=project, seed=seed)
-            for seed, flags in (("1", ["--no-cache"]), ("2", []), (None, []))]  # two processes, then a warm cache
+    argv = ("plan", "policies", "--env", "prod", "--format", "json")
+    runs = tablepolicy_runs_in_a_process([(*argv, "--no-cache"), argv], cwd=project,  # the second fills the cache
+                                         env=catalog_env(project) | {"PYTHONHASHSEED": "1"})
+    runs.append(tool(*argv, cwd=project))  # this process, from that one's cache
     assert all(r.returncode == 0 for r in runs), runs[0].stderr
     assert runs[0].stdout == runs[1].stdout == runs[2].stdout
     changed = {c["change"]["table"][-1]: c for t in json.loads(runs[0].stdout)["tables"] for c in t["changes"]}
