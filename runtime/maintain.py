@@ -220,6 +220,6 @@ class _Run:
         """Every file under the table location with its size, or None where it cannot be listed."""
         table = self.reader.pyiceberg_table(name, fresh=True)
         try:
-            return stored_files(table.location()) if table is not None else None
+            return stored_files(table.location(), table.io.properties) if table is not None else None
         except Exception:  # storage this process cannot list: the report says "unknown"
             return None

@@ -9,7 +9,7 @@ decides whether it is due, and refuses when the candidates look implausible.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from urllib.parse import urlparse
@@ -78,9 +78,15 @@ def reachable_files(table: Table) -> set[str]:
     return {normalize(path) for path in found if path}
 
 
-def list_files(location: str) -> list[pafs.FileInfo]:
-    """Every file under a location (none when it does not exist yet)."""
-    filesystem, base = pafs.FileSystem.from_uri(location)
+def list_files(location: str, properties: Mapping[str, str] | None = None) -> list[pafs.FileInfo]:
+    """Every file under a location (none when it does not exist yet), listed through the filesystem pyiceberg's
+    PyArrowFileIO builds from ``properties`` (the table's FileIO's: the catalog's S3 endpoint, keys, region),
+    so a table on object storage is listed where pyiceberg reads it; S3 paths come back as ``bucket/key``
+    whichever of ``s3``, ``s3a`` or ``s3n`` the location says (``normalize``)."""
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    scheme, netloc, base = PyArrowFileIO.parse_location(location)
+    filesystem = PyArrowFileIO(dict(properties or {})).fs_by_scheme(scheme, netloc)
     try:
         return [info for info in filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
                 if info.type == pafs.FileType.File]
@@ -88,9 +94,9 @@ def list_files(location: str) -> list[pafs.FileInfo]:
         return []
 
 
-def stored_files(location: str) -> dict[str, int]:
+def stored_files(location: str, properties: Mapping[str, str] | None = None) -> dict[str, int]:
     """Every file under a location and its size: what the table costs in storage, orphans included."""
-    return {info.path: int(info.size or 0) for info in list_files(location)}
+    return {info.path: int(info.size or 0) for info in list_files(location, properties)}
 
 
 def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[str] = ()) -> OrphanScan:
@@ -102,7 +108,7 @@ def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[s
     root = normalize(table.location()).rstrip("/")
     nested = tuple(sorted(loc for loc in other_locations if normalize(loc).rstrip("/").startswith(root + "/")
                           or normalize(loc).rstrip("/") == root))
-    listing = list_files(table.location())
+    listing = list_files(table.location(), table.io.properties)
     reachable = reachable_files(table)
     old, young = [], 0
     for info in listing:
