@@ -1,0 +1,222 @@
+"""The core loop on object storage: a real S3 server (moto on 127.0.0.1) holds the warehouse, the catalog is the
+embedded SQLite one or PostgreSQL, and the CLI applies a policy and its evolution through Spark (S3A), a
+writer adds rows, plan shows nothing left to do, health reads the files from S3 and maintain compacts,
+expires snapshots and removes an orphan there; the bucket is listed to see the objects really come and go.
+``s3a://`` as the warehouse spelling is one case. The secret key is in no output and no file the run writes.
+
+One moto server, one PostgreSQL server and one Spark session (the CLI's, started by the first apply, reused
+by every later command in this process) for the module; all stopped at its end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pytest
+import yaml
+
+from tests.cli_runner import Run, tablepolicy
+from tests.pgserver import postgres_server
+from tests.s3server import SECRET_KEY, S3Server, s3_server
+
+pytestmark = pytest.mark.spark
+BUCKET = "lake"
+POLICY = """table: s3demo.events
+owner: data
+columns:
+  - {{name: id, type: long, required: true}}
+  - {{name: ts, type: timestamptz}}
+{columns}partition_by: [day(ts)]
+lifecycle:
+  snapshots: {{max_age: 1d, min_keep: 1}}
+  compaction: {{min_input_files: 3, target_file_size: 128MB}}
+  orphan_files: {{older_than: 3d}}
+"""
+FIRST = "  - {name: qty, type: int}\n  - {name: note, type: string}\n"
+# the evolution: a column added, int widened to long, note renamed
+EVOLVED = ("  - {name: qty, type: long}\n  - {name: comment, type: string, renamed_from: note}\n"
+           "  - {name: source, type: string}\n")
+
+
+@dataclass(frozen=True)
+class Store:
+    s3: S3Server
+    postgres: str  # SQLAlchemy URL of the module's PostgreSQL server
+    outputs: list[str]  # everything every command printed, checked for the secret at the end
+
+
+# S3 objects cannot be back-dated as files can (os.utime): the moto server's clock runs ten days behind, so the
+# orphan put there is past maintain's 3-day guard by the real clock, which Spark's remove_orphan_files checks
+# too (it refuses a guard less than a day in the past)
+MOTO_CLOCK = """import datetime
+import moto.core.utils as utils
+_now = utils.utcnow
+utils.utcnow = lambda: _now() - datetime.timedelta(days=10)
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    clock = tmp_path_factory.mktemp("moto-clock")
+    (clock / "sitecustomize.py").write_text(MOTO_CLOCK)
+    with contextlib.ExitStack() as stack:
+        _stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
+        with pytest.MonkeyPatch.context() as env:  # the environment moto_server starts with
+            env.setenv("PYTHONPATH", str(clock))
+            s3 = stack.enter_context(s3_server())
+        s3.bucket(BUCKET)
+        postgres = stack.enter_context(postgres_server())
+        stack.callback(_stop_spark)  # the CLI's session, started in this process by the first apply
+        yield Store(s3, postgres, [])
+
+
+def _stop_spark() -> None:
+    from pyspark.sql import SparkSession
+
+    active = SparkSession._instantiatedSession
+    if active is not None:
+        active.stop()
+
+
+def catalog_properties(store: Store, kind: str, root: Path) -> dict[str, str]:
+    warehouse = {"sqlite": f"s3://{BUCKET}/wh-sqlite", "postgresql": f"s3://{BUCKET}/wh-postgresql",
+                 "sqlite-s3a": f"s3a://{BUCKET}/wh-s3a"}[kind]
+    uri = store.postgres if kind == "postgresql" else f"sqlite:///{root / 'catalog.db'}"
+    return {"type": "sql", "uri": uri, "warehouse": warehouse, **store.s3.pyiceberg_properties()}
+
+
+# a catalog name each: the CLI's runs share this process's session, whose catalog plugins stay loaded by name
+NAMES = {"sqlite": "s3lite", "postgresql": "s3pg", "sqlite-s3a": "s3alite"}
+
+
+def cli(store: Store, root: Path, *args: str) -> Run:
+    name = yaml.safe_load((root / ".pyiceberg.yaml").read_text())["catalog"].popitem()[0]
+    run = tablepolicy(*args, "--catalog", name, cwd=root)
+    store.outputs.extend([run.stdout, run.stderr])
+    return run
+
+
+def objects(store: Store, prefix: str) -> dict[str, datetime]:
+    client: Any = store.s3.client()
+    found: dict[str, datetime] = {}
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix):
+        found |= {o["Key"]: o["LastModified"] for o in page.get("Contents", [])}
+    return found
+
+
+def spark_session() -> Any:
+    from pyspark.sql import SparkSession
+
+    spark = SparkSession._instantiatedSession
+    assert spark is not None, "the CLI's apply started no session in this process"
+    spark._jsparkSession.sessionState().catalogManager().reset()  # see commits made outside this JVM
+    return spark
+
+
+class Later(datetime):
+    """The clock ten days on: every snapshot but the current one is past its 1-day max age."""
+
+    @classmethod
+    def now(cls, tz: Any = None) -> Any:
+        return datetime.now(tz) + timedelta(days=10)
+
+
+def steps(run: Run) -> list[tuple[str, str]]:
+    report = json.loads(run.stdout)
+    # the storage listed before and after by pyiceberg (through the catalog's S3 settings, no JVM)
+    assert all(t["stored_bytes"] is not None for t in report["tables"]), run.stdout
+    return [(s["action"], s["status"]) for t in report["tables"] for s in t["steps"]]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql", "sqlite-s3a"])
+def test_core_loop_on_s3(store: Store, kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path
+    props = catalog_properties(store, kind, root)
+    name = NAMES[kind]
+    (root / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {name: props}}))
+    policy = root / "policies" / "s3demo" / "events.yaml"
+    policy.parent.mkdir(parents=True)
+    prefix = props["warehouse"].split(f"{BUCKET}/", 1)[1] + "/"
+
+    # create, then evolve
+    policy.write_text(POLICY.format(columns=FIRST))
+    run = cli(store, root, "apply", "policies", "--auto-approve")
+    assert run.returncode == 0, run.stdout + run.stderr
+    created = objects(store, prefix)
+    assert any(k.endswith(".metadata.json") for k in created), created
+    policy.write_text(POLICY.format(columns=EVOLVED))
+    run = cli(store, root, "apply", "policies", "--auto-approve")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    # rows from two writers: Spark (three small commits into one day) and pyiceberg
+    spark = spark_session()
+    day = (datetime.now(UTC) - timedelta(days=1)).replace(hour=12, minute=0, second=0, microsecond=0)
+    for i in range(3):
+        spark.sql(f"INSERT INTO {name}.s3demo.events VALUES ({i}, TIMESTAMP '{day.isoformat(' ')}', {i * 10}, "
+                  f"'spark {i}', 'spark')")
+    from pyiceberg.catalog import load_catalog
+
+    table = load_catalog(name, **props).load_table("s3demo.events")
+    table.append(pa.Table.from_pylist([{"id": 3, "ts": day, "qty": 30, "comment": "pyiceberg", "source": "py"}],
+                                      schema=table.schema().as_arrow()))
+    written = objects(store, prefix)
+    data = {k for k in written if "/data/" in k and k.endswith(".parquet")}
+    assert len(data) == 4, sorted(written)
+    rows = spark_session().sql(f"SELECT id FROM {name}.s3demo.events ORDER BY id").collect()
+    assert [r.id for r in rows] == [0, 1, 2, 3]
+
+    # nothing left to do
+    run = cli(store, root, "plan", "policies", "--detailed-exitcode")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "no changes" in run.stdout.lower(), run.stdout
+
+    # health, read from S3
+    run = cli(store, root, "health", "policies")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "s3demo.events" in run.stdout
+    run = cli(store, root, "health", "policies", "--format", "json")
+    assert run.returncode == 0, run.stderr
+    [health] = json.loads(run.stdout)["tables"]
+    assert health["table"] == ["s3demo", "events"] and health["health"]["data_files"] == 4, health
+    assert health["health"]["orphans"] is not None, health  # the location listed on S3 by pyiceberg
+
+    # compaction and expiry (ten days on), then an orphan in the table's data folder and maintain again
+    with monkeypatch.context() as clock:
+        clock.setattr("runtime.cli.lifecycle.datetime", Later)
+        run = cli(store, root, "maintain", "policies", "--only", "compaction", "--only", "snapshots", "--format",
+                  "json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert steps(run) == [("rewrite_data_files", "done"), ("expire_snapshots", "done")]
+    location = urlparse(table.location())
+    assert location.scheme == props["warehouse"].split(":")[0] and location.netloc == BUCKET, table.location()
+    orphan = f"{location.path.strip('/')}/data/stray-orphan.parquet"
+    store.s3.client().put_object(Bucket=BUCKET, Key=orphan, Body=b"\0" * 64)  # type: ignore[attr-defined]
+    assert objects(store, prefix)[orphan] < datetime.now(UTC) - timedelta(days=3)
+    run = cli(store, root, "maintain", "policies", "--format", "json")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert steps(run) == [("remove_orphan_files", "done")], run.stdout
+    [orphan_step] = json.loads(run.stdout)["tables"][0]["steps"]
+    assert orphan_step["effect"]["files_removed"] == 1, orphan_step
+    assert not orphan_step["reason"].startswith("declared"), orphan_step  # found by listing S3, not assumed
+    after = objects(store, prefix)
+    assert orphan not in after, run.stdout
+    live = {k for k in after if "/data/" in k and k.endswith(".parquet")}
+    assert len(live) == 1 and not live & data, (sorted(data), sorted(live))  # compacted, the inputs expired
+    assert sorted((r.id, r.qty, r.comment) for r in spark_session().sql(
+        f"SELECT id, qty, comment FROM {name}.s3demo.events").collect()) == [
+        (0, 0, "spark 0"), (1, 10, "spark 1"), (2, 20, "spark 2"), (3, 30, "pyiceberg")]
+
+    # the secret key: in no output, and in no file the runs wrote but the definition itself
+    for output in store.outputs:
+        assert SECRET_KEY not in output
+    for path in root.rglob("*"):
+        if path.is_file() and path.name != ".pyiceberg.yaml":
+            assert SECRET_KEY.encode() not in path.read_bytes(), path
