@@ -23,6 +23,8 @@ from compiler.project import find_project
 EMBEDDED_NAME = "lake"
 SECRET_KEYS = re.compile(r"(password|passwd|pwd|secret|token|credential|key|signature|auth)", re.IGNORECASE)
 MASK = "***"
+# AWS's credential variables: read by S3A and pyarrow when a definition has no keys, masked like its own secrets
+AWS_SECRET_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 
 
 class CatalogNotDefinedError(CatalogError):
@@ -34,6 +36,8 @@ class CatalogConfig:
     name: str
     properties: dict[str, str] = field(repr=False)
     embedded: bool = False
+    # secret values from outside the definition (the AWS_* credential variables; runtime/catalog/config.py)
+    outside_secrets: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def kind(self) -> str:
@@ -54,9 +58,10 @@ class CatalogConfig:
     def redact(self, text: str) -> str:
         """Any text with URI credentials and every configured secret value masked."""
         text = redact_uri(text)
-        for key, value in sorted(self.properties.items()):
-            for secret in _secrets(key, value):
-                text = text.replace(secret, MASK)
+        secrets = [s for key, value in sorted(self.properties.items()) for s in _secrets(key, value)]
+        secrets += [s for s in self.outside_secrets if len(s) >= 3]
+        for secret in sorted(secrets, key=len, reverse=True):  # a secret inside another is masked with it
+            text = text.replace(secret, MASK)
         return text
 
     @property

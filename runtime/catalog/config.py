@@ -4,10 +4,11 @@ and ``TABLEPOLICY_CATALOG``; compiler/catalog/config.py holds the rules it hands
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from compiler.catalog.config import CatalogConfig, choose_catalog, redact_uri
+from compiler.catalog.config import AWS_SECRET_VARIABLES, CatalogConfig, choose_catalog, redact_uri
 from compiler.errors import CatalogError
 
 
@@ -47,4 +48,6 @@ def resolve_catalog(name: str | None, policies: Path, given_by: str | None = Non
     catalogs, default = configured_catalogs()
     flag = given_by or ("--catalog" if name else "TABLEPOLICY_CATALOG")
     requested = name or os.environ.get("TABLEPOLICY_CATALOG") or None
-    return choose_catalog(requested, flag, catalogs, default, policies)
+    config = choose_catalog(requested, flag, catalogs, default, policies)
+    aws = tuple(os.environ[v] for v in AWS_SECRET_VARIABLES if os.environ.get(v))
+    return replace(config, outside_secrets=aws) if aws else config

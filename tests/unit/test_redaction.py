@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from compiler.catalog.config import CatalogConfig, redact_uri
@@ -37,3 +40,35 @@ def test_configured_secrets_are_masked_in_any_message(text: str) -> None:
     config = CatalogConfig("prod", {"uri": "postgresql://etl:s3%40cr3t@db/lake", "token": "s3cr3t"})
     assert "s3cr3t" not in config.redact(text) and "s3%40cr3t" not in config.redact(text)
     assert config.redacted()["token"] == "***"
+
+
+S3_SECRETS = {"s3.access-key-id": "AKIAEXAMPLEKEY", "s3.secret-access-key": "wJalrSecretValue",
+              "s3.session-token": "FwoGZXIvYXdzSessionToken", "client.access-key-id": "AKIACLIENTKEY",
+              "client.secret-access-key": "clientSecretValue", "client.session-token": "clientSessionToken"}
+
+
+def test_every_s3_credential_property_is_masked() -> None:
+    config = CatalogConfig("prod", {"uri": "sqlite:////l/c.db", "warehouse": "s3://b/wh",
+                                    "s3.endpoint": "http://127.0.0.1:9000", **S3_SECRETS})
+    shown = config.redacted()
+    assert {k: shown[k] for k in S3_SECRETS} == dict.fromkeys(S3_SECRETS, "***")
+    assert shown["s3.endpoint"] == "http://127.0.0.1:9000"
+    message = "S3A refused " + " and ".join(S3_SECRETS.values())
+    assert not any(secret in config.redact(message) for secret in S3_SECRETS.values())
+    assert not any(secret in text for secret in S3_SECRETS.values()
+                   for text in (config.header(), config.describe(), str(config.summary()), repr(config)))
+
+
+def test_aws_environment_credentials_are_masked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from runtime.catalog.config import resolve_catalog
+
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAENVKEY")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "envSecretValue")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "envSessionToken")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for key in [k for k in os.environ if k.startswith(("PYICEBERG_", "TABLEPOLICY_"))]:
+        monkeypatch.delenv(key)
+    config = resolve_catalog(None, tmp_path / "policies")
+    text = config.redact("403 for AKIAENVKEY signed with envSecretValue (token envSessionToken)")
+    assert text == "403 for *** signed with *** (token ***)"
+    assert "envSecretValue" not in repr(config)
