@@ -30,13 +30,14 @@ def delete_unreferenced(
 ) -> list[str]:
     """Delete those of ``paths`` (path -> the location listed under) that the latest metadata does not
     ``read`` (its snapshots' data files, or their manifests); returns what was deleted."""
-    read_now = read(table_reach(latest()))
+    table = latest()
+    read_now = read(table_reach(table))
     deleted = []
     for path, location in sorted(paths.items()):
         if path in read_now:
             continue
         try:
-            filesystem_for(location, filesystems).delete_file(path)
+            filesystem_for(location, filesystems, table.io.properties).delete_file(path)
         except FileNotFoundError:
             continue
         deleted.append(path)

@@ -16,10 +16,9 @@ Manifests under the locations, referenced or not, are read too, for bounds that 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from urllib.parse import urlparse
 
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
@@ -247,11 +246,17 @@ def locations(table: Table) -> list[str]:
     return found
 
 
-def filesystem_for(uri: str, cache: dict[tuple[str, str], pafs.FileSystem]) -> pafs.FileSystem:
-    parsed = urlparse(uri)
-    key = (parsed.scheme or "file", parsed.netloc)
+def filesystem_for(uri: str, cache: dict[tuple[str, str], pafs.FileSystem],
+                   properties: Mapping[str, str] | None = None) -> pafs.FileSystem:
+    """The filesystem pyiceberg's PyArrowFileIO reads ``uri`` with, built from ``properties`` (the table's
+    FileIO's: the catalog's S3 endpoint, keys and region; pyarrow's ``from_uri`` would ask AWS instead), one per
+    scheme and bucket of a run."""
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    scheme, netloc, _ = PyArrowFileIO.parse_location(uri)
+    key = (scheme, netloc)
     if key not in cache:
-        cache[key] = pafs.FileSystem.from_uri(uri if parsed.scheme else f"file://{uri}")[0]
+        cache[key] = PyArrowFileIO(dict(properties or {})).fs_by_scheme(scheme, netloc)
     return cache[key]
 
 
@@ -259,7 +264,7 @@ def list_stored(table: Table, cache: dict[tuple[str, str], pafs.FileSystem]) -> 
     """Every file under the table's locations: normalized path -> (location uri, size)."""
     stored: dict[str, tuple[str, int]] = {}
     for location in locations(table):
-        filesystem = filesystem_for(location, cache)
+        filesystem = filesystem_for(location, cache, table.io.properties)
         try:
             listing = filesystem.get_file_info(pafs.FileSelector(normalize(location), recursive=True))
         except FileNotFoundError:
@@ -278,14 +283,14 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     unreadable = []
     for path, (location, size) in stored.items():
         if path.lower().endswith(".parquet"):
-            candidates[path] = (filesystem_for(location, cache), size)
+            candidates[path] = (filesystem_for(location, cache, table.io.properties), size)
     for path, file_format in reach.formats.items():
         if path in candidates:
             continue
         if file_format != FileFormat.PARQUET:
             unreadable.append(path)
         elif path not in stored:  # referenced from outside the listed locations
-            filesystem = filesystem_for(reach.uris[path], cache)
+            filesystem = filesystem_for(reach.uris[path], cache, table.io.properties)
             info = filesystem.get_file_info(path)
             if info.type == pafs.FileType.File:
                 candidates[path] = (filesystem, int(info.size or 0))
@@ -301,7 +306,8 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
 
     # the manifests snapshots read came with the metadata; their lists hold no column values; any other avro
     # file is read by itself (an orphaned manifest, or a list: its header says which)
-    avro = {path: (filesystem_for(location, cache), size) for path, (location, size) in stored.items()
+    avro = {path: (filesystem_for(location, cache, table.io.properties), size)
+            for path, (location, size) in stored.items()
             if path.lower().endswith(".avro") and path not in reach.hits and path not in reach.lists}
 
     def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Gone | None:
