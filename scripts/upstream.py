@@ -21,6 +21,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,14 +39,32 @@ def normalize(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def locked_versions(lock_text: str) -> dict[str, str]:
-    """``name==version`` lines of a uv/pip-compile lock (markers and hashes ignored), by normalized name."""
-    found: dict[str, str] = {}
+def lock_lines(lock_text: str) -> list[tuple[str, str, str | None]]:
+    """(normalized name, version, marker or None) of each ``name==version`` line of a uv/pip-compile lock."""
+    found = []
     for line in lock_text.splitlines():
-        match = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)", line)
+        match = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)(?:\s*;\s*([^\\]+))?", line)
         if match:
-            found[normalize(match.group(1))] = match.group(2)
+            marker = match.group(3).strip() if match.group(3) else None
+            found.append((normalize(match.group(1)), match.group(2), marker))
     return found
+
+
+def locked_versions(lock_text: str, applies: Callable[[str], bool]) -> dict[str, str]:
+    """The locked version of each package for one interpreter: a universal lock may pin a package twice
+    under exclusive markers (``networkx==3.6.1 ; python_full_version < '3.12'``); ``applies`` decides."""
+    return {name: version for name, version, marker in lock_lines(lock_text) if marker is None or applies(marker)}
+
+
+def venv_markers(lock_text: str) -> Callable[[str], bool]:
+    """Markers evaluated by the venv's interpreter (which has ``packaging``; the one running this may not)."""
+    markers = sorted({marker for _, _, marker in lock_lines(lock_text) if marker})
+    code = ("import json, sys; from packaging.markers import Marker; "
+            "print(json.dumps({m: Marker(m).evaluate() for m in json.loads(sys.argv[1])}))")
+    out = subprocess.run([str(BIN / "python"), "-c", code, json.dumps(markers)], check=True, capture_output=True,
+                         text=True)
+    results: dict[str, bool] = json.loads(out.stdout)
+    return results.__getitem__
 
 
 def drift(locked: dict[str, str], installed: dict[str, str]) -> list[tuple[str, str, str]]:
@@ -93,7 +112,8 @@ def failed_tests() -> list[str]:
 
 def latest() -> int:
     fresh_venv(locked=False)
-    moved = drift(locked_versions(LOCK.read_text()), installed())
+    lock = LOCK.read_text()
+    moved = drift(locked_versions(lock, venv_markers(lock)), installed())
     print("\nnewest releases that differ from requirements/dev.lock:")
     for name, old, new in moved:
         print(f"  {name}: {old} -> {new}")
@@ -124,7 +144,8 @@ def latest() -> int:
 
 def parsers() -> int:
     fresh_venv(locked=True)
-    locked = locked_versions(LOCK.read_text())
+    lock = LOCK.read_text()
+    locked = locked_versions(lock, venv_markers(lock))
     failures = []
     for package, versions in PARSERS.items():
         for version in versions:

@@ -31,20 +31,23 @@ def upstream() -> ModuleType:
     return module
 
 
+def applies(marker: str | None) -> bool:
+    return marker is None or Marker(marker).evaluate()
+
+
 def entries(lock: Path) -> dict[str, tuple[str, str | None, list[str]]]:
-    """name -> (version, marker, hashes) of one lock file."""
+    """name -> (version, marker, hashes) of one lock file. A universal lock may pin one package twice under
+    exclusive markers (``networkx==3.6.1 ; python_full_version < '3.12'``): the line for this interpreter wins."""
     found: dict[str, tuple[str, str | None, list[str]]] = {}
     for block in re.split(r"\n(?=[A-Za-z0-9])", lock.read_text(encoding="utf-8")):
         head = re.match(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;\\]+)(?:\s*;\s*([^\\\n]+))?", block)
         if head:
             name = re.sub(r"[-_.]+", "-", head.group(1)).lower()
             marker = head.group(3).strip() if head.group(3) else None
+            if name in found and applies(found[name][1]) and not applies(marker):
+                continue
             found[name] = (head.group(2), marker, re.findall(r"--hash=sha256:([0-9a-f]{64})", block))
     return found
-
-
-def applies(marker: str | None) -> bool:
-    return marker is None or Marker(marker).evaluate()
 
 
 @pytest.mark.parametrize("lock", LOCKS.values(), ids=LOCKS.keys())
@@ -87,8 +90,9 @@ def test_the_environment_is_the_lock() -> None:
 
 def test_drift_names_each_package_that_moved() -> None:
     module = upstream()
-    lock = "pyyaml==6.0.3 \\\n    --hash=sha256:aa\nruamel-yaml==0.19.1 ; python_version >= '3.11' \\\n"
-    locked = module.locked_versions(lock)
-    assert locked == {"pyyaml": "6.0.3", "ruamel-yaml": "0.19.1"}
+    lock = ("pyyaml==6.0.3 \\\n    --hash=sha256:aa\nruamel-yaml==0.19.1 ; python_version >= '3.11' \\\n"
+            "networkx==3.6.1 ; python_full_version < '3.12' \\\nnetworkx==3.7 ; python_full_version >= '3.12' \\\n")
+    locked = module.locked_versions(lock, applies)
+    assert locked == {"pyyaml": "6.0.3", "ruamel-yaml": "0.19.1", "networkx": "3.6.1"}  # this interpreter's line
     moved = module.drift(locked, {"pyyaml": "6.0.4", "ruamel-yaml": "0.19.1", "newdep": "1.0", "tablepolicy": "0.1.0"})
     assert moved == [("newdep", "-", "1.0"), ("pyyaml", "6.0.3", "6.0.4")]
