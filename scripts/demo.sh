@@ -5,7 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tp() { echo; echo "\$ tablepolicy $*"; .venv/bin/tablepolicy "$@"; }
 
-rm -rf .lake   # start from an empty embedded catalog (.lake/catalog.db + .lake/warehouse)
+# DEMO_STATE: where the catalog lives (demo-s3.sh puts its catalog file there and its tables on S3)
+state=${DEMO_STATE:-.lake}
+rm -rf "$state"   # start from an empty catalog (.lake/catalog.db + .lake/warehouse by default)
+mkdir -p "$state"
 tp validate policies/
 tp ddl policies/ | head -n 40
 echo "  ... (tablepolicy ddl prints the rest)"
@@ -23,10 +26,10 @@ tp plan policies/ --detailed-exitcode
 tp health policies/
 tp maintain policies/
 tp health policies/
-tp erase policies/ --requests scripts/demo-erasure-requests.yaml --proof .lake/erasure-proof.json
-echo "(proof written to .lake/erasure-proof.json)"
+tp erase policies/ --requests scripts/demo-erasure-requests.yaml --proof "$state/erasure-proof.json"
+echo "(proof written to $state/erasure-proof.json)"
 tp plan policies/ --detailed-exitcode
 echo
-echo "Done: the catalog (.lake/) holds the declared tables; rows written by a writer did not change the plan;"
+echo "Done: the catalog ($state/) holds the declared tables; rows written by a writer did not change the plan;"
 echo "maintenance compacted the small files the writer left and removed nothing git did not ask for;"
 echo "two data subjects' rows are gone from every file the table keeps, with a proof."
