@@ -4,7 +4,6 @@ one and every file a snapshot or a tag still reaches are not; implausible candid
 from __future__ import annotations
 
 import os
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -15,8 +14,16 @@ from pyiceberg.table import Table
 
 from runtime.orphans import normalize, reachable_files, scan_orphans
 
-NOW = datetime.now(UTC)
+NOW = datetime(2026, 11, 22, 12, 30, tzinfo=UTC)  # the scans' "now": every file's time is set from it, not the clock
 GUARD = NOW - timedelta(days=3)
+
+
+def written_at(table: Table, when: datetime) -> None:
+    """Every file under the table's location as if written at ``when``."""
+    stamp = when.timestamp()
+    for path in Path(normalize(table.location())).rglob("*"):
+        if path.is_file():
+            os.utime(path, (stamp, stamp))
 
 
 @pytest.fixture
@@ -27,13 +34,15 @@ def table(tmp_path: Path) -> Table:
     created = catalog.create_table("logs.events", schema=schema)
     for batch in range(3):
         created.append(pa.table({"id": [batch * 10 + i for i in range(10)], "msg": ["x" * 50] * 10}, schema=schema))
-    return catalog.load_table("logs.events")
+    written = catalog.load_table("logs.events")
+    written_at(written, NOW - timedelta(hours=2))
+    return written
 
 
 def stray(table: Table, name: str, age: timedelta, size: int = 100) -> str:
     path = Path(normalize(table.location())) / "data" / name
     path.write_bytes(b"\0" * size)
-    stamp = time.time() - age.total_seconds()
+    stamp = (NOW - age).timestamp()
     os.utime(path, (stamp, stamp))
     return str(path)
 
@@ -62,7 +71,9 @@ def test_files_only_an_old_snapshot_reaches_are_not_orphans(table: Table) -> Non
     with table.transaction() as tx:
         tx.delete("id >= 0")  # the current snapshot reaches none of the data files; older snapshots do
     table = table.refresh()
-    assert scan_orphans(table, NOW + timedelta(days=1)).files == 0
+    written_at(table, NOW - timedelta(hours=1))
+    scan = scan_orphans(table, NOW + timedelta(days=1))  # every file is older than this guard: none is young
+    assert (scan.files, scan.young) == (0, 0)
 
 
 def test_candidates_that_outweigh_the_table_are_refused(table: Table) -> None:
