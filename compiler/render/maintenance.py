@@ -14,6 +14,11 @@ from compiler.maintenance.actions import Action, TimeCutoff
 from compiler.render.env import render
 from compiler.render.filters import literal, qualified, string_map, time_literal
 
+# remove_orphan_files: s3a:// and s3n:// name the store s3:// names (the JVM-free scan, runtime/orphans.py, reads
+# them so too), and a file listed under another scheme or bucket (authority) than the metadata names it fails the
+# call instead of being deleted
+ORPHAN_EQUAL_SCHEMES = {"s3a,s3n": "s3"}
+
 
 def action_sql(action: Action, catalog: str) -> str:
     table = literal(qualified((catalog, *action.table)))
@@ -45,7 +50,9 @@ def action_sql(action: Action, catalog: str) -> str:
                          [("table", table), ("older_than", older_than), ("retain_last", str(action.retain_last))])
         case actions.RemoveOrphanFiles():
             older_than = time_literal("timestamptz", action.older_than)
-            return _call(catalog, "remove_orphan_files", [("table", table), ("older_than", older_than)])
+            return _call(catalog, "remove_orphan_files", [
+                ("table", table), ("older_than", older_than), ("equal_schemes", string_map(ORPHAN_EQUAL_SCHEMES)),
+                ("prefix_mismatch_mode", literal("ERROR"))])
         case _:
             assert_never(action)
 
