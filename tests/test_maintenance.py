@@ -119,11 +119,12 @@ def test_sql_quotes_names_inside_procedure_arguments() -> None:
 
 @pytest.fixture
 def written(example_policies: Path, tmp_path: Path) -> Path:  # noqa: F811
-    """The examples in the catalog; logs.app_events written in five commits into one five-hour-old partition."""
+    """The examples in the catalog; logs.app_events written in five commits into one hour partition, 07:00 on
+    NOW's day: the CLI decides with the machine's clock, which is past it whatever the hour (skip_recent is 2h)."""
     from tests.catalog_fixtures import embedded_catalog
 
     events = embedded_catalog(example_policies).load_table(("logs", "app_events"))
-    old = (datetime.now(UTC) - timedelta(hours=5)).replace(minute=0, second=0, microsecond=0)  # one hour partition
+    old = NOW.replace(hour=7, minute=0)
     for batch in range(5):
         rows = [{"event_time": old + timedelta(minutes=batch), "service": "api", "host": "h", "level": "INFO",
                  "message": "m", "attributes": None, "trace": None, "tags": None}]
