@@ -12,7 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -104,8 +104,10 @@ def rows_loaded(ran: Ran) -> None:
 
 
 def expired_rows_gone(ran: Ran) -> None:
+    """load_rows.py's rows of today and yesterday stay, its 500-day-old ones are gone: judged from the rows
+    themselves, not from this machine's clock."""
     times = catalog(ran.cwd).load_table("analytics.page_views").scan().to_arrow().column("viewed_at").to_pylist()
-    assert len(times) == 10 and min(times) > datetime.now(UTC) - timedelta(days=400)
+    assert len(times) == 10 and max(times) - min(times) < timedelta(days=2)
 
 
 def plan_sets_only_owners(ran: Ran) -> None:
