@@ -116,10 +116,13 @@ def test_a_lock_file_carries_a_heartbeat_the_holder_refreshes(tmp_path: Path, mo
     import time
 
     monkeypatch.setenv(HEARTBEAT_ENV, "0.1")
+    lock = tmp_path / "lock-shop.orders.json"
     with table_locks(None, tmp_path, ["shop.orders"]):
-        first = json.loads((tmp_path / "lock-shop.orders.json").read_text())
-        time.sleep(0.35)
-        later = json.loads((tmp_path / "lock-shop.orders.json").read_text())
+        first = later = json.loads(lock.read_text())
+        deadline = time.monotonic() + 60  # a beat is due every 0.1 s; a loaded machine may take longer
+        while later["heartbeat"] == first["heartbeat"] and time.monotonic() < deadline:
+            time.sleep(0.01)
+            later = json.loads(lock.read_text())
     assert first["interval"] == 0.1 and first["since"] == later["since"]
     assert later["heartbeat"] > first["heartbeat"] and later["token"] == first["token"]
     assert set(first) == {"table", "host", "pid", "command", "since", "heartbeat", "interval", "token", "session"}
