@@ -181,6 +181,9 @@ def _erase_table(
         info(f"  {format_name(proof.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
     if document["error"]:
         error(document["error"])
+    for unreadable in proof.unreadable:
+        error(f"{format_name(proof.table)}: {unreadable} cannot be read as parquet, so the proof cannot show it holds "
+              "no key; repair or remove it and run erase again")
     for ref in proof.blocking_refs:
         error(f"{format_name(proof.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
               f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")

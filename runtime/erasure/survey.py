@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 from pyiceberg.io import FileIO
@@ -80,7 +81,8 @@ class Survey:
     stored: dict[str, str]  # every file listed under the table's locations -> the location it is under
     files_read: int
     bytes_read: int
-    unreadable: tuple[str, ...] = ()  # referenced files the proof cannot read (not parquet): not proven
+    unreadable: tuple[str, ...] = ()  # files the proof cannot read (referenced files not in parquet, files named
+    # .parquet that are none): not proven
     clean: frozenset[str] = frozenset()  # files read that hold no key
     bound_hits: dict[str, tuple[BoundHit, ...]] = field(default_factory=dict)  # manifest -> entries with a key
     manifests_read: int = 0
@@ -133,6 +135,14 @@ class Gone:
 
 
 GONE = Gone()
+
+
+class NotParquet:
+    """A file named .parquet that is none (a write that failed half way, a stray of another tool): it cannot be
+    read, so it cannot be proven free of a key."""
+
+
+NOT_PARQUET = NotParquet()
 
 
 @dataclass
@@ -297,12 +307,14 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     fresh = sum((path, size) not in reader.seen for path, (_, size) in candidates.items())
     on_progress(f"reading the key columns of {fresh} file(s)"
                 + (f" ({len(candidates) - fresh} read before, unchanged)" if fresh < len(candidates) else ""))
-    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> HeldFile | Gone | None:
+    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> HeldFile | Gone | NotParquet | None:
         path, (filesystem, size) = item
         try:
             return reader.holding(filesystem, path, size)
         except FileNotFoundError:
             return GONE
+        except pa.ArrowInvalid:  # no parquet footer or a broken one: the table is not proven, the run goes on
+            return NOT_PARQUET
 
     # the manifests snapshots read came with the metadata; their lists hold no column values; any other avro
     # file is read by itself (an orphaned manifest, or a list: its header says which)
@@ -321,6 +333,7 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
         results = dict(zip(sorted(candidates), pool.map(read, sorted(candidates.items())), strict=True))
         manifests = dict(zip(sorted(avro), pool.map(bounds, sorted(avro.items())), strict=True))
     found = [f for f in results.values() if isinstance(f, HeldFile)]
+    unreadable += [p for p, f in results.items() if f is NOT_PARQUET]
     return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),
                   sum(size for _, size in candidates.values()), tuple(sorted(unreadable)),
                   clean=frozenset(p for p, f in results.items() if f is None),
