@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -61,8 +62,12 @@ def test_a_rerun_skips_done_requests_and_status_lists_them(lake: Lake, tmp_path:
         lake.spark.sql("INSERT INTO lake.privacy.events VALUES " + ", ".join(
             f"({commit * 10 + u}, named_struct('uid', {u}), TIMESTAMP '2026-11-0{commit + 1} 10:00:00+00:00')"
             for u in (1, 2, 3, 4)))
+    # erase records the day it runs and judges the SLA by it (the CLI reads the machine's clock): the requests
+    # arrived two days and one day before this test, so their 30-day deadlines are ahead whatever the date
+    today = datetime.now(UTC).date()
+    received, later = today - timedelta(days=2), today - timedelta(days=1)
     first = tmp_path / "first.csv"
-    first.write_text("id,received,user.uid\nREQ-1,2026-11-02,1\n")
+    first.write_text(f"id,received,user.uid\nREQ-1,{received},1\n")
 
     code, output = cli(lake, "erase", str(policies), "--requests", str(first), "--dry-run")
     assert code == 0, output  # the dry run shows the statements; the keys reach Spark as data, never in them
@@ -76,14 +81,14 @@ def test_a_rerun_skips_done_requests_and_status_lists_them(lake: Lake, tmp_path:
     assert code == 0, output
     assert uids(lake) == [2, 2, 3, 3, 4, 4]
     assert "Certificate (no key values):" in output
-    assert "  REQ-1  done     received 2026-11-02, deadline 2026-12-02; SLA met" in output
+    assert f"  REQ-1  done     received {received}, deadline {received + timedelta(days=30)}; SLA met" in output
     document = json.loads(proof.read_text())
     assert document["complete"] and document["skipped"] == []
     assert document["certificate"]["requests"][0]["tables"][0]["proof"]["rows"] == 2
 
     second = tmp_path / "second.jsonl"  # the same request again, and a new one
-    second.write_text('{"id": "REQ-1", "received": "2026-11-02", "keys": {"user.uid": 1}}\n'
-                      '{"id": "REQ-2", "received": "2026-11-03", "keys": {"user.uid": 3}}\n')
+    second.write_text(f'{{"id": "REQ-1", "received": "{received}", "keys": {{"user.uid": 1}}}}\n'
+                      f'{{"id": "REQ-2", "received": "{later}", "keys": {{"user.uid": 3}}}}\n')
     code, output = cli(lake, "erase", str(policies), "--requests", str(second), "--proof", str(proof))
     assert code == 0, output
     assert "- privacy.events: skipped 1 request(s) already erased and proven" in output
