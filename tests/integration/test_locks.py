@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -148,14 +148,16 @@ def test_a_live_holder_blocks_a_second_run_with_a_message_naming_it(lake: Lake) 
 
 def test_a_killed_holder_on_this_host_is_taken_over_at_once(lake: Lake) -> None:
     """PostgreSQL ends the killed process's session and with it the advisory lock; a lock file names a pid
-    this host no longer runs. Either way the next run proceeds without waiting out the 60 s stale window."""
-    lake = replace(lake, env={**lake.env, "TABLEPOLICY_LOCK_HEARTBEAT": "15"})
+    this host no longer runs. Either way the next run proceeds without waiting out the stale window: the lock
+    file's heartbeat is moved a day ahead, so only the gone pid can free it, however slow the machine."""
     holder = lake.start(120, "ops.events")
     _kill(holder)
-    killed = time.monotonic()
+    lock = lake.policies.parent / ".lake" / "lock-ops.events.json"
+    if lock.exists():  # SQLite's lock file (PostgreSQL's row is only informative: the session is the lock)
+        held = json.loads(lock.read_text())
+        lock.write_text(json.dumps({**held, "heartbeat": held["heartbeat"] + 86_400}).ljust(1024))
     second = lake.take("ops.events")
     assert second.returncode == 0, second.stderr
-    assert time.monotonic() - killed < 4 * 15  # taken before a heartbeat lock could have gone stale
 
 
 def test_postgresql_releases_the_lock_of_a_killed_holder_whose_pid_looks_alive(pg_lake: Lake) -> None:
@@ -184,7 +186,9 @@ def test_a_dead_holder_on_another_host_is_taken_over_after_the_stale_window_not_
     holder = lake.start(60, "ops.events", wrap=_unshare_hostname())
     lock = lake.policies.parent / ".lake" / "lock-ops.events.json"
     first = lock.read_text()
-    time.sleep(3 * BEAT)
+    deadline = time.monotonic() + 60  # a beat is due every BEAT seconds; a loaded machine may take longer
+    while lock.read_text() == first and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert lock.read_text() != first  # it beats while alive
     _kill(holder)
     last_beat = json.loads(lock.read_text())["heartbeat"]  # the window runs from here, not from the kill
