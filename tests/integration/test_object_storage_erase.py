@@ -191,6 +191,18 @@ def erase(p: Project) -> tuple[Run, dict[str, Any]]:
 def no_secret_anywhere(p: Project) -> None:
     for output in p.store.outputs:
         assert SECRET_KEY not in output
+    if p.properties["uri"].startswith("postgresql"):  # the ledger and its proofs live in the catalog's database
+        import sqlalchemy
+
+        engine = sqlalchemy.create_engine(p.properties["uri"])
+        try:
+            with engine.connect() as connection:
+                for name in ("tablepolicy_erasure_ledger", "tablepolicy_erasure_proofs"):
+                    if sqlalchemy.inspect(connection).has_table(name):
+                        rows = connection.execute(sqlalchemy.text(f"SELECT * FROM {name}")).fetchall()
+                        assert SECRET_KEY not in repr(rows), name
+        finally:
+            engine.dispose()
     for path in p.root.rglob("*"):  # proofs, journals, ledgers, HTML pages, imported policies
         if path.is_file() and path.name != ".pyiceberg.yaml":
             assert SECRET_KEY.encode() not in path.read_bytes(), path
