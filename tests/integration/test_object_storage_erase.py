@@ -252,6 +252,7 @@ def test_erase_on_s3_leaves_no_key_in_any_object(store: Store, kind: str, mode: 
     text = json.dumps(proof)
     assert not any(k in text for k in KEYS)
 
+    assert list(p.root.glob(".tablepolicy/journal-*.jsonl")) and (p.root / "proof.json").exists()  # checked below
     run, again = erase(p)  # the ledger (beside the SQLite catalog, or in PostgreSQL) says done: skipped
     assert run.returncode == 0, run.stdout + run.stderr
     assert again["tables"] == [] and {s["request"] for s in again["skipped"]} == {"REQ-1", "REQ-2"}
