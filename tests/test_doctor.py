@@ -8,7 +8,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -216,19 +215,18 @@ def test_missing_bucket_is_named(project: Path, s3: S3Server) -> None:
     assert_clean(run)
 
 
-def test_stopped_server_fails_fast_without_a_traceback(project: Path) -> None:
+def test_stopped_server_fails_without_a_traceback(project: Path) -> None:
+    """One attempt with short timeouts (runtime/doctor.py), never measured in seconds here: the machine's speed
+    is no outcome. What the user sees is the ✗ line with the fix."""
     with s3_server() as server:
         server.bucket("lake")
         properties = server.pyiceberg_properties()
     env = catalog_env(project, "s3://lake/wh", properties)
-    started = time.monotonic()
     run = tool("doctor", "policies", "--write-probe", cwd=project, env=env)
-    took = time.monotonic() - started
     assert run.returncode == 1, run.stdout + run.stderr
     warehouse = lines(run)["warehouse"]
     assert warehouse.startswith("✗ warehouse: cannot read s3://lake/wh"), run.stdout
     assert "fix: check that s3.endpoint" in warehouse
-    assert took < 20, f"doctor took {took:.1f}s against a stopped server"
     assert_clean(run)
 
 
