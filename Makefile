@@ -58,7 +58,7 @@ lint: $(STAMP) $(ACTIONLINT)
 
 # Fast tests only: no JVM and no servers (the compiler, the CLI in-process); make test runs everything.
 unit: $(STAMP)
-	$(BIN)/pytest -q -m "not spark and not s3"
+	$(BIN)/pytest -q -n auto -m "not spark and not s3"
 
 test: install lint
 	$(BIN)/pytest -q
