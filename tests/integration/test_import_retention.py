@@ -11,6 +11,7 @@ from tests.integration.conftest import Lake
 from tests.integration.evolve import converge, plan
 
 pytestmark = pytest.mark.spark
+TODAY = date(2026, 11, 22)  # the plans' day (the retention cutoff is its midnight), never the clock's
 
 
 def test_import_of_a_hand_made_table_plans_no_changes(lake: Lake) -> None:
@@ -58,7 +59,7 @@ lifecycle:
                    "(6, DATE'2026-11-21'), (7, DATE'2026-11-21')"):  # wholly newer
         # one data file per batch, so the file-level bounds are the batch's
         lake.spark.sql(f"SELECT * FROM VALUES {values} AS t(id, dt)").coalesce(1).writeTo("lake.keep.events").append()
-    result = plan(lake, base.replace("20000d", "400d"), today=date(2026, 11, 22))
+    result = plan(lake, base.replace("20000d", "400d"), today=TODAY)
     [change] = result.plan.changes
     assert change.action == "tighten_retention" and str(change.safety) == "destructive"
     estimate = change.estimate  # type: ignore[union-attr]
@@ -67,5 +68,5 @@ lifecycle:
     assert estimate.bytes > 0
     assert "2 file(s), 3 row(s)" in change.summary
     assert [b.approval for b in result.plan.blocked] == ["tighten_retention"]
-    loosen = plan(lake, base.replace("20000d", "30000d"))
+    loosen = plan(lake, base.replace("20000d", "30000d"), today=TODAY)
     assert [(c.action, str(c.safety)) for c in loosen.plan.changes] == [("set_properties", "safe")]
