@@ -74,7 +74,8 @@ def test_examples_then_a_series_of_evolutions(lake: Lake, tmp_path: Path) -> Non
     apply_dir(lake, policies, tmp_path)
     assert_catalog_equals_policies(lake, policies)
     lake.spark.sql("INSERT INTO lake.applied_ads.click_log "
-                   "SELECT 'e1', 'u1', current_timestamp(), current_date(), NULL, 7, 1.5, NULL, NULL")
+                   "SELECT 'e1', 'u1', TIMESTAMP '2026-11-22 12:30:00+00:00', DATE '2026-11-22', NULL, 7, "
+                   "1.5, NULL, NULL")
     click_log = policies / "ads/click_log.yaml"
     for step, old, new in EVOLUTION:
         text = click_log.read_text()

@@ -162,8 +162,8 @@ def test_types_in_the_catalog_after_widening(lake: Lake) -> None:
 
 def test_rename_keeps_the_data(lake: Lake) -> None:
     converge(lake, policy("rename_data"))
-    lake.spark.sql("INSERT INTO lake.evo.rename_data SELECT 1, current_timestamp(), 42, NULL, NULL, NULL, NULL, "
-                   "NULL, NULL")
+    lake.spark.sql("INSERT INTO lake.evo.rename_data SELECT 1, TIMESTAMP '2026-11-22 12:30:00+00:00', 42, "
+                   "NULL, NULL, NULL, NULL, NULL, NULL")
     rename = {"{name: qty, type: int}": "{name: quantity, type: int, renamed_from: qty}"}
     converge(lake, policy("rename_data", **rename))
     assert lake.spark.sql("SELECT quantity FROM lake.evo.rename_data").collect()[0][0] == 42
