@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from compiler import jsontext
+
 COMMENT_LIMIT = 65_536  # GitHub refuses longer comment bodies
 PAGE = 100
 
@@ -56,7 +58,7 @@ class GitHub:
             raise GitHubError(f"{method} {path}: HTTP {exc.code} {exc.reason}") from None
         except urllib.error.URLError as exc:
             raise GitHubError(f"{method} {path}: {exc.reason}") from None
-        return json.loads(text) if text else None
+        return jsontext.loads(text) if text else None
 
     def pages(self, path: str, key: str | None = None) -> list[Any]:
         """Every item of a paginated list (``key``: the list inside an object answer)."""

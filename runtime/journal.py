@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+from compiler import jsontext
+
 
 class Journal:
     def __init__(self, path: Path, plan_id: str) -> None:
@@ -21,7 +23,7 @@ class Journal:
         done: set[int] = set()
         for line in self.path.read_text(encoding="utf-8").splitlines():
             try:
-                entry = json.loads(line)
+                entry = jsontext.loads(line)
             except ValueError:
                 continue  # a line torn by a crash mid-write: that step is checked again
             if entry.get("plan_id") == self.plan_id and entry.get("status") == "done":

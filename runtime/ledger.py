@@ -30,6 +30,7 @@ from sqlalchemy import Column, MetaData, String, Table, Text, create_engine, ins
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
+from compiler import jsontext
 from compiler.erasure.ledger import Entry, State
 from compiler.errors import CatalogError
 
@@ -121,7 +122,7 @@ class Ledger:
             for row in connection.execute(query).mappings():
                 proof = None
                 if row["proof_id"] is not None:
-                    proof = proofs.setdefault(row["proof_id"], json.loads(row["proof"]))
+                    proof = proofs.setdefault(row["proof_id"], jsontext.loads(row["proof"]))
                 entry = Entry(row["request_id"], row["table_name"], date.fromisoformat(row["received"]),
                               date.fromisoformat(row["deadline"]), _state(row["state"]), row["keys_hash"], proof,
                               _time(row["updated"]), _time(row["done_at"]))

@@ -42,6 +42,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Protocol
 
+from compiler import jsontext
 from compiler.errors import TablePolicyError
 from runtime.catalog.reader import CatalogReader
 
@@ -142,7 +143,7 @@ class Holder:
     @classmethod
     def from_json(cls, text: str, table: str) -> Holder:
         """Raises ValueError for text that is not a holder."""
-        data = json.loads(text)
+        data = jsontext.loads(text)
         if not isinstance(data, dict):
             raise ValueError("not an object")
         since = float(data.get("since", 0))

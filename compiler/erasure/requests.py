@@ -40,6 +40,7 @@ from typing import Annotated, Any, Literal, Protocol
 from pydantic import Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 
+from compiler import jsontext
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.model.names import UNSAFE_HINT, unsafe_character
 from compiler.spec.base import LONG_MAX, Spec
@@ -438,11 +439,11 @@ _KEY_END = re.compile(r'"\s*:')  # every key of a JSON object ends so (a value m
 def _json_object(line: str) -> Any:
     """json.loads, refusing a key given twice: the C parser first, the (slower) duplicate check only when
     the line has more key-like spots than the keys of a request it parsed to."""
-    item = json.loads(line)
+    item = jsontext.loads(line)
     keys = item.get("keys") if isinstance(item, dict) else None
     found = len(item) + len(keys) if isinstance(keys, dict) else -1
     if len(_KEY_END.findall(line)) != found:
-        json.loads(line, object_pairs_hook=_no_duplicates)
+        jsontext.loads(line, object_pairs_hook=_no_duplicates)
     return item
 
 

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from compiler import jsontext
 from compiler.effective import Effective
 from compiler.spec.table import PropertyValue, TablePolicy
 
@@ -85,7 +86,7 @@ def declared_stamp(keys: Iterable[str]) -> str:
 def declared_in(properties: Mapping[str, str]) -> set[str]:
     """The keys a table's stamp says its policy declared at the last apply (none if unstamped or unreadable)."""
     try:
-        keys = json.loads(properties.get(DECLARED_KEYS, "[]"))
+        keys = jsontext.loads(properties.get(DECLARED_KEYS, "[]"))
     except ValueError:
         return set()
     return {k for k in keys if isinstance(k, str)} if isinstance(keys, list) else set()

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from compiler import jsontext
 from compiler.diff.changes import Change, DropColumn, DropTable, TightenRetention
 from compiler.model.properties import APPROVALS_KEY
 
@@ -50,7 +51,7 @@ def qualified(change: Change) -> str | None:
 def consumed_in(properties: Mapping[str, str]) -> tuple[str, ...]:
     """The qualified approvals a table records as consumed (none if unstamped or unreadable)."""
     try:
-        entries = json.loads(properties.get(APPROVALS_KEY, "[]"))
+        entries = jsontext.loads(properties.get(APPROVALS_KEY, "[]"))
     except ValueError:
         return ()
     return tuple(sorted({e for e in entries if isinstance(e, str)})) if isinstance(entries, list) else ()

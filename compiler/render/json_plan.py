@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from compiler import jsontext
 from compiler.diff.changes import Change
 from compiler.errors import TablePolicyError
 from compiler.plan.model import PLAN_FORMAT_VERSION, Plan
@@ -76,7 +77,7 @@ def plan_to_json(plan: Plan) -> str:
 def plan_from_json(text: str) -> Plan:
     """Read a plan file back; the changes are rebuilt from their full models, not from the views."""
     try:
-        document = json.loads(text)
+        document = jsontext.loads(text)
         if document.get("format_version") != PLAN_FORMAT_VERSION:
             raise PlanFileError(
                 f"plan file format {document.get('format_version')!r} is not {PLAN_FORMAT_VERSION}: "

@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler import jsontext
 from compiler.modelcache import ModelCache
 
 
@@ -17,7 +18,7 @@ class FileModelCache(ModelCache):
     @classmethod
     def open(cls, path: Path) -> FileModelCache:
         try:
-            entries = ModelCache.entries_of(json.loads(path.read_text(encoding="utf-8")))
+            entries = ModelCache.entries_of(jsontext.loads(path.read_text(encoding="utf-8")))
             if entries is not None:
                 return cls(*entries, path=path)
         except (OSError, ValueError, RecursionError):  # unreadable, damaged or absurdly nested: start over

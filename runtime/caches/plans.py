@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from compiler import __version__
+from compiler import __version__, jsontext
 from compiler.diff.changes import TightenRetention
 from compiler.plan.model import TablePlan
 
@@ -27,7 +27,7 @@ class PlanCache:
     @classmethod
     def open(cls, path: Path) -> PlanCache:
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = jsontext.loads(path.read_text(encoding="utf-8"))
             if document.get("version") == CACHE_VERSION and document.get("tool") == __version__:
                 return cls(path, document["entries"])
         except (OSError, ValueError, KeyError):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, assert_never
 
 import typer
 
+from compiler import jsontext
 from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
@@ -279,7 +279,7 @@ def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogCon
     """The catalog an apply targets: the flag, else the one a saved plan names, else the default."""
     if catalog is None and path.is_file() and path.suffix == ".json":
         try:
-            document = json.loads(path.read_text(encoding="utf-8"))
+            document = jsontext.loads(path.read_text(encoding="utf-8"))
             catalog = document.get("catalog") if isinstance(document, dict) else None
         except (OSError, UnicodeDecodeError, ValueError):
             catalog = None  # apply itself reports what is wrong with the file
