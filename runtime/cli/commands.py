@@ -133,13 +133,19 @@ def schema() -> int:
 
 
 def fmt(path: Path, *, check: bool) -> int:
-    unformatted = 0
+    """Format (or with ``check``, list) the policy files under ``path``; a file that cannot be read or does not
+    parse is left as it is and makes the exit code ERROR, with or without ``check``."""
+    unformatted = broken = 0
     for file in discover(path):
         try:
             formatted = format_text(text := file.read_text(encoding="utf-8"))
         except (YAMLError, UnicodeDecodeError) as exc:
             error(f"{display_path(file)}: not formatted, YAML does not parse: {str(exc).splitlines()[0]}")
-            unformatted += 1
+            broken += 1
+            continue
+        except OSError as exc:
+            error(f"{display_path(file)}: not formatted, cannot be read: {exc.strerror or exc}")
+            broken += 1
             continue
         if formatted == text:
             continue
@@ -149,7 +155,7 @@ def fmt(path: Path, *, check: bool) -> int:
         else:
             file.write_text(formatted, encoding="utf-8")
             info(f"formatted {display_path(file)}")
-    return Exit.ERROR if check and unformatted else Exit.OK
+    return Exit.ERROR if broken or (check and unformatted) else Exit.OK
 
 
 def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: bool = True,
