@@ -121,8 +121,8 @@ TP106 = register("TP106", ERROR, "a value that is not one of the allowed values"
 TP107 = register("TP107", ERROR, "a dotted name that does not parse (an unclosed or stray backtick, an empty part)")
 TP108 = register("TP108", ERROR, "a table or namespace name longer than 200 bytes (lock files are named after it)")
 TP109 = register("TP109", ERROR, "a table name without a namespace")
-TP110 = register("TP110", ERROR, "a duration that does not parse, or longer than 365000d")
-TP111 = register("TP111", ERROR, "a size that does not parse, or larger than a Java long")
+TP110 = register("TP110", ERROR, "a duration that does not parse, zero for a window or deadline, or over 365000d")
+TP111 = register("TP111", ERROR, "a size that does not parse, zero, or larger than a Java long")
 TP112 = register("TP112", ERROR, "an empty list or text where at least one item is needed (a table needs a column)")
 # --- TP2xx: columns and types
 TP201 = register("TP201", ERROR, "an unknown type name")

@@ -47,7 +47,8 @@ from compiler.spec.base import LONG_MAX, Spec
 from compiler.spec.errors import findings_from
 from compiler.yamlsource import Path, parse_yaml
 
-KeyValue = str | Annotated[int, Field(ge=-LONG_MAX - 1, le=LONG_MAX)]  # an integer key column holds at most a long
+NonEmpty = Annotated[str, Field(min_length=1)]
+KeyValue = NonEmpty | Annotated[int, Field(ge=-LONG_MAX - 1, le=LONG_MAX)]  # an integer key column holds at most a long
 # The deadline (received + within, at most 1000 years) must stay a date: year 9999 is the last one.
 LAST_RECEIVED = date(8999, 12, 31)
 
@@ -95,7 +96,7 @@ def received_date(text: str) -> date | str:
 class ErasureRequest(Spec):
     id: str = Field(min_length=1, max_length=MAX_ID, description="The request's ticket id; the proof names it.")
     received: date = Field(description="When the request arrived (YYYY-MM-DD); the SLA counts from here.")
-    keys: dict[str, KeyValue] = Field(min_length=1, description="Erasure key column -> this subject's value.")
+    keys: dict[NonEmpty, KeyValue] = Field(min_length=1, description="Erasure key column -> this subject's value.")
 
     @field_validator("received", mode="before")
     @classmethod

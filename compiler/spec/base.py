@@ -8,10 +8,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from compiler.model.types import INT32_MAX, LONG_MAX
 
-__all__ = ["INT32_MAX", "LONG_MAX", "Count", "Spec"]
+__all__ = ["INT32_MAX", "LONG_MAX", "Count", "NonEmpty", "Spec"]
 
 # A positive count or field id: Iceberg and Spark hold these as Java ints.
 Count = Annotated[int, Field(ge=1, le=INT32_MAX)]
+# A name, key, tag or label: empty text names nothing.
+NonEmpty = Annotated[str, Field(min_length=1)]
 
 
 class Spec(BaseModel):

@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 from compiler import codes
 from compiler.model.names import SAFE_FIELD_NAME
 from compiler.model.types import TypeSpellingError, parse_primitive
-from compiler.spec.base import Count, Spec
+from compiler.spec.base import Count, NonEmpty, Spec
 
 
 def _check_primitive(text: str) -> str:
@@ -47,6 +47,7 @@ def _type_kind(value: Any) -> str | None:
 PrimitiveName = Annotated[
     str,
     AfterValidator(_check_primitive),
+    Field(json_schema_extra={"minLength": 1}),  # empty is an unknown type (TP201) to the validator
     Field(description="A primitive type: boolean, int, long, float, double, decimal(P,S), date, time, "
           "timestamp (no zone), timestamptz, string, uuid, fixed[N], binary."),
 ]
@@ -76,7 +77,7 @@ class Column(Spec):
     renamed_from: FieldName | None = Field(
         None, min_length=1, description="Former name of this field: the planner renames it, keeping its data."
     )
-    tags: list[str] = Field(default_factory=list, description="Labels such as pii; org rules read them.")
+    tags: list[NonEmpty] = Field(default_factory=list, description="Labels such as pii; org rules read them.")
 
 
 class StructOf(Spec):

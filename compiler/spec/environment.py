@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from compiler.spec.base import Spec
+from compiler.spec.base import NonEmpty, Spec
 from compiler.spec.lifecycle import Lifecycle, Workload
 from compiler.spec.table import PropertyValue
 
@@ -31,8 +31,8 @@ STRUCTURE_KEYS = frozenset({
 class OverlaySettings(Spec):
     """The values an environment may set for a table, a namespace or every table."""
 
-    owner: str | None = Field(None, description="Owning team in this environment.")
-    properties: dict[str, PropertyValue] = Field(default_factory=dict, description="Table properties.")
+    owner: str | None = Field(None, min_length=1, description="Owning team in this environment.")
+    properties: dict[NonEmpty, PropertyValue] = Field(default_factory=dict, description="Table properties.")
     workload: Workload | None = Field(None, description="Facts about readers and writers in this environment.")
     lifecycle: Lifecycle | None = Field(None, description="Lifecycle values, merged field by field.")
 
@@ -43,6 +43,6 @@ class EnvironmentOverlay(Spec):
     description: str | None = Field(None, description="What this environment is.")
     catalog: str | None = Field(None, min_length=1, description="The catalog this environment targets.")
     defaults: OverlaySettings | None = Field(None, description="Values for every table.")
-    namespaces: dict[str, OverlaySettings] = Field(
+    namespaces: dict[NonEmpty, OverlaySettings] = Field(
         default_factory=dict, description="Values for the tables of a namespace (and its nested namespaces).")
-    tables: dict[str, OverlaySettings] = Field(default_factory=dict, description="Values for one table.")
+    tables: dict[NonEmpty, OverlaySettings] = Field(default_factory=dict, description="Values for one table.")

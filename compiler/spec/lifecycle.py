@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from compiler.spec.base import Count, Spec
-from compiler.spec.units import Duration, Size
+from compiler.spec.base import Count, NonEmpty, Spec
+from compiler.spec.units import Duration, PositiveDuration, Size
 
 
 class SnapshotExpiry(Spec):
@@ -19,13 +19,13 @@ class SnapshotExpiry(Spec):
 
     max_age: Duration | None = Field(None, description="Expire snapshots older than this (e.g. 6h, 5d).")
     min_keep: Count | None = Field(None, description="Always keep at least this many snapshots.")
-    max_ref_age: Duration | None = Field(None, description="Expire branches and tags older than this.")
+    max_ref_age: PositiveDuration | None = Field(None, description="Expire branches and tags older than this.")
 
 
 class Retention(Spec):
     """Row-level retention: rows whose temporal column is older than ``keep`` are deleted."""
 
-    column: str | None = Field(None, description="A date or timestamp column (or a struct field path).")
+    column: str | None = Field(None, min_length=1, description="A date or timestamp column (or a struct field path).")
     keep: Duration | None = Field(None, description="How long rows are kept, e.g. 365d.")
 
 
@@ -52,10 +52,10 @@ class Compaction(Spec):
     strategy: Literal["binpack", "sort", "zorder"] | None = Field(None, description="Rewrite strategy.")
     target_file_size: Size | None = Field(None, description="Target data file size, e.g. 512MB.")
     min_input_files: Count | None = Field(None, description="Rewrite a group only with this many files.")
-    skip_recent: Duration | None = Field(
+    skip_recent: PositiveDuration | None = Field(
         None, description="Only compact partitions older than this (leave the active write window alone)."
     )
-    zorder_by: list[str] | None = Field(None, min_length=1, description="Columns for the zorder strategy.")
+    zorder_by: list[NonEmpty] | None = Field(None, min_length=1, description="Columns for the zorder strategy.")
 
 
 class ManifestRewrite(Spec):
@@ -75,9 +75,9 @@ class DeleteFileRewrite(Spec):
 class Erasure(Spec):
     """Record-level erasure requests (privacy law) keyed on these columns, honoured within an SLA."""
 
-    key: list[str] | None = Field(None, min_length=1, description="Key columns that identify a data subject.")
-    within: Duration | None = Field(None, description="Time allowed until the rows are physically gone.")
-    holds: list[str] | None = Field(
+    key: list[NonEmpty] | None = Field(None, min_length=1, description="Key columns that identify a data subject.")
+    within: PositiveDuration | None = Field(None, description="Time allowed until the rows are physically gone.")
+    holds: list[NonEmpty] | None = Field(
         None, min_length=1,
         description="Tags or branches under legal hold: erasure keeps the files they reach and reports the "
                     "request as held for this table (a hold naming no ref of the table is refused: TP443).")
@@ -97,9 +97,9 @@ class Lifecycle(Spec):
 class Workload(Spec):
     """What the table's users rely on; lifecycle settings are checked against it."""
 
-    longest_write: Duration | None = Field(
+    longest_write: PositiveDuration | None = Field(
         None, description="Longest a write job may run; orphan cleanup must wait at least this long."
     )
-    time_travel: Duration | None = Field(
+    time_travel: PositiveDuration | None = Field(
         None, description="How far back readers query old snapshots; snapshot expiry must keep them."
     )

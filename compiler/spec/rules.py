@@ -6,9 +6,9 @@ import re
 
 from pydantic import Field, field_validator
 
-from compiler.spec.base import Spec
+from compiler.spec.base import NonEmpty, Spec
 from compiler.spec.table import PropertyValue
-from compiler.spec.units import Duration
+from compiler.spec.units import PositiveDuration
 
 
 def _check_pattern(text: str) -> str:
@@ -17,8 +17,8 @@ def _check_pattern(text: str) -> str:
 
 
 class DurationBounds(Spec):
-    min: Duration | None = Field(None, description="The shortest value a table may declare.")
-    max: Duration | None = Field(None, description="The longest value a table may declare.")
+    min: PositiveDuration | None = Field(None, description="The shortest value a table may declare.")
+    max: PositiveDuration | None = Field(None, description="The longest value a table may declare.")
 
 
 class Rules(Spec):
@@ -30,10 +30,12 @@ class Rules(Spec):
     retention_keep: DurationBounds | None = Field(None, description="Bounds of lifecycle.retention.keep.")
     orphan_older_than: DurationBounds | None = Field(None, description="Bounds of orphan_files.older_than.")
     erasure_within: DurationBounds | None = Field(None, description="Bounds of lifecycle.erasure.within.")
-    required_properties: dict[str, PropertyValue | None] = Field(
+    required_properties: dict[NonEmpty, PropertyValue | None] = Field(
         default_factory=dict, description="Properties every table must set (a null value: any value).")
-    table_name: str | None = Field(None, description="Regular expression every table name matches (TG108).")
-    column_name: str | None = Field(None, description="Regular expression every column name matches (TG109).")
+    table_name: str | None = Field(
+        None, min_length=1, description="Regular expression every table name matches (TG108).")
+    column_name: str | None = Field(
+        None, min_length=1, description="Regular expression every column name matches (TG109).")
     no_weakening: bool = Field(False, description="A table may not loosen its namespace's settings (TG110).")
 
     @field_validator("table_name", "column_name")

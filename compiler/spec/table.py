@@ -19,7 +19,7 @@ from pydantic_core import PydanticCustomError
 from compiler import codes
 from compiler.model.names import UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
 from compiler.model.transforms import TransformError, parse_expression
-from compiler.spec.base import Spec
+from compiler.spec.base import NonEmpty, Spec
 from compiler.spec.columns import Column, FieldName
 from compiler.spec.lifecycle import Lifecycle, Workload
 
@@ -89,18 +89,22 @@ def _whole_number(value: Any) -> Any:
     return value
 
 
-TableName = Annotated[str, AfterValidator(_check_table_name)]
+# the JSON Schema also refuses empty text, which the validator reports with the name's own code (TP107, TP301)
+_SOME_TEXT = Field(json_schema_extra={"minLength": 1})
+TableName = Annotated[str, AfterValidator(_check_table_name), _SOME_TEXT]
 FormatVersion = Annotated[Literal[1, 2, 3], BeforeValidator(_whole_number)]
-NamespaceName = Annotated[str, AfterValidator(_check_name)]
+NamespaceName = Annotated[str, AfterValidator(_check_name), _SOME_TEXT]
 Expression = Annotated[
     str,
     AfterValidator(_check_expression),
+    _SOME_TEXT,
     Field(description="A column or a transform of one: time_dt, day(time_dt), bucket(16, user_id), "
           "truncate(4, name), hour(ts), month(d), year(d), void(x)."),
 ]
 SortExpression = Annotated[
     str,
     AfterValidator(_check_sort),
+    _SOME_TEXT,
     Field(description="An expression with optional direction and null order: 'time desc nulls last'."),
 ]
 
@@ -159,9 +163,9 @@ class TablePolicy(Spec):
         "present", description="'absent' is a tombstone: the planner drops the table (with approval)."
     )
     description: str | None = Field(None, description="Table comment.")
-    owner: str | None = Field(None, description="Owning team; stored as property tablepolicy.owner.")
-    tags: list[str] = Field(default_factory=list, description="Free labels; stored as tablepolicy.tags.")
-    location: str | None = Field(None, description="Explicit table location (default: the warehouse's).")
+    owner: str | None = Field(None, min_length=1, description="Owning team; stored as property tablepolicy.owner.")
+    tags: list[NonEmpty] = Field(default_factory=list, description="Free labels; stored as tablepolicy.tags.")
+    location: str | None = Field(None, min_length=1, description="Explicit table location (default: the warehouse's).")
     format_version: FormatVersion = Field(2, description="Iceberg table format version.")
     case_sensitive: bool = Field(
         False, description="Allow names that differ only by case (ambiguous for Spark, Trino, Athena)."
@@ -173,22 +177,22 @@ class TablePolicy(Spec):
     )
     partition_by: list[PartitionItem] = Field(default_factory=list, description="Partition spec.")
     sort_by: list[SortItem] = Field(default_factory=list, description="Write sort order.")
-    identifier_fields: list[str] = Field(
+    identifier_fields: list[NonEmpty] = Field(
         default_factory=list, description="Row identity (required, non-floating columns)."
     )
     distribution_mode: Literal["none", "hash", "range"] | None = Field(
         None, description="write.distribution-mode: how Spark shuffles rows before writing."
     )
     write_modes: WriteModes | None = Field(None, description="Row-level operation modes (format v2+).")
-    properties: dict[str, PropertyValue] = Field(
+    properties: dict[NonEmpty, PropertyValue] = Field(
         default_factory=dict, description="Other Iceberg table properties; lifecycle-managed keys are refused."
     )
-    ignore_properties: list[str] = Field(
+    ignore_properties: list[NonEmpty] = Field(
         default_factory=list, description="Property keys other tools own; never compared or changed."
     )
     workload: Workload | None = Field(None, description="Facts about readers and writers lifecycle must respect.")
     lifecycle: Lifecycle | None = Field(None, description="Maintenance policy (merged over namespace defaults).")
-    allow_destructive: list[str] = Field(
+    allow_destructive: list[NonEmpty] = Field(
         default_factory=list,
         description="Destructive changes approved in git, as the plan names them: 'drop_column api.uid', "
         "'drop_table', 'tighten_retention'.",
@@ -211,7 +215,7 @@ class NamespaceDefaults(Spec):
 
     namespace: NamespaceName = Field(description="The namespace these defaults apply to.")
     description: str | None = Field(None, description="Namespace comment.")
-    owner: str | None = Field(None, description="Default owner of the namespace's tables.")
-    properties: dict[str, PropertyValue] = Field(default_factory=dict, description="Default table properties.")
+    owner: str | None = Field(None, min_length=1, description="Default owner of the namespace's tables.")
+    properties: dict[NonEmpty, PropertyValue] = Field(default_factory=dict, description="Default table properties.")
     workload: Workload | None = None
     lifecycle: Lifecycle | None = None

@@ -41,10 +41,17 @@ class _Quantity:
     CODE: ClassVar[str] = ""
     WHAT: ClassVar[str] = ""
     EXAMPLES: ClassVar[str] = ""
+    POSITIVE: ClassVar[bool] = False  # zero is refused here (TP110/TP111), not left to a check of its own
+    WHY_POSITIVE: ClassVar[str] = ""
 
     @classmethod
     def pattern(cls) -> str:
         return r"^(\d+)(" + "|".join(sorted(cls.UNITS, key=len, reverse=True)) + r")$"
+
+    @classmethod
+    def schema_pattern(cls) -> str:
+        """What the JSON Schema allows: a quantity above zero (a zero the validator allows the checks refuse)."""
+        return r"^(0*[1-9]\d*)(" + "|".join(sorted(cls.UNITS, key=len, reverse=True)) + r")$"
 
     @classmethod
     def parse(cls, text: str) -> Self:
@@ -66,10 +73,15 @@ class _Quantity:
                  "hint": "a number alone has no unit; " + cls.HINT},
             )
         try:
-            return cls.parse(raw)
+            parsed = cls.parse(raw)
         except ValueError as exc:
             hint = f"at most {cls.MAX_TEXT}" if isinstance(exc, _OutOfRange) else cls.HINT
             raise PydanticCustomError(cls.CODE, "{message}", {"message": str(exc), "hint": hint}) from exc
+        if cls.POSITIVE and parsed.value == 0:
+            raise PydanticCustomError(cls.CODE, "{what} '{raw}' is zero: {why}",
+                                      {"what": cls.WHAT, "raw": raw, "why": cls.WHY_POSITIVE,
+                                       "hint": f"write more than zero, e.g. {cls.EXAMPLES}, or remove the key"})
+        return parsed
 
     @classmethod
     def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> core_schema.CoreSchema:
@@ -81,7 +93,7 @@ class _Quantity:
     def __get_pydantic_json_schema__(
         cls, schema: core_schema.CoreSchema, handler: GetJsonSchemaHandler
     ) -> JsonSchemaValue:
-        return {"type": "string", "pattern": cls.pattern(), "examples": cls.EXAMPLES.split(", ")}
+        return {"type": "string", "pattern": cls.schema_pattern(), "examples": cls.EXAMPLES.split(", ")}
 
     def __str__(self) -> str:
         return self.text
@@ -105,6 +117,13 @@ class Duration(_Quantity):
         return self.value
 
 
+class PositiveDuration(Duration):
+    """A window or a deadline: zero would mean nothing (no window, a deadline already missed)."""
+
+    POSITIVE: ClassVar[bool] = True
+    WHY_POSITIVE: ClassVar[str] = "a window or deadline of no time means nothing"
+
+
 class Size(_Quantity):
     UNITS: ClassVar[dict[str, int]] = {
         "B": 1, "KB": 1 << 10, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40,
@@ -117,6 +136,8 @@ class Size(_Quantity):
     CODE: ClassVar[str] = codes.TP111
     WHAT: ClassVar[str] = "size"
     EXAMPLES: ClassVar[str] = "128MB, 512MB, 1GB"
+    POSITIVE: ClassVar[bool] = True
+    WHY_POSITIVE: ClassVar[str] = "Iceberg cannot write files of no bytes"
 
     @property
     def bytes(self) -> int:
