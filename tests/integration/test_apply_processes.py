@@ -224,8 +224,8 @@ from runtime.catalog.config import resolve_catalog
 from pathlib import Path
 from runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions(master=sys.argv[2]))
-spark.sql("INSERT INTO lake.crash.events SELECT id, CAST(id AS BIGINT), 'x', current_timestamp(), NULL, NULL, NULL "
-          "FROM range(100)")
+spark.sql("INSERT INTO lake.crash.events SELECT id, CAST(id AS BIGINT), 'x', TIMESTAMP '2026-11-22 12:30:00+00:00', "
+          "NULL, NULL, NULL FROM range(100)")
 executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size()
 print(spark.sql("SELECT count(*) FROM lake.crash.events").collect()[0][0], executors)
 spark.stop()
