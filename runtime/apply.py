@@ -38,6 +38,7 @@ from runtime.executor import prepare, run_sql, with_commit_retries
 from runtime.forked import FORKED
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
+from runtime.redaction import register
 from runtime.spark.session import SparkOptions, start_in_background
 
 TAG_RETAIN_DAYS = 7
@@ -207,6 +208,7 @@ def apply_plan(
     derived from them needs no second derivation). ``session``: a Spark session already starting (see
     start_in_background); else one is started here once every check has passed, in the background while
     the locks are taken."""
+    register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
     steps = plan_steps(plan, plan_id)

@@ -58,6 +58,7 @@ from runtime.erasure.spark_steps import BY_PYARROW, delete_rows, delete_statemen
 from runtime.erasure.survey import FileReader, Survey, survey, table_reach
 from runtime.executor import ExecutionError
 from runtime.lock import catalog_locks
+from runtime.redaction import register
 from runtime.spark.session import SessionOnDemand, SparkOptions
 
 Progress = Callable[[str], None]
@@ -70,6 +71,7 @@ def run_erasure(
     """Erase and prove every table; a table whose step fails is reported failed, the others still run.
     Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session, started
     only if a step needs Spark (the cases ``LeftToSpark`` names)."""
+    register(catalog)  # a table's error in its proof is masked with this catalog's secrets (runtime/redaction.py)
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables)
         starting = session or SessionOnDemand(catalog, options)

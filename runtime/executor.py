@@ -21,6 +21,7 @@ from compiler.diff.changes import Change, CreateTable, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
 from compiler.model.table import PartitionFieldState, iceberg_json
 from compiler.render.sql import partition_spec_statements
+from runtime.redaction import redact
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
 from runtime.spark.sqlite_pool import renew_connections
 
@@ -38,7 +39,14 @@ CONFLICT_ATTEMPTS = 20
 
 
 class ExecutionError(TablePolicyError):
-    """A step failed in Spark; the message names the change and the statement."""
+    """A step failed in Spark; the message names the change and the statement.
+
+    The message is masked as it is built (runtime/redaction.py): Spark's and Py4J's text may hold a key, a
+    password or a location with credentials, and every report, journal, proof and error line takes its text
+    from here."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 CASE_SENSITIVE = "spark.sql.caseSensitive"

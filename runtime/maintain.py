@@ -33,6 +33,7 @@ from runtime.executor import ExecutionError, query_sql, with_conflict_retries
 from runtime.health import CatalogHealth, OrphanScanner
 from runtime.lock import catalog_locks
 from runtime.orphans import normalize, orphan_figures, stored_files
+from runtime.redaction import register
 from runtime.spark.session import SessionOnDemand, SparkOptions
 
 if TYPE_CHECKING:
@@ -149,6 +150,7 @@ def run_maintenance(
     """Every table with due actions, in order; the others are reported unchanged. ``locations``: the map the
     decisions were made with (read on first use otherwise); ``session``: the run's Spark session, perhaps
     already starting since the first table with due work was decided (started here otherwise)."""
+    register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     progress = progress or Silent()
     locations = locations or Locations()
     outcomes = {t.table: unchanged(t) for t in plan.tables}

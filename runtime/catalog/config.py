@@ -10,6 +10,7 @@ from typing import Any
 
 from compiler.catalog.config import AWS_SECRET_VARIABLES, CatalogConfig, choose_catalog, redact_uri
 from compiler.errors import CatalogError
+from runtime.redaction import register
 
 
 def config_file() -> Path | None:
@@ -50,4 +51,4 @@ def resolve_catalog(name: str | None, policies: Path, given_by: str | None = Non
     requested = name or os.environ.get("TABLEPOLICY_CATALOG") or None
     config = choose_catalog(requested, flag, catalogs, default, policies)
     aws = tuple(os.environ[v] for v in AWS_SECRET_VARIABLES if os.environ.get(v))
-    return replace(config, outside_secrets=aws) if aws else config
+    return register(replace(config, outside_secrets=aws) if aws else config)  # its secrets masked in every error

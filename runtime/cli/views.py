@@ -11,6 +11,7 @@ import typer
 from compiler.catalog.config import CatalogConfig
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from runtime.cli.formats import Format
+from runtime.redaction import redact
 
 if TYPE_CHECKING:
     from compiler.maintenance.report import MaintenanceReport
@@ -47,7 +48,8 @@ def summary_line(diagnostics: Diagnostics, files: int) -> str:
 
 
 def error(message: str) -> None:
-    typer.echo(f"{paint('error:', 'red', bold=True, err=True)} {message}", err=True)
+    """An error line on stderr, masked with the secrets of every catalog this run resolved (runtime/redaction.py)."""
+    typer.echo(f"{paint('error:', 'red', bold=True, err=True)} {redact(message)}", err=True)
 
 
 def info(message: str) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from compiler.catalog.config import CatalogConfig
 from compiler.errors import TablePolicyError
+from runtime.redaction import register
 from runtime.spark.catalog_conf import spark_catalog
 from runtime.spark.jars import resolve_jars
 
@@ -121,6 +122,7 @@ class SessionOnDemand:
 
 
 def start_session(catalog: CatalogConfig, options: SparkOptions) -> SparkSession:
+    register(catalog)  # Spark's messages about this catalog's tables are masked with its secrets
     check_java()
     try:
         from pyspark.sql import SparkSession

@@ -312,3 +312,64 @@ def test_maintain_retention_and_manifest_rewrite_on_s3(store: Store, kind: str, 
     [health] = json.loads(run.stdout)["tables"]
     assert health["health"]["rows"] == 6 and health["health"]["manifests"] == len(live), health
     assert health["actions"] == [], health  # nothing left due
+
+
+BROKEN = """table: s3broken.events
+owner: data
+columns:
+  - {name: id, type: long}
+  - {name: ts, type: timestamptz}
+lifecycle:
+  compaction: {min_input_files: 3, target_file_size: 128MB}
+"""
+
+
+def test_a_spark_failure_naming_the_secret_is_masked_everywhere(store: Store, tmp_path: Path) -> None:
+    """Spark fails with the secret key in its message (compaction reads data files whose names hold it, gone
+    from the bucket): the step's error reaches the output, the JSON report and nothing else with it masked."""
+    import pyarrow.parquet as pq
+
+    root = tmp_path
+    props = catalog_properties(store, "sqlite", root)
+    props["warehouse"] += "-broken"
+    name = "s3broken"
+    (root / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {name: props}}))
+    policy = root / "policies" / "s3broken" / "events.yaml"
+    policy.parent.mkdir(parents=True)
+    policy.write_text(BROKEN)
+    run = cli(store, root, "apply", "policies", "--auto-approve")
+    assert run.returncode == 0, run.stdout + run.stderr
+
+    from pyiceberg.catalog import load_catalog
+
+    table = load_catalog(name, **props).load_table("s3broken.events")
+    location = urlparse(table.location())
+    client: Any = store.s3.client()
+    paths = []
+    for i in range(3):  # three small files someone added by path, their names holding the secret
+        key = f"{location.path.strip('/')}/data/{SECRET_KEY}-{i}.parquet"
+        buffer = pa.BufferOutputStream()
+        pq.write_table(pa.table({"id": pa.array([i], pa.int64()),
+                                 "ts": pa.array([datetime(2026, 11, 22, 12, tzinfo=UTC)], pa.timestamp("us", "UTC"))}),
+                       buffer)
+        client.put_object(Bucket=BUCKET, Key=key, Body=buffer.getvalue().to_pybytes())
+        paths.append(f"{location.scheme}://{BUCKET}/{key}")
+    table.add_files(paths)
+    for path in paths:  # then deleted from the bucket by hand: Spark's read of them fails, naming them
+        client.delete_object(Bucket=BUCKET, Key=path.split(f"{BUCKET}/", 1)[1])
+
+    report = root / "maintain.json"
+    for output in ("text", "json"):
+        run = cli(store, root, "maintain", "policies", "--format", output, "--json-report", str(report))
+        assert run.returncode == 1, run.stdout + run.stderr
+        shown = run.stdout + run.stderr
+        assert "rewrite_data_files" in shown or "compact" in shown, shown
+        assert SECRET_KEY not in shown, shown
+        assert "***" in shown, shown  # the path was there, masked
+        written = json.loads(report.read_text())
+        [step] = written["tables"][0]["steps"]
+        assert step["action"] == "rewrite_data_files" and step["status"] == "failed", step
+        assert "***" in step["error"] and SECRET_KEY not in report.read_text(), step
+    for path in root.rglob("*"):  # no journal, cache or report of the run holds it
+        if path.is_file() and path.name != ".pyiceberg.yaml":
+            assert SECRET_KEY.encode() not in path.read_bytes(), path
