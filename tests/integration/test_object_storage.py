@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from tests.cli_runner import Run, tablepolicy
+from tests.integration.spark_reset import stop_spark
 from tests.pgserver import postgres_server
 from tests.s3server import SECRET_KEY, S3Server, s3_server
 
@@ -68,22 +69,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     clock = tmp_path_factory.mktemp("moto-clock")
     (clock / "sitecustomize.py").write_text(MOTO_CLOCK)
     with contextlib.ExitStack() as stack:
-        _stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
+        stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
         with pytest.MonkeyPatch.context() as env:  # the environment moto_server starts with
             env.setenv("PYTHONPATH", str(clock))
             s3 = stack.enter_context(s3_server())
         s3.bucket(BUCKET)
         postgres = stack.enter_context(postgres_server())
-        stack.callback(_stop_spark)  # the CLI's session, started in this process by the first apply
+        stack.callback(stop_spark)  # the CLI's session, started in this process by the first apply
         yield Store(s3, postgres, [])
-
-
-def _stop_spark() -> None:
-    from pyspark.sql import SparkSession
-
-    active = SparkSession._instantiatedSession
-    if active is not None:
-        active.stop()
 
 
 def catalog_properties(store: Store, kind: str, root: Path) -> dict[str, str]:

@@ -32,11 +32,12 @@ from runtime.erasure.spark_steps import BY_SPARK
 from tests.cli_runner import Run, tablepolicy
 from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, policy, requests_yaml
 from tests.integration.manifest_scan import manifest_bounds
+from tests.integration.spark_reset import stop_spark
 from tests.pgserver import postgres_server
 from tests.s3server import SECRET_KEY, S3Server, s3_server
 
 pytestmark = pytest.mark.spark
-BUCKET = "lake"
+BUCKET = "lake-erase"  # a bucket of its own: Hadoop caches file systems by bucket
 KEYS = set(ERASED.values())
 SQL_KEYS = "'u\\'1', 'u,2\\n'"  # the same keys as Spark SQL literals, for the DELETE someone else runs
 
@@ -51,20 +52,12 @@ class Store:
 @pytest.fixture(scope="module")
 def store() -> Iterator[Store]:
     with contextlib.ExitStack() as stack:
-        _stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
+        stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
         s3 = stack.enter_context(s3_server())
         s3.bucket(BUCKET)
         postgres = stack.enter_context(postgres_server())
-        stack.callback(_stop_spark)  # the CLI's session, started in this process by the first apply
+        stack.callback(stop_spark)  # the CLI's session, started in this process by the first apply
         yield Store(s3, postgres, [])
-
-
-def _stop_spark() -> None:
-    from pyspark.sql import SparkSession
-
-    active = SparkSession._instantiatedSession
-    if active is not None:
-        active.stop()
 
 
 @dataclass(frozen=True)

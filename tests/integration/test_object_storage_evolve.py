@@ -24,12 +24,13 @@ from runtime.catalog.reader import CatalogReader
 from runtime.spark.session import SparkOptions, start_session
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge
+from tests.integration.spark_reset import stop_spark
 from tests.integration.test_plan_evolution import BASE
 from tests.pgserver import postgres_server
 from tests.s3server import SECRET_KEY, S3Server, s3_server
 
 pytestmark = pytest.mark.spark
-BUCKET = "lake"
+BUCKET = "lake-evolve"  # a bucket of its own: Hadoop caches file systems by bucket
 KINDS = ["disk", "sqlite", "postgresql"]
 NAMES = {"disk": "evdisk", "sqlite": "evs3lite", "postgresql": "evs3pg"}
 
@@ -86,7 +87,7 @@ class Store:
 def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
     root = tmp_path_factory.mktemp("evolve")
     with contextlib.ExitStack() as stack:
-        _stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
+        stop_spark()  # a session left by another module would keep its Hadoop settings: start ours afresh
         s3 = stack.enter_context(s3_server())
         s3.bucket(BUCKET)
         postgres = stack.enter_context(postgres_server())
@@ -107,14 +108,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
         for kind in ("postgresql", "disk"):
             lakes["sqlite"].register(configs[kind])
         yield Store(s3, lakes)
-
-
-def _stop_spark() -> None:
-    from pyspark.sql import SparkSession
-
-    active = SparkSession._instantiatedSession
-    if active is not None:
-        active.stop()
 
 
 def objects(store: Store, prefix: str) -> list[str]:
