@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compiler.model.names import format_name, parse_name
 from compiler.spec.units import Duration, Size
 
 
+@settings(deadline=None)  # hypothesis' default 200 ms per example is a timing assertion
 @given(st.lists(st.text(min_size=1, max_size=12).filter(lambda s: s.strip() == s and s), min_size=1, max_size=4))
 def test_names_round_trip(parts: list[str]) -> None:
     assert parse_name(format_name(tuple(parts))) == tuple(parts)
