@@ -43,14 +43,23 @@ def test_a_clean_tree_still_exits_zero(tmp_path: Path) -> None:
     assert tablepolicy("fmt", "--check", "policies", cwd=tmp_path).returncode == 0
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_file_fails_fmt(tmp_path: Path) -> None:
+def test_an_unreadable_file_fails_fmt(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "locked.yaml").write_text(GOOD)
     (policies / "locked.yaml").chmod(0)
+    if os.geteuid() == 0:  # root reads any file (as CI runs): the read fails as it does for everyone else
+        real = Path.read_text
+
+        def refuse(self: Path, *args: object, **kwargs: object) -> str:
+            if self.name == "locked.yaml":
+                raise PermissionError(13, "Permission denied", str(self))
+            return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(Path, "read_text", refuse)
     try:
         run = tablepolicy("fmt", "policies", cwd=tmp_path)
     finally:
+        monkeypatch.undo()
         (policies / "locked.yaml").chmod(0o644)
     assert run.returncode == 1 and "cannot be read" in run.stderr, run.stderr
