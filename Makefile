@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps demo demo-s3 test unit lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers
+.PHONY: install system-deps demo demo-s3 test unit lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers test-clock
 
 # Installs come from the lock (requirements/dev.lock: every package pinned with its hashes, see make lock), into a
 # venv made afresh whenever the lock changes, so every machine runs the same product whatever PyPI released today.
@@ -32,6 +32,11 @@ test-latest: system-deps $(ACTIONLINT)
 # The YAML tests on each PyYAML and ruamel.yaml release pyproject.toml admits (the nesting limit is the tool's own).
 test-yaml-parsers:
 	$(PYTHON) scripts/upstream.py --parsers
+
+# The no-JVM suite with the clock at 00:30 UTC on a month's last day, across a new year's midnight, on a leap day.
+test-clock: $(STAMP)
+	@command -v faketime >/dev/null 2>&1 || bash scripts/system-deps.sh faketime
+	bash scripts/clock-runs.sh
 
 system-deps:
 	bash scripts/system-deps.sh

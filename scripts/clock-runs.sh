@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The no-JVM suite with the system clock set to the hours and days that broke tests before: 00:30 UTC on the
+# last day of a month, two minutes before a new year (the run crosses midnight), and a leap day. A test that
+# reads the wall clock where it should take a fixed instant fails here, whatever the hour CI happens to run.
+#
+# libfaketime (Debian's faketime) fakes the clock for every process the suite starts. Two of its defaults are
+# turned off because they are artifacts, not the clock a user's machine has:
+#   NO_FAKE_STAT=1                   file times stay as written: with it on, a file the test dated with os.utime
+#                                    reads back shifted by the fake offset.
+#   FAKETIME_DONT_FAKE_MONOTONIC=1   the monotonic clock stays real: with it on, a thread's timed wait hands
+#                                    the kernel a deadline years away and never wakes.
+# The JVM does not run under libfaketime (py4j's gateway hangs), so Spark modules are not part of this run:
+# they read Iceberg's snapshot times, which come from the JVM's real clock, and derive "recent" from it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v faketime >/dev/null 2>&1; then
+  echo "error: faketime is not installed: apt-get install -y faketime (Debian's libfaketime)" >&2
+  exit 1
+fi
+
+INSTANTS=("${@:-}")
+if [ -z "${INSTANTS[0]}" ]; then
+  INSTANTS=("2026-11-30 00:30:00" "2026-12-31 23:58:00" "2028-02-29 00:30:00")
+fi
+
+status=0
+for instant in "${INSTANTS[@]}"; do
+  echo "== the suite at ${instant} UTC"
+  if ! TZ=UTC NO_FAKE_STAT=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
+      faketime -f "@${instant}" .venv/bin/pytest -q -p no:cacheprovider -n auto -m "not spark and not s3"; then
+    echo "error: the suite fails at ${instant} UTC" >&2
+    status=1
+  fi
+done
+exit $status
