@@ -12,8 +12,9 @@ else's DELETE) is finished by the next one:
 3. expire exactly the snapshots that read a file holding a key (older history stays readable), except
    those a tag or branch keeps: a declared legal hold keeps them (state "held"), any other ref blocks;
 4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves), and
-   the manifests no snapshot reads whose column bounds reveal a key (runtime/erasure/manifests.py), after
-   checking the latest metadata again;
+   the manifests no snapshot reads whose column bounds reveal a key (runtime/erasure/manifests.py), and the
+   unreadable files no snapshot reads (torn by a killed writer: they might hold a key), after checking the latest
+   metadata again; an unreadable file a snapshot reads stops the table with a finding naming it (damage);
 5. prove: a fresh listing and read of storage; no file holds a key (no manifest bound reveals one), or only
    files a declared hold keeps.
 
@@ -50,7 +51,7 @@ from runtime.erasure.commits import (
     rewrite_manifests_text,
 )
 from runtime.erasure.keys import KeySet, key_set
-from runtime.erasure.leftovers import delete_unreferenced, manifests
+from runtime.erasure.leftovers import delete_debris, delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
 from runtime.erasure.proof import TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
@@ -224,6 +225,12 @@ def _erase(
         pause()
         proof.manifests_deleted = delete_unreferenced(
             latest, {p: found.stored[p] for p in found.manifest_orphans}, run.filesystems, manifests)
+    if debris := found.debris:
+        on_progress(f"deleting {len(debris)} unreadable file(s) no snapshot reads (a killed writer's leftovers; "
+                    "they might hold a key)")
+        pause()
+        proof.debris_deleted = delete_debris(latest, {p: found.stored[p] for p in debris}, found.sizes,
+                                             run.filesystems)
     _prove(run, proof)
 
 

@@ -146,6 +146,8 @@ class ManifestReader:
     def _read(self, filesystem: pafs.FileSystem, path: str) -> tuple[BoundHit, ...] | None:
         with AvroFile[Any](PyArrowFile(path, path, filesystem)) as header:  # the file's own schema: any avro
             if MANIFEST_HEADER not in header.header.meta:
+                for _record in header:  # every block decoded: a torn manifest list raises here
+                    pass
                 return None
         with AvroFile[ManifestEntry](
             PyArrowFile(path, path, filesystem),

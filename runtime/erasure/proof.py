@@ -35,6 +35,8 @@ class TableProof:
     snapshots_expired: list[ExpiredSnapshot] = field(default_factory=list)
     orphans_deleted: list[str] = field(default_factory=list)  # held a key, referenced by no snapshot
     manifests_deleted: list[str] = field(default_factory=list)  # read by no snapshot, a bound revealed a key
+    debris_deleted: list[str] = field(default_factory=list)  # unreadable (torn by a killed writer), read by no
+    # snapshot: it might have held a key
     # the check, from a fresh listing and read of storage after the run
     snapshots_checked: list[int] = field(default_factory=list)
     files_scanned: int = 0
@@ -71,6 +73,7 @@ class TableProof:
                 "files_rewritten": self.files_rewritten,
                 "snapshots_expired": [s.as_json() for s in self.snapshots_expired],
                 "orphans_deleted": self.orphans_deleted, "manifests_deleted": self.manifests_deleted,
+                "debris_deleted": self.debris_deleted,
                 "snapshots_checked": self.snapshots_checked,
                 "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
                 "files_still_referenced": self.files_still_referenced,

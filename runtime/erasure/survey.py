@@ -30,9 +30,32 @@ from pyiceberg.table.snapshots import Snapshot
 
 from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
 from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
+from runtime.executor import ExecutionError
 from runtime.orphans import normalize
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
+
+
+class TableDamaged(ExecutionError):
+    """A file a snapshot reads cannot be read (torn by a killed writer, truncated, emptied): the table itself is
+    damaged, no erasure or proof can finish, and the message names the file and what to do."""
+
+    def __init__(self, path: str, reader: str, reason: str) -> None:
+        self.path = path
+        super().__init__(damaged_message(path, reader, reason))
+
+
+def damaged_message(path: str, reader: str, reason: str) -> str:
+    """The finding for a file a snapshot reads that cannot be read."""
+    return (f"the table is damaged: {path} ({reader}) cannot be read ({reason}); restore the file from a copy, "
+            "or roll the table back to a snapshot that does not read it (CALL <catalog>.system.rollback_to_snapshot) "
+            "and expire the snapshots that do, then run the command again")
+
+
+def reason_of(exc: BaseException) -> str:
+    """An unreadable file's reason in words: the decoder's first line, never a traceback."""
+    text = str(exc).strip().split("\n", 1)[0]
+    return text or "the file ends before its content does"
 
 
 @dataclass(frozen=True)
@@ -86,6 +109,14 @@ class Survey:
     clean: frozenset[str] = frozenset()  # files read that hold no key
     bound_hits: dict[str, tuple[BoundHit, ...]] = field(default_factory=dict)  # manifest -> entries with a key
     manifests_read: int = 0
+    sizes: dict[str, int] = field(default_factory=dict)  # every listed file -> its size when listed
+
+    @property
+    def debris(self) -> list[str]:
+        """Unreadable files no snapshot reaches (what a writer killed half way leaves): they might hold a key and
+        nothing needs them."""
+        reached = self.reach.reached_by(self.reach.live)
+        return sorted(p for p in self.unreadable if p in self.stored and p not in reached)
 
     @property
     def rows(self) -> int:
@@ -211,10 +242,19 @@ class MetadataCache:
         if snapshot.manifest_list not in self.lists:
             uris: dict[str, str] = {}
             live: set[str] = set()
-            for manifest in snapshot.manifests(io):
+            try:
+                listed = snapshot.manifests(io)
+            except Exception as exc:  # torn, emptied or gone: named as damage, never a traceback
+                raise TableDamaged(normalize(snapshot.manifest_list), f"the manifest list of snapshot "
+                                   f"{snapshot.snapshot_id}", reason_of(exc)) from exc
+            for manifest in listed:
                 path = normalize(manifest.manifest_path)
                 if path not in self.manifests:
-                    self.manifests[path] = self._read(manifest, io)
+                    try:
+                        self.manifests[path] = self._read(manifest, io)
+                    except Exception as exc:  # as above
+                        raise TableDamaged(path, f"a manifest snapshot {snapshot.snapshot_id} reads",
+                                           reason_of(exc)) from exc
                 uris[path] = manifest.manifest_path
                 live |= self.manifests[path].live.keys()
             self.lists[snapshot.manifest_list] = ListRead(uris, frozenset(live))
@@ -313,8 +353,8 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
             return reader.holding(filesystem, path, size)
         except FileNotFoundError:
             return GONE
-        except pa.ArrowInvalid:  # no parquet footer or a broken one: the table is not proven, the run goes on
-            return NOT_PARQUET
+        except (pa.ArrowInvalid, OSError):  # no parquet footer or a broken one, no bytes: unreadable (damage if
+            return NOT_PARQUET  # a snapshot reads it: the caller decides)
 
     # the manifests snapshots read came with the metadata; their lists hold no column values; any other avro
     # file is read by itself (an orphaned manifest, or a list: its header says which)
@@ -322,20 +362,29 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
             for path, (location, size) in stored.items()
             if path.lower().endswith(".avro") and path not in reach.hits and path not in reach.lists}
 
-    def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Gone | None:
+    def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Gone | NotParquet | None:
         path, (filesystem, size) = item
         try:
             return reader.manifests.hits(filesystem, path, size)
         except FileNotFoundError:
             return GONE
+        except Exception:  # a half-written avro file no snapshot reads: unreadable, debris  # noqa: BLE001
+            return NOT_PARQUET
 
     with ThreadPoolExecutor(READERS) as pool:
         results = dict(zip(sorted(candidates), pool.map(read, sorted(candidates.items())), strict=True))
         manifests = dict(zip(sorted(avro), pool.map(bounds, sorted(avro.items())), strict=True))
     found = [f for f in results.values() if isinstance(f, HeldFile)]
-    unreadable += [p for p, f in results.items() if f is NOT_PARQUET]
+    torn = sorted(p for p, f in [*results.items(), *manifests.items()] if f is NOT_PARQUET)
+    reached = reach.reached_by(reach.live)
+    if damaged := [p for p in torn if p in reached]:
+        snapshots = sorted(s for s in reach.live if damaged[0] in reach.reached_by([s]))
+        raise TableDamaged(damaged[0], f"a data or delete file snapshot(s) {', '.join(map(str, snapshots))} read",
+                           "not a parquet file: no footer or a torn one")
+    unreadable += torn
     return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),
                   sum(size for _, size in candidates.values()), tuple(sorted(unreadable)),
                   clean=frozenset(p for p, f in results.items() if f is None),
                   bound_hits={p: h for p, h in [*reach.hits.items(), *manifests.items()] if isinstance(h, tuple) and h},
-                  manifests_read=len(reach.hits) + sum(isinstance(h, tuple) for h in manifests.values()))
+                  manifests_read=len(reach.hits) + sum(isinstance(h, tuple) for h in manifests.values()),
+                  sizes={p: size for p, (_, size) in stored.items()})
