@@ -12,6 +12,9 @@ from compiler.catalog.config import AWS_SECRET_VARIABLES, CatalogConfig, choose_
 from compiler.errors import CatalogError
 from runtime.redaction import register
 
+SHAPE = ("it must be a YAML mapping whose 'catalog' maps each catalog name to its properties (uri, warehouse, "
+         "type), e.g. 'catalog: {prod: {uri: ..., warehouse: ...}}'")
+
 
 def config_file() -> Path | None:
     """The ``.pyiceberg.yaml`` pyiceberg reads: the first in PYICEBERG_HOME, the home folder, the working folder."""
@@ -30,7 +33,7 @@ def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
         catalogs: Any = config.config.get("catalog", {})
         default = config.get_default_catalog_name()
         if not isinstance(catalogs, dict) or not all(isinstance(v, dict) for v in catalogs.values()):
-            raise ValueError("'catalog' must map each catalog name to its properties")
+            raise ValueError(SHAPE)
     except Exception as exc:
         file = config_file()
         where = str(file) if file is not None else "the PYICEBERG_* environment variables"
@@ -38,8 +41,9 @@ def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
         if problem and mark is not None and file is not None:
             where, first = f"{file}:{mark.line + 1}:{mark.column + 1}", str(problem)
         else:
-            first = str(problem or exc).strip().splitlines()[0] if str(problem or exc).strip() else type(exc).__name__
-        raise CatalogError(f"cannot read the catalog configuration in {where}: {redact_uri(first)}") from None
+            first = SHAPE
+        raise CatalogError(f"cannot read the catalog configuration in {where}: {redact_uri(first)}; fix it, or "
+                           "remove it to use the embedded catalog") from None
     return {str(name): {k: str(v) for k, v in props.items()} for name, props in sorted(catalogs.items())}, default
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
@@ -39,7 +40,40 @@ def open_catalog(config: CatalogConfig) -> Catalog:
         _concurrent_sqlite(catalog)
         return catalog
     except Exception as exc:  # pyiceberg raises many kinds; the user needs one clear line
-        raise CatalogError(f"cannot open {config.describe()}: {type(exc).__name__}: {_clean(exc, config)}") from None
+        raise CatalogError(f"cannot open {config.describe()}: {explain_catalog_error(exc, config)}") from None
+
+
+def setting(config: CatalogConfig, key: str) -> str:
+    """Where a catalog setting is written: its key in .pyiceberg.yaml and its environment variable."""
+    return f"'{key}' of catalog '{config.name}' (.pyiceberg.yaml, or PYICEBERG_CATALOG__{config.name.upper()}__" \
+           f"{key.upper().replace('-', '_')})"
+
+
+def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
+    """What went wrong opening a catalog, in the user's terms, and which setting to change: never an exception
+    class or a driver's internals beyond its first line (secrets masked)."""
+    text = _clean(exc, config) if isinstance(exc, Exception) else ""
+    first = re.sub(r"^\((?:[\w.]+)\) ", "", text)  # SQLAlchemy's "(sqlite3.OperationalError) " prefix
+    kind = type(exc).__name__
+    errno = re.search(r"\[Errno -?\d+\] [^\"')]+", first)
+    first = errno.group(0).strip() if errno and kind.endswith(("ConnectionError", "Timeout")) else first
+    if "is not a valid CatalogType" in text:
+        return (f"its type '{config.properties.get('type')}' is not a catalog type; set {setting(config, 'type')} "
+                "to one of sql, rest, hive, glue, dynamodb, bigquery, or remove it to infer the type from the uri")
+    if "Could not infer the catalog type" in text or kind in ("ArgumentError", "NoSuchModuleError", "InvalidURL",
+                                                              "MissingSchema", "InvalidSchema"):
+        return (f"its uri is not a catalog address this tool can open ({first or kind}); set "
+                f"{setting(config, 'uri')} to sqlite:///PATH, postgresql+psycopg2://HOST/DB, "
+                "http(s)://HOST (REST) or thrift://HOST:PORT (Hive), or set its 'type'")
+    if kind in ("OperationalError", "InterfaceError", "ConnectionError", "ConnectTimeout", "Timeout",
+                "ReadTimeout", "TimeoutError", "ConnectionRefusedError", "OSError", "ProgrammingError"):
+        return (f"the catalog cannot be reached or opened ({first or kind}); check that it runs and that "
+                f"{setting(config, 'uri')} names the right host, port, database and credentials")
+    if "warehouse" in text.lower():
+        return (f"{first}; set {setting(config, 'warehouse')} to the location of its tables "
+                "(a file:// path or s3:// URI)")
+    return (f"{first or 'it failed without a message'}; check the settings of catalog '{config.name}' in "
+            f".pyiceberg.yaml or its PYICEBERG_CATALOG__{config.name.upper()}__* variables")
 
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
