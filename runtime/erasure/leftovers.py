@@ -89,6 +89,6 @@ def readable(filesystem: pafs.FileSystem, path: str) -> bool:
             with AvroFile[Any](PyArrowFile(path, path, filesystem)) as records:
                 for _record in records:
                     pass
-    except Exception:  # noqa: BLE001 - unreadable is the answer asked for
+    except Exception:  # unreadable is the answer asked for
         return False
     return True

@@ -368,7 +368,7 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
             return reader.manifests.hits(filesystem, path, size)
         except FileNotFoundError:
             return GONE
-        except Exception:  # a half-written avro file no snapshot reads: unreadable, debris  # noqa: BLE001
+        except Exception:  # a half-written avro file no snapshot reads: unreadable, debris
             return NOT_PARQUET
 
     with ThreadPoolExecutor(READERS) as pool:
