@@ -60,7 +60,8 @@ def test_apply_of_a_deep_plan_file_is_one_line(project: Path) -> None:
     run = tablepolicy("apply", "plan.json", "--policies", "policies", cwd=project)
     assert run.returncode == 1
     assert run.stderr.strip().splitlines() == [
-        "error: not a valid plan file: nesting too deep (more than 512 levels): line 1 column 513 (char 512)"]
+        "error: plan.json: not a valid plan file: nesting too deep (more than 512 levels) at line 1 column 513; plan "
+        "again and save it: tablepolicy plan POLICIES --out plan.json (then review it and apply that file)"]
     assert "Traceback" not in run.stdout + run.stderr
 
 

@@ -75,14 +75,23 @@ def plan_to_json(plan: Plan) -> str:
 
 
 def plan_from_json(text: str) -> Plan:
-    """Read a plan file back; the changes are rebuilt from their full models, not from the views."""
+    """Read a plan file back; the changes are rebuilt from their full models, not from the views. Every refusal
+    says what is wrong with the file in its own terms (truncated, not JSON, which part is missing, which format),
+    never a decoder's internals."""
     try:
         document = jsontext.loads(text)
-        if document.get("format_version") != PLAN_FORMAT_VERSION:
-            raise PlanFileError(
-                f"plan file format {document.get('format_version')!r} is not {PLAN_FORMAT_VERSION}: "
-                "plan again with this version of tablepolicy"
-            )
+    except json.JSONDecodeError as exc:
+        raise PlanFileError(f"not a valid plan file: {_json_problem(exc, text)}") from None
+    if not isinstance(document, dict):
+        raise PlanFileError(f"not a valid plan file: it holds a JSON {_json_kind(document)}, not a plan (an object "
+                            "with format_version, catalog, namespaces and tables)")
+    version = document.get("format_version")
+    if version != PLAN_FORMAT_VERSION:
+        raise PlanFileError(f"plan file format {_format_problem(version)}")
+    problem = _shape_problem(document)
+    if problem is not None:
+        raise PlanFileError(f"not a valid plan file: {problem}")
+    try:
         plan = Plan.model_validate(
             {
                 "format_version": document["format_version"],
@@ -104,10 +113,10 @@ def plan_from_json(text: str) -> Plan:
         )
         views = [("namespaces", c) for c in document["namespaces"]]
         views += [(t["table"], c) for t in document["tables"] for c in t["changes"]]
-    except PlanFileError:
-        raise
-    except (ValueError, KeyError, TypeError, AttributeError, ValidationError) as exc:
-        raise PlanFileError(f"not a valid plan file: {_first_line(exc)}") from None
+    except ValidationError as exc:
+        raise PlanFileError(f"not a valid plan file: {_validation_problem(exc)}") from None
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise PlanFileError("not a valid plan file: a part of it is not in the shape tablepolicy writes") from None
     _check_views(plan, views)
     moved = [f"{'.'.join(t.table)}: '{c.summary}' changes another table" for t in plan.tables for c in t.changes
              if c.table != t.table]
@@ -126,9 +135,79 @@ def _environment(recorded: Any) -> dict[str, Any] | None:
                          for s in recorded["settings"]]}
 
 
-def _first_line(exc: Exception) -> str:
-    lines = str(exc).splitlines()
-    return " ".join(lines[:3]) if isinstance(exc, ValidationError) else (lines[0] if lines else type(exc).__name__)
+def _json_problem(exc: json.JSONDecodeError, text: str) -> str:
+    where = f"line {exc.lineno} column {exc.colno}"
+    if exc.msg.startswith("nesting too deep"):
+        return f"{exc.msg} at {where}"
+    if not text.strip():
+        return "it is empty"
+    if exc.pos >= len(text.rstrip()):
+        return f"it is truncated: it ends at {where} before the plan does"
+    return f"it is not JSON (at {where})"
+
+
+def _json_kind(value: Any) -> str:
+    kinds = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number",
+             type(None): "null"}
+    return kinds.get(type(value), type(value).__name__)
+
+
+def _format_problem(version: Any) -> str:
+    """Why a plan file's format_version is not this tool's (the message goes on from "plan file format ")."""
+    if version is None:
+        return (f"is not recorded (no format_version): it is not a plan file tablepolicy wrote; this tablepolicy "
+                f"reads format {PLAN_FORMAT_VERSION}")
+    if isinstance(version, int) and not isinstance(version, bool) and version < PLAN_FORMAT_VERSION:
+        return (f"{version} is older than {PLAN_FORMAT_VERSION}, the format this tablepolicy reads: an older "
+                "tablepolicy wrote it")
+    if isinstance(version, int) and not isinstance(version, bool):
+        return (f"{version} is newer than {PLAN_FORMAT_VERSION}, the format this tablepolicy reads: a newer "
+                "tablepolicy wrote it")
+    return f"{json.dumps(version)[:40]} is not a format version; this tablepolicy reads format {PLAN_FORMAT_VERSION}"
+
+
+# what every entry of a plan file holds, as plan_to_json writes it: key -> JSON type
+_TOP = {"catalog": dict, "tool_version": str, "namespaces": list, "tables": list}
+_TABLE = {"table": str, "name": list, "requirement": dict, "declared_properties": list, "consumed_approvals": list,
+          "changes": list}
+
+
+def _shape_problem(document: dict[str, Any]) -> str | None:
+    """The first part of ``document`` that is missing or of another JSON type than a plan file's, named by its
+    path (``tables[0].changes``), or None."""
+    def wrong(where: str, value: Any, expected: type) -> str | None:
+        if value is None:
+            return f"it lacks '{where}', which every plan file holds"
+        if not isinstance(value, expected):
+            return f"'{where}' holds a JSON {_json_kind(value)} where a plan file holds a JSON {_json_kind(expected())}"
+        return None
+
+    checks: list[tuple[str, Any, type]] = [(key, document.get(key), kind) for key, kind in _TOP.items()]
+    for i, entry in enumerate(document.get("namespaces") or []):
+        checks.append((f"namespaces[{i}]", entry, dict))
+        if isinstance(entry, dict):
+            checks.append((f"namespaces[{i}].change", entry.get("change"), dict))
+    for i, table in enumerate(document.get("tables") or []):
+        checks.append((f"tables[{i}]", table, dict))
+        if isinstance(table, dict):
+            checks += [(f"tables[{i}].{key}", table.get(key), kind) for key, kind in _TABLE.items()]
+            for j, change in enumerate(table.get("changes") or []):
+                checks.append((f"tables[{i}].changes[{j}]", change, dict))
+                if isinstance(change, dict):
+                    checks.append((f"tables[{i}].changes[{j}].change", change.get("change"), dict))
+    for where, value, kind in checks:
+        problem = wrong(where, value, kind)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _validation_problem(exc: ValidationError) -> str:
+    """The first thing pydantic found, as ``where: what`` (a plan model's path, its message)."""
+    [first, *_] = exc.errors()
+    where = ".".join(str(part) for part in first["loc"])
+    message = str(first["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
 def _check_views(plan: Plan, views: list[tuple[str, Any]]) -> None:

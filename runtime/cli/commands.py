@@ -34,7 +34,7 @@ from compiler.plan.planner import PlanResult, make_plan
 from compiler.project import find_project, load_selected, requested_environment, restrict_plan
 from compiler.render.drift import render_drift
 from compiler.render.findings import findings_json, findings_markdown, github_annotations
-from compiler.render.json_plan import plan_from_json, plan_to_json
+from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
@@ -224,6 +224,24 @@ class ApplyInput:
     saved: bool
 
 
+def read_plan_file(path: Path) -> Plan:
+    """The saved plan at ``path``; a file that is not one is refused naming it and how to make a new one."""
+    regenerate = (f"; plan again and save it: tablepolicy plan POLICIES --out {path} (then review it and apply "
+                  "that file)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PlanFileError(f"{path}: not a valid plan file: it is not UTF-8 text{regenerate}") from None
+    except OSError as exc:
+        raise PlanFileError(f"{path}: cannot read the plan file ({exc.strerror or 'unreadable'}); make it "
+                            "readable, or plan again and save it: tablepolicy plan POLICIES --out FILE") from None
+    try:
+        return plan_from_json(text)
+    except PlanFileError as exc:
+        edited = str(exc).startswith("the plan file was edited")  # already says to plan again
+        raise PlanFileError(f"{path}: {exc}" + ("" if edited else regenerate)) from None
+
+
 def apply_input(path: Path, catalog: str | None, policies: Path, environment: str | None) -> ApplyInput:
     """Read the saved plan ``path`` (its catalog and environment unless others are asked for; another one is
     refused with the catalog checks), or plan ``path`` now; the header names the catalog either way."""
@@ -231,7 +249,7 @@ def apply_input(path: Path, catalog: str | None, policies: Path, environment: st
 
     if path.is_file() and path.suffix == ".json":
         catalog_header(apply_catalog(path, catalog, policies))
-        planned = plan_from_json(path.read_text(encoding="utf-8"))
+        planned = read_plan_file(path)
         environment = requested_environment(environment)[0] or (
             planned.environment.name if planned.environment is not None else None)
         return ApplyInput(planned, resolve_catalog(catalog or planned.catalog, policies), environment, policies,
