@@ -18,7 +18,31 @@ from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
 from pyiceberg.table.snapshots import Snapshot
 
+from runtime.executor import ExecutionError
+
 MAX_ENTRIES = 2_000_000  # about a few hundred MB of entries at most
+
+
+class TableDamaged(ExecutionError):
+    """A file a snapshot reads cannot be read (torn by a killed writer, truncated, emptied, gone): the table itself
+    is damaged, and every command reading it stops with this finding, which names the file and what to do."""
+
+    def __init__(self, path: str, reader: str, reason: str) -> None:
+        self.path = path
+        super().__init__(damaged_message(path, reader, reason))
+
+
+def damaged_message(path: str, reader: str, reason: str) -> str:
+    """The finding for a file a snapshot reads that cannot be read."""
+    return (f"the table is damaged: {path} ({reader}) cannot be read ({reason}); restore the file from a copy, "
+            "or roll the table back to a snapshot that does not read it (CALL <catalog>.system.rollback_to_snapshot) "
+            "and expire the snapshots that do, then run the command again")
+
+
+def reason_of(exc: BaseException) -> str:
+    """An unreadable file's reason in words: the decoder's first line, never a traceback."""
+    text = str(exc).strip().split("\n", 1)[0]
+    return text or f"{type(exc).__name__}: the file ends before its content does"
 
 
 class ManifestReads:
@@ -31,14 +55,22 @@ class ManifestReads:
     def manifests(self, io: FileIO, snapshot: Snapshot) -> tuple[ManifestFile, ...]:
         found = self._lists.get(snapshot.manifest_list)
         if found is None:
-            found = self._lists[snapshot.manifest_list] = tuple(snapshot.manifests(io))
+            try:
+                listed = tuple(snapshot.manifests(io))
+            except Exception as exc:  # torn, emptied or gone: named as damage, never a traceback
+                raise TableDamaged(snapshot.manifest_list, f"the manifest list of snapshot {snapshot.snapshot_id}",
+                                   reason_of(exc)) from exc
+            found = self._lists[snapshot.manifest_list] = listed
         return found
 
     def entries(self, io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) -> Sequence[ManifestEntry]:
         """Every entry of the manifest (``discard_deleted``: without those a rewrite marked deleted)."""
         found = self._entries.get(manifest.manifest_path)
         if found is None:
-            found = tuple(manifest.fetch_manifest_entry(io, discard_deleted=False))
+            try:
+                found = tuple(manifest.fetch_manifest_entry(io, discard_deleted=False))
+            except Exception as exc:  # as above
+                raise TableDamaged(manifest.manifest_path, "a manifest a snapshot reads", reason_of(exc)) from exc
             if self._held + len(found) > self.max_entries:
                 self.clear()
             self._entries[manifest.manifest_path] = found

@@ -154,3 +154,40 @@ def test_reachable_torn_file_is_damage_erase_stops_naming_it(tmp_path: Path, tea
         if path != torn:
             assert path.read_bytes() == content
     shutil.rmtree(tmp_path / ".lake", ignore_errors=True)
+
+
+LIFECYCLE = POLICY + """  orphan_files: {older_than: 3d}
+  compaction: {target_file_size: 128MB, min_input_files: 2}
+"""
+
+
+@pytest.mark.parametrize("command", [("health", "policies"), ("maintain", "policies", "--dry-run")],
+                         ids=["health", "maintain-dry-run"])
+@pytest.mark.parametrize("tear", [_tear_manifest], ids=["half-avro-manifest"])
+def test_reachable_torn_manifest_stops_health_and_maintain_naming_it(
+        tmp_path: Path, command: tuple[str, ...], tear: Callable[[Table], Path]) -> None:
+    table = _table(tmp_path)
+    (tmp_path / "policies" / "events.yaml").write_text(LIFECYCLE)
+    torn = tear(table)
+
+    with pyspark_unimportable():
+        run = tablepolicy(*command, cwd=tmp_path)
+
+    output = run.stdout + run.stderr
+    assert run.returncode == 1, output
+    assert "internal error" not in output and "Traceback" not in output, output
+    finding = f"error: the table is damaged: {torn.as_uri()} (a manifest a snapshot reads) cannot be read"
+    assert finding in output, output
+
+
+def test_unreachable_torn_files_do_not_disturb_health(tmp_path: Path) -> None:
+    table = _table(tmp_path)
+    (tmp_path / "policies" / "events.yaml").write_text(LIFECYCLE)
+    for plant in PLANTED.values():
+        plant(table)
+
+    with pyspark_unimportable():
+        run = tablepolicy("health", "policies", cwd=tmp_path)
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "damaged" not in run.stdout + run.stderr

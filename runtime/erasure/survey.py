@@ -30,32 +30,10 @@ from pyiceberg.table.snapshots import Snapshot
 
 from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
 from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
-from runtime.executor import ExecutionError
+from runtime.manifests import TableDamaged, reason_of
 from runtime.orphans import normalize
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
-
-
-class TableDamaged(ExecutionError):
-    """A file a snapshot reads cannot be read (torn by a killed writer, truncated, emptied): the table itself is
-    damaged, no erasure or proof can finish, and the message names the file and what to do."""
-
-    def __init__(self, path: str, reader: str, reason: str) -> None:
-        self.path = path
-        super().__init__(damaged_message(path, reader, reason))
-
-
-def damaged_message(path: str, reader: str, reason: str) -> str:
-    """The finding for a file a snapshot reads that cannot be read."""
-    return (f"the table is damaged: {path} ({reader}) cannot be read ({reason}); restore the file from a copy, "
-            "or roll the table back to a snapshot that does not read it (CALL <catalog>.system.rollback_to_snapshot) "
-            "and expire the snapshots that do, then run the command again")
-
-
-def reason_of(exc: BaseException) -> str:
-    """An unreadable file's reason in words: the decoder's first line, never a traceback."""
-    text = str(exc).strip().split("\n", 1)[0]
-    return text or "the file ends before its content does"
 
 
 @dataclass(frozen=True)
