@@ -206,8 +206,7 @@ def apply_plan(
 ) -> ApplyReport:
     """``verify``: check the plan against the plan derived now from ``policies`` (a saved plan; a plan just
     derived from them needs no second derivation). ``session``: a Spark session already starting (see
-    start_in_background); else one is started here once every check has passed, in the background while
-    the locks are taken."""
+    start_in_background); else one is started here once the locks are taken and every check has passed."""
     register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
@@ -223,13 +222,15 @@ def apply_plan(
     done = journal.completed()
     journaled_tables = {s.change.table for s in steps if s.index in done}
     with CatalogReader(catalog) as reader:
-        in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
-        if verify:
-            check_against_policies(plan, reader, policies, in_progress, environment)
-        session = session or start_in_background(catalog, options)
         # the lock names and folder maintain and erase use, so a catalog without a database shares its locks too
         lock_dir = find_project(policies).root / ".tablepolicy" if policies is not None else journal_path.parent
+        # locked before the plan is checked: a table another run is changing is refused as locked (who, since
+        # when, how to take over), not as a stale plan, and nothing changes it between the checks and the steps
         with catalog_locks(reader, [format_name(t.table) for t in plan.tables if t.changes], lock_dir):
+            in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
+            if verify:
+                check_against_policies(plan, reader, policies, in_progress, environment)
+            session = session or start_in_background(catalog, options)
             spark = session.result()
             # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless
             # every step can

@@ -211,7 +211,7 @@ class Found:
 
 def refusal(name: str, found: Found, now: float) -> LockHeldError:
     who = (f"{found.holder.activity()} {found.holder.describe(now)}" if found.holder is not None
-           else f"is locked by PostgreSQL session {found.raw}")
+           else f"is locked by a run that left no readable description of itself ({found.verdict.reason})")
     return LockHeldError(f"table {name} {who}; wait for it to finish, or, if that run is dead, "
                          f"`tablepolicy unlock {name}` shows the holder and takes its lock over")
 
@@ -560,7 +560,8 @@ class AdvisoryStore(RowStore):
         key = lock_key(name)
         if not session.execute(self._text("SELECT pg_try_advisory_lock(:k)"), {"k": key}).scalar_one():
             found = self.find(name)
-            raise refusal(name, found or Found(name, None, "?", Verdict(True, "")), time.time())
+            raise refusal(name, found or Found(name, None, "?", Verdict(True, "another PostgreSQL session holds its "
+                                                                               "advisory lock")), time.time())
         mine = replace(me, session=self._backend)
         raw = self._row(name)
         if raw is not None:
