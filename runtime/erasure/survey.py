@@ -223,7 +223,7 @@ class MetadataCache:
             try:
                 listed = snapshot.manifests(io)
             except Exception as exc:  # torn, emptied or gone: named as damage, never a traceback
-                raise TableDamaged(normalize(snapshot.manifest_list), f"the manifest list of snapshot "
+                raise TableDamaged(snapshot.manifest_list, f"the manifest list of snapshot "
                                    f"{snapshot.snapshot_id}", reason_of(exc)) from exc
             for manifest in listed:
                 path = normalize(manifest.manifest_path)
@@ -231,7 +231,7 @@ class MetadataCache:
                     try:
                         self.manifests[path] = self._read(manifest, io)
                     except Exception as exc:  # as above
-                        raise TableDamaged(path, f"a manifest snapshot {snapshot.snapshot_id} reads",
+                        raise TableDamaged(manifest.manifest_path, f"a manifest snapshot {snapshot.snapshot_id} reads",
                                            reason_of(exc)) from exc
                 uris[path] = manifest.manifest_path
                 live |= self.manifests[path].live.keys()
@@ -357,7 +357,8 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     reached = reach.reached_by(reach.live)
     if damaged := [p for p in torn if p in reached]:
         snapshots = sorted(s for s in reach.live if damaged[0] in reach.reached_by([s]))
-        raise TableDamaged(damaged[0], f"a data or delete file snapshot(s) {', '.join(map(str, snapshots))} read",
+        raise TableDamaged(reach.uris.get(damaged[0], damaged[0]),
+                           f"a data or delete file snapshot(s) {', '.join(map(str, snapshots))} read",
                            "not a parquet file: no footer or a torn one")
     unreadable += torn
     return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),

@@ -1,0 +1,187 @@
+"""Torn objects on object storage (a moto S3 server on 127.0.0.1, the embedded SQLite catalog): what a writer
+killed half way leaves in the bucket (an empty object, a parquet object cut before its footer ends, half an avro
+manifest). Erase (its pyarrow path, no JVM) deletes those no snapshot reaches and proves the key gone, checked
+apart from the tool by listing the bucket with boto3; one a snapshot reaches stops erase and health with the
+finding naming the object."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from pyiceberg.catalog import load_catalog
+from pyiceberg.table import Table
+
+from tests.cli_runner import Run, pyspark_unimportable, tablepolicy
+from tests.s3server import SECRET_KEY, S3Server, s3_server
+
+BUCKET = "lake-torn"
+ERASED = "subject-erased"
+POLICY = """table: privacy.events
+columns:
+  - {name: event_id, type: long}
+  - {name: user_id, type: string}
+lifecycle:
+  erasure: {key: [user_id], within: 30d}
+"""
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    with s3_server() as server:
+        server.bucket(BUCKET)
+        yield server
+
+
+class Project:
+    def __init__(self, s3: S3Server, root: Path, name: str) -> None:
+        self.s3, self.root, self.name = s3, root, name
+        self.properties = {"type": "sql", "uri": f"sqlite:///{root / 'catalog.db'}",
+                           "warehouse": f"s3://{BUCKET}/wh-{name}", **s3.pyiceberg_properties()}
+        (root / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {name: self.properties}}))
+        (root / "policies").mkdir()
+        (root / "policies" / "events.yaml").write_text(POLICY)
+        (root / "requests.csv").write_text(f"id,received,user_id\nREQ-1,2026-11-02,{ERASED}\n")
+        catalog = load_catalog(name, **self.properties)
+        catalog.create_namespace("privacy")
+        table = catalog.create_table(("privacy", "events"), pa.schema([("event_id", pa.int64()),
+                                                                        ("user_id", pa.string())]))
+        table.append(pa.table({"event_id": pa.array([1, 2], pa.int64()), "user_id": [ERASED, "kept"]}))
+        table.append(pa.table({"event_id": pa.array([3], pa.int64()), "user_id": ["other"]}))
+
+    def table(self) -> Table:
+        return load_catalog(self.name, **self.properties).load_table(("privacy", "events"))
+
+    def cli(self, *args: str) -> Run:
+        with pyspark_unimportable():
+            run = tablepolicy(*args, "--catalog", self.name, cwd=self.root)
+        output = run.stdout + run.stderr
+        assert "internal error" not in output and "Traceback" not in output, output
+        assert SECRET_KEY not in output
+        return run
+
+    @property
+    def client(self) -> Any:
+        return self.s3.client()
+
+    def objects(self) -> dict[str, bytes]:
+        prefix = urlparse(self.table().location()).path.strip("/") + "/"
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+        keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
+        return {key: self.client.get_object(Bucket=BUCKET, Key=key)["Body"].read() for key in keys}
+
+    def put(self, key: str, body: bytes) -> str:
+        self.client.put_object(Bucket=BUCKET, Key=key, Body=body)
+        return key
+
+
+def _key(uri: str) -> str:
+    return urlparse(uri).path.lstrip("/")
+
+
+def _data_key(table: Table) -> str:
+    return sorted(_key(t.file.file_path) for t in table.scan().plan_files())[0]
+
+
+def _manifest_key(table: Table) -> str:
+    snapshot = table.current_snapshot()
+    assert snapshot is not None
+    return _key(snapshot.manifests(table.io)[0].manifest_path)
+
+
+def _zero_bytes(project: Project) -> str:
+    return project.put(_data_key(project.table()).rsplit("/", 1)[0] + "/00009-0-killed-zero.parquet", b"")
+
+
+def _truncated_footer(project: Project) -> str:
+    source = _data_key(project.table())
+    body = project.client.get_object(Bucket=BUCKET, Key=source)["Body"].read()
+    return project.put(source.rsplit("/", 1)[0] + "/00009-0-killed-footer.parquet", body[:-7])
+
+
+def _half_manifest(project: Project) -> str:
+    source = _manifest_key(project.table())
+    body = project.client.get_object(Bucket=BUCKET, Key=source)["Body"].read()
+    return project.put(source.rsplit("/", 1)[0] + "/killed-half-m0.avro", body[: len(body) // 2])
+
+
+PLANTED: dict[str, Callable[[Project], str]] = {
+    "zero-byte-parquet": _zero_bytes, "truncated-footer": _truncated_footer, "half-avro-manifest": _half_manifest}
+
+
+def _keys_in_bucket(project: Project) -> int:
+    """Rows holding the erased key in any parquet object under the table's prefix, read apart from the tool."""
+    found = 0
+    for key, body in project.objects().items():
+        if key.endswith(".parquet"):
+            with contextlib.suppress(pa.ArrowInvalid):  # a torn object erase was meant to delete is asserted apart
+                found += pq.read_table(pa.BufferReader(body)).column("user_id").to_pylist().count(ERASED)
+    return found
+
+
+@pytest.mark.parametrize("plant", PLANTED.values(), ids=PLANTED.keys())
+def test_unreachable_torn_object_is_deleted_by_erase(s3: S3Server, tmp_path: Path,
+                                                     plant: Callable[[Project], str]) -> None:
+    project = Project(s3, tmp_path, f"torn_{plant.__name__.strip('_')}")
+    torn = plant(project)
+
+    run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json")
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    assert proof["state"] == "complete", proof
+    assert proof["debris_deleted"] == [f"{BUCKET}/{torn}"], proof  # as Iceberg's orphan logic spells it
+    assert torn not in project.objects()
+    assert _keys_in_bucket(project) == 0
+    rows = project.table().scan().to_arrow().column("user_id").to_pylist()
+    assert sorted(rows) == ["kept", "other"]
+
+
+def _tear_data(project: Project) -> str:
+    target = sorted(_key(t.file.file_path) for t in project.table().scan().plan_files())[-1]
+    body = project.client.get_object(Bucket=BUCKET, Key=target)["Body"].read()
+    return project.put(target, body[:-7])
+
+
+def _tear_manifest(project: Project) -> str:
+    target = _manifest_key(project.table())
+    body = project.client.get_object(Bucket=BUCKET, Key=target)["Body"].read()
+    return project.put(target, body[: len(body) // 2])
+
+
+REACHED: dict[str, Callable[[Project], str]] = {"truncated-footer": _tear_data, "half-avro-manifest": _tear_manifest}
+
+
+@pytest.mark.parametrize("tear", REACHED.values(), ids=REACHED.keys())
+def test_reachable_torn_object_stops_erase_naming_it(s3: S3Server, tmp_path: Path,
+                                                     tear: Callable[[Project], str]) -> None:
+    project = Project(s3, tmp_path, f"damaged_{tear.__name__.strip('_')}")
+    torn = tear(project)
+    before = project.objects()
+
+    run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"the table is damaged: s3://{BUCKET}/{torn} (" in run.stdout + run.stderr, run.stdout + run.stderr
+    (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    assert proof["state"] == "failed" and proof["debris_deleted"] == [], proof
+    assert project.objects() == before  # nothing deleted or rewritten
+
+
+def test_reachable_torn_manifest_stops_health_naming_it(s3: S3Server, tmp_path: Path) -> None:
+    project = Project(s3, tmp_path, "damaged_health")
+    torn = _tear_manifest(project)
+
+    run = project.cli("health", "policies")
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"error: the table is damaged: s3://{BUCKET}/{torn} (a manifest a snapshot reads) cannot be read" \
+        in run.stdout + run.stderr, run.stdout + run.stderr
