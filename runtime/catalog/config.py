@@ -8,7 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from compiler.catalog.config import AWS_SECRET_VARIABLES, CatalogConfig, choose_catalog, redact_uri
+from compiler.catalog.config import (
+    AWS_SECRET_VARIABLES,
+    CatalogConfig,
+    CatalogNotDefinedError,
+    choose_catalog,
+    redact_uri,
+)
 from compiler.errors import CatalogError
 from runtime.redaction import register
 
@@ -53,6 +59,13 @@ def resolve_catalog(name: str | None, policies: Path, given_by: str | None = Non
     catalogs, default = configured_catalogs()
     flag = given_by or ("--catalog" if name else "TABLEPOLICY_CATALOG")
     requested = name or os.environ.get("TABLEPOLICY_CATALOG") or None
-    config = choose_catalog(requested, flag, catalogs, default, policies)
+    try:
+        config = choose_catalog(requested, flag, catalogs, default, policies)
+    except CatalogNotDefinedError as exc:
+        if requested is None or not catalogs:
+            raise
+        raise CatalogNotDefinedError(  # the rules name what is defined; the user needs what to do about it too
+            f"{exc}; name one of them with {flag}, or define '{requested}' in .pyiceberg.yaml or with "
+            f"PYICEBERG_CATALOG__{requested.upper()}__URI") from None
     aws = tuple(os.environ[v] for v in AWS_SECRET_VARIABLES if os.environ.get(v))
     return register(replace(config, outside_secrets=aws) if aws else config)  # its secrets masked in every error

@@ -60,6 +60,8 @@ def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
     if "is not a valid CatalogType" in text:
         return (f"its type '{config.properties.get('type')}' is not a catalog type; set {setting(config, 'type')} "
                 "to one of sql, rest, hive, glue, dynamodb, bigquery, or remove it to infer the type from the uri")
+    if kind == "NoSuchModuleError":  # SQLAlchemy has no dialect or driver of the uri's scheme
+        first = f"no installed SQL driver serves '{config.properties.get('uri', '').partition(':')[0]}'"
     if "Could not infer the catalog type" in text or kind in ("ArgumentError", "NoSuchModuleError", "InvalidURL",
                                                               "MissingSchema", "InvalidSchema"):
         return (f"its uri is not a catalog address this tool can open ({first or kind}); set "
