@@ -34,7 +34,7 @@ from compiler.render.filters import ident, literal, qualified
 from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from runtime.catalog.reader import CatalogReader
-from runtime.executor import prepare, run_sql, with_commit_retries
+from runtime.executor import create_tag, prepare, with_commit_retries
 from runtime.forked import FORKED
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
@@ -296,8 +296,7 @@ class _Run:
         tag = f"tablepolicy-before-{self.report.plan_id[:8]}"
         catalog = self.reader.config.name
         table = qualified((catalog, *step.change.table))
-        run_sql(self.spark, f"ALTER TABLE {table} CREATE TAG IF NOT EXISTS {ident(tag)} RETAIN {TAG_RETAIN_DAYS} DAYS",
-                f"safety tag before step {step.index}")
+        create_tag(self.spark, table, tag, snapshot, TAG_RETAIN_DAYS, f"safety tag before step {step.index}")
         note = (f"tagged snapshot {snapshot} of {format_name(step.change.table)} as '{tag}' (kept {TAG_RETAIN_DAYS} "
                 f"days); to read the data as it was: SELECT * FROM {table} VERSION AS OF {literal(tag)}; to roll "
                 f"the table back: CALL {ident(catalog)}.system.rollback_to_snapshot("

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from compiler.diff.changes import Change, CreateTable, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
 from compiler.model.table import PartitionFieldState, iceberg_json
+from compiler.render.filters import ident
 from compiler.render.sql import partition_spec_statements
 from runtime.redaction import redact
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
@@ -191,6 +192,16 @@ def run_sql(spark: Any, sql: str, what: str) -> None:
         spark.sql(sql)
     except Exception as exc:
         raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
+
+
+def create_tag(spark: Any, table: str, tag: str, snapshot: int, days: int, what: str) -> None:
+    """Tag ``snapshot`` of ``table`` (as Spark names it, catalog first) for ``days``. A tag is a commit like any
+    other, so it runs with commit retries on fresh connections: run bare, it failed on a SQLite catalog with
+    SQLITE_BUSY_SNAPSHOT whenever another process had committed since Spark's catalog plugin initialised
+    (tests/integration/test_sqlite_commits.py). The snapshot is named, so a retry after another writer's
+    commit tags the same one, and IF NOT EXISTS makes a retry of a tag that landed a no-op."""
+    sql = f"ALTER TABLE {table} CREATE TAG IF NOT EXISTS {ident(tag)} AS OF VERSION {snapshot} RETAIN {days} DAYS"
+    with_commit_retries(spark, lambda: run_sql(spark, sql, what))
 
 
 def query_sql(spark: Any, sql: str, what: str) -> list[dict[str, Any]]:
