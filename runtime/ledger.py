@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -103,8 +104,10 @@ class Ledger:
             else:
                 ledger.exists = inspect(ledger.engine).has_table(ledger_table.name)
         except Exception as exc:  # a read-only database, a permission: one line, no traceback
+            first = re.sub(r"^\((?:[\w.]+)\) ", "", str(exc).splitlines()[0] if str(exc) else "it failed")
             raise CatalogError(f"cannot {'create' if create else 'read'} the erasure ledger in {ledger.where}: "
-                               f"{type(exc).__name__}: {str(exc).splitlines()[0]}") from None
+                               f"{first}; check that {ledger.where} can be {'written' if create else 'read'} by this "
+                               "user (or, for the catalog database, that the user may create tables there)") from None
         return ledger
 
     def entries(self, tables: Iterable[str] | None = None) -> dict[tuple[str, str], Entry]:
