@@ -143,7 +143,7 @@ def _torn(path: Path) -> bool:
             with AvroFile(PyArrowFileIO().new_input(str(path))) as records:  # type: ignore[var-annotated]
                 for _ in records:
                     pass
-    except Exception:  # noqa: BLE001 - torn is the answer asked for
+    except Exception:  # torn is the answer asked for
         return True
     return False
 
