@@ -65,11 +65,6 @@ def spark_catalog(config: CatalogConfig) -> SparkCatalog:
     match config.kind:
         case "sql":
             jdbc, extra, driver = _jdbc(props.get("uri", ""))
-            if not props.get("warehouse"):  # Iceberg's JDBC catalog cannot start without one
-                raise CatalogError(
-                    f"{config.describe()} has no warehouse, which Spark's JDBC catalog needs; set 'warehouse' of "
-                    f"catalog '{config.name}' (.pyiceberg.yaml, or PYICEBERG_CATALOG__{config.name.upper()}__WAREHOUSE)"
-                    " to the location of its tables (a file:// path or s3:// URI)")
             conf |= {f"{prefix}.type": "jdbc", f"{prefix}.uri": jdbc, f"{prefix}.jdbc.schema-version": "V1"}
             conf |= {f"{prefix}.{k}": v for k, v in extra.items()}
         case "rest":
@@ -86,7 +81,13 @@ def spark_catalog(config: CatalogConfig) -> SparkCatalog:
             raise CatalogError(f"catalog type '{other}' has no Spark mapping; set 'type' of catalog '{config.name}' "
                                "(.pyiceberg.yaml) to sql, rest, glue or hive")
     storage = on_object_storage(props.get("warehouse", "")) or config.kind == "glue"
-    return SparkCatalog(conf, driver, hadoop_s3(props), storage)
+    hadoop = hadoop_s3(props)
+    if config.kind == "sql" and not props.get("warehouse"):  # Iceberg's JDBC catalog cannot start without one
+        raise CatalogError(
+            f"{config.describe()} has no warehouse, which Spark's JDBC catalog needs; set 'warehouse' of "
+            f"catalog '{config.name}' (.pyiceberg.yaml, or PYICEBERG_CATALOG__{config.name.upper()}__WAREHOUSE) to "
+            "the location of its tables (a file:// path or s3:// URI)")
+    return SparkCatalog(conf, driver, hadoop, storage)
 
 
 def _first(props: dict[str, str], *keys: str) -> str | None:
