@@ -9,6 +9,11 @@ import time
 from pathlib import Path
 
 from compiler import jsontext
+from compiler.errors import TablePolicyError
+
+
+class JournalError(TablePolicyError):
+    """The journal holds a line no run wrote."""
 
 
 class Journal:
@@ -21,13 +26,21 @@ class Journal:
         if not self.path.exists():
             return set()
         done: set[int] = set()
-        for line in self.path.read_text(encoding="utf-8").splitlines():
+        # lines are ASCII (json.dumps escapes the rest): an undecodable byte is a torn line's
+        text = self.path.read_bytes().decode("utf-8", "replace")
+        for number, line in enumerate(text.splitlines(), 1):
             try:
                 entry = jsontext.loads(line)
             except ValueError:
                 continue  # a line torn by a crash mid-write: that step is checked again
+            step = entry.get("step") if isinstance(entry, dict) else None
+            if not isinstance(step, int) or isinstance(step, bool):  # whole JSON no run wrote: an edit
+                raise JournalError(
+                    f"{self.path}:{number}: not a journal entry (a run writes {{\"plan_id\": ..., \"step\": N, "
+                    "\"status\": \"done\", ...}); remove that line, or the whole file to have every step "
+                    "checked against the catalog again")
             if entry.get("plan_id") == self.plan_id and entry.get("status") == "done":
-                done.add(int(entry["step"]))
+                done.add(step)
         return done
 
     def record(self, step: int, summary: str, status: str = "done") -> None:

@@ -34,7 +34,7 @@ FORBIDDEN = re.compile(
     r"NoneType|HTTPConnectionPool|sqlalchemy\.|psycopg2\.|sqlite3\.")
 # a fix is an imperative: the verbs the messages use to tell the user what to do
 IMPERATIVE = re.compile(r"\b(set|plan again|wait|fix|check|remove|write|start|name|give|make|quote|regenerate|"
-                        r"define|choose|unlock)\b")
+                        r"define|choose|unlock|save)\b")
 
 
 @dataclass(frozen=True)
@@ -153,6 +153,9 @@ CASES = {
     "plan-unknown-action": Case(planned(document(
         lambda d: d["tables"][0]["changes"][0]["change"].__setitem__("action", "rm_rf"))),  # type: ignore[index]
         APPLY, "tables.0.changes.0", REGENERATE),
+    "journal-not-an-entry": Case(lambda project: (planned(lambda text: text)(project),
+                                                  (project / "plan.json.journal").write_text("[1, 2]\n")),
+                                 APPLY, "plan.json.journal:1", "remove that line"),
     # a table locked by another run: who, since when, how to wait or take over
     "lock-held-by-another-run": Case(locked(holder), APPLY, f"pid {os.getpid()} on {socket.gethostname()}",
                                      "tablepolicy unlock logs.app_events"),
@@ -164,6 +167,11 @@ CASES = {
     "requests-yaml-a-list": Case(requests("req.yaml", "- 1\n- 2\n"),
                                  ("erase", "policies", "--requests", "req.yaml", "--dry-run"), "req.yaml",
                                  "start the file with 'requests:'"),
+    "requests-missing": Case(lambda project: None, ("erase", "policies", "--requests", "gone.yaml", "--dry-run"),
+                             "--requests gone.yaml", "give the path"),
+    "requests-not-utf8": Case(lambda project: (project / "req.yaml").write_bytes(b"\xff\xfe"),
+                              ("erase", "policies", "--requests", "req.yaml", "--dry-run"), "--requests req.yaml",
+                              "save it as UTF-8"),
     "requests-wrong-extension": Case(requests("req.json", "[]\n"),
                                      ("erase", "policies", "--requests", "req.json", "--dry-run"), "req.json",
                                      "name the file"),

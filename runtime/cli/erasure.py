@@ -55,8 +55,11 @@ def read_requests(path: Path, requests_file: Path, reader: Any, environment: str
         raise PolicyError(Diagnostics([kind]))
     try:
         text = requests_file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TablePolicyError(f"--requests {name}: cannot read it: {exc}") from None
+    except UnicodeDecodeError:
+        raise TablePolicyError(f"--requests {name}: it is not UTF-8 text; save it as UTF-8") from None
+    except OSError as exc:
+        raise TablePolicyError(f"--requests {name}: cannot read it ({(exc.strerror or 'unreadable').lower()}); give "
+                               "the path of a readable requests file") from None
     requests, diagnostics = load_requests(text, name)
     if requests is None:
         raise PolicyError(diagnostics)
