@@ -2,7 +2,8 @@
 
 Writes the five workflows (installing tablepolicy from a pinned requirement, never an unpinned name),
 org rules, a commented example table with its namespace defaults, the editor schema and its header,
-a catalog configuration template and a pre-commit configuration running validate and fmt --check.
+a catalog configuration template, a pre-commit configuration running validate and fmt --check, and a
+Dependabot configuration that keeps the workflows' SHA-pinned actions current.
 This repository's own ``.github/workflows/tablepolicy-*.yml`` are these templates rendered with its
 lock files and ``"."`` (``workflow(name, ".", locked=True)``), and a test keeps them equal.
 """
@@ -149,6 +150,16 @@ repos:
         files: ^policies/
 """
 
+# Workflows pin each action by commit SHA (its release in a comment); Dependabot proposes the next release's SHA.
+DEPENDABOT = """\
+version: 2
+updates:
+  - package-ecosystem: github-actions
+    directory: /
+    schedule:
+      interval: weekly
+"""
+
 GITIGNORE = ".lake/\n.tablepolicy/\n.pyiceberg.yaml\nplan.json\nplan.md\n*.journal\n"
 
 
@@ -169,6 +180,7 @@ class Scaffold:
         files[self.root / "environments" / "prod.yaml"] = ENVIRONMENT
         files[self.root / ".pyiceberg.example.yaml"] = CATALOG
         files[self.root / ".pre-commit-config.yaml"] = PRE_COMMIT
+        files[self.root / ".github" / "dependabot.yml"] = DEPENDABOT
         files[self.root / ".gitignore"] = GITIGNORE
         return files
 
