@@ -1,0 +1,142 @@
+"""Spark killed with SIGKILL (the whole process group, JVM included) while it writes files under a table: a
+user's DELETE on a merge-on-read table writing its position delete files, and maintain's compaction writing new
+data files. The catalog's SQLite database is held with a write lock meanwhile, so no commit can land before the
+kill: what the killed writer left (whole or torn, as the kill found it) is read by no snapshot. The kill fires the
+moment the first new file is listed; no timing is asserted. Then the commands run again: maintain converges (a
+second run finds nothing due), erase ends proven, and the independent pyarrow scan finds no key in any file under
+the table location and reads every one of them (a torn file left behind would fail it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pyiceberg.table import Table
+
+from compiler.desired import desired_states
+from compiler.validate import validate
+from tests.catalog_fixtures import create_like, embedded_catalog
+from tests.cli_runner import ROOT
+from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_storage, policy, requests_yaml
+
+pytestmark = pytest.mark.spark
+KEYS = set(ERASED.values())
+CLI = [sys.executable, "-c", "from runtime.cli.app import main; main()"]
+USER_DELETE = """
+import sys
+from pathlib import Path
+from runtime.catalog.config import resolve_catalog
+from runtime.spark.session import SparkOptions, start_session
+spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
+spark.sql("DELETE FROM lake.privacy.events WHERE user.uid = 'u3'")
+"""
+COMPACTION = "  compaction: {min_input_files: 2}\n"
+
+
+def setup(root: Path, mode: str) -> tuple[Path, Path]:
+    policies = root / "policies"
+    policies.mkdir(parents=True)
+    (policies / "events.yaml").write_text(policy("events", mode) + COMPACTION)
+    project, diagnostics = validate(policies)
+    assert not diagnostics.has_errors, diagnostics
+    catalog = embedded_catalog(policies)
+    for state in desired_states(project):
+        create_like(catalog, state)
+    fill(catalog.load_table(("privacy", "events")))
+    requests = root / "requests.yaml"
+    requests.write_text(requests_yaml())
+    return policies, requests
+
+
+def table(policies: Path) -> Table:
+    return embedded_catalog(policies).load_table(("privacy", "events"))
+
+
+def files_under(location: str) -> set[Path]:
+    root = Path(location.removeprefix("file:").removeprefix("//"))
+    return {p for p in root.rglob("*.parquet") if p.is_file()}
+
+
+def killed_on_first_new_file(command: list[str], policies: Path) -> set[Path]:
+    """Run ``command`` with the catalog held (no commit can land) and kill its process group the moment a new
+    parquet file is listed under the table; returns the new files."""
+    location = table(policies).location()
+    snapshots = len(table(policies).metadata.snapshots)
+    before = files_under(location)
+    held = sqlite3.connect(policies.parent / ".lake" / "catalog.db", isolation_level=None)
+    held.execute("PRAGMA journal_mode=WAL")  # as the Spark side opens it
+    held.execute("BEGIN IMMEDIATE")  # readers go on; every commit waits
+    try:
+        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   start_new_session=True, env=_env())
+        try:
+            while process.poll() is None and not (files_under(location) - before):
+                time.sleep(0.01)
+            os.killpg(process.pid, signal.SIGKILL)
+        finally:
+            output = process.communicate(timeout=120)[0].decode(errors="replace")
+    finally:
+        held.execute("ROLLBACK")
+        held.close()
+    assert process.returncode == -signal.SIGKILL, output  # killed while writing, not ended by itself
+    assert len(table(policies).metadata.snapshots) == snapshots  # nothing committed
+    new = files_under(location) - before
+    assert new, output
+    return new
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("PYICEBERG_CATALOG__")}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    run = subprocess.run([*CLI, *args], cwd=ROOT, capture_output=True, text=True, env=_env(), timeout=900,
+                         check=False)
+    assert "internal error" not in run.stdout + run.stderr and "Traceback" not in run.stdout + run.stderr, run
+    return run
+
+
+def erase_proven(policies: Path, requests: Path) -> None:
+    proof = policies.parent / "proof.json"
+    run = cli("erase", str(policies), "--requests", str(requests), "--proof", str(proof))
+    assert run.returncode == 0, run.stdout + run.stderr
+    (result,) = json.loads(proof.read_text())["tables"]
+    assert result["state"] == "complete", result
+    assert keys_in_storage(table(policies).location(), KEYS) == {}  # reads every parquet file: none torn
+
+
+def test_user_delete_killed_writing_delete_files_then_erase(tmp_path: Path) -> None:
+    policies, requests = setup(tmp_path, "merge-on-read")
+    intact = checksum(table(policies))
+
+    new = killed_on_first_new_file([sys.executable, "-c", USER_DELETE, str(policies)], policies)
+
+    assert all("delete" in p.name for p in new), new  # Spark was writing position delete files
+    assert checksum(table(policies)) == intact
+    health = cli("health", str(policies))
+    assert health.returncode == 0 and "damaged" not in health.stdout + health.stderr, health
+    erase_proven(policies, requests)
+    assert checksum(table(policies)) == intact
+
+
+@pytest.mark.parametrize("mode", ["copy-on-write", "merge-on-read"])
+def test_maintain_killed_writing_compacted_files_converges(tmp_path: Path, mode: str) -> None:
+    policies, requests = setup(tmp_path, mode)
+    intact = checksum(table(policies), without=set())
+
+    killed_on_first_new_file([*CLI, "maintain", str(policies)], policies)
+
+    assert checksum(table(policies), without=set()) == intact
+    run = cli("maintain", str(policies))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert checksum(table(policies), without=set()) == intact
+    again = cli("maintain", str(policies), "--dry-run")
+    assert again.returncode == 0 and "rewrite_data_files" not in again.stdout, again.stdout  # nothing due
+    erase_proven(policies, requests)
