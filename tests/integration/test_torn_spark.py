@@ -140,3 +140,27 @@ def test_maintain_killed_writing_compacted_files_converges(tmp_path: Path, mode:
     again = cli("maintain", str(policies), "--dry-run")
     assert again.returncode == 0 and "rewrite_data_files" not in again.stdout, again.stdout  # nothing due
     erase_proven(policies, requests)
+
+
+OLD = 1_577_880_000  # 2020-01-01 12:00 UTC: past any guard whatever day the test runs
+
+
+def test_unreachable_torn_files_past_the_guard_removed_by_orphan_removal(tmp_path: Path) -> None:
+    policies, _ = setup(tmp_path, "copy-on-write")
+    (policies / "events.yaml").write_text(policy("events", "copy-on-write") + "  orphan_files: {older_than: 3d}\n")
+    root = Path(table(policies).location().removeprefix("file:").removeprefix("//"))
+    data = sorted((root / "data").rglob("*.parquet"))[0]
+    manifest = sorted((root / "metadata").glob("*-m0.avro"))[0]
+    planted = {data.parent / "00009-0-killed-zero.parquet": b"",
+               data.parent / "00009-0-killed-footer.parquet": data.read_bytes()[:-7],
+               manifest.parent / "killed-half-m0.avro": manifest.read_bytes()[: manifest.stat().st_size // 2]}
+    for path, body in planted.items():
+        path.write_bytes(body)
+        os.utime(path, (OLD, OLD))
+    intact = checksum(table(policies), without=set())
+
+    run = cli("maintain", str(policies))
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [p for p in planted if p.exists()] == []
+    assert checksum(table(policies), without=set()) == intact
