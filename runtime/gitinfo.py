@@ -1,16 +1,39 @@
-"""The commit the policies come from, stamped into plans (None outside git)."""
+"""The commit the policies come from, stamped into plans (None outside git).
+
+A plan made from a work tree whose policies differ from the commit (modified, staged, deleted or untracked
+files under the policies folder) is not that commit's plan: its sha is ``<sha>-dirty``, as ``git describe
+--dirty`` marks it, so a reviewer and the table's ``tablepolicy.git-sha`` property never claim a commit the
+plan was not made from.
+"""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
 
+DIRTY = "-dirty"
 
-def git_sha(path: Path) -> str | None:
-    where = path if path.is_dir() else path.parent
+
+def _git(where: Path, *args: str) -> str | None:
     try:
-        result = subprocess.run(["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True,
-                                timeout=10, check=False)
+        result = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return result.stdout.strip() or None if result.returncode == 0 else None
+    return result.stdout if result.returncode == 0 else None
+
+
+def git_sha(path: Path, *also: Path) -> str | None:
+    """HEAD's sha, with ``-dirty`` when anything under ``path`` (or ``also``: an environments folder) differs
+    from it; None outside git."""
+    where = path if path.is_dir() else path.parent
+    head = (_git(where, "rev-parse", "HEAD") or "").strip()
+    if not head:
+        return None
+    # only what the plan reads counts (a README edit elsewhere does not make the plan dirty)
+    paths = [str(p.resolve()) for p in (path, *also) if p.exists()]
+    status = _git(where, "status", "--porcelain", "--untracked-files=all", "--", *paths)
+    return head + DIRTY if status is None or status.strip() else head
+
+
+def is_dirty(sha: str | None) -> bool:
+    return sha is not None and sha.endswith(DIRTY)

@@ -102,7 +102,8 @@ class Plan(Frozen):
     format_version: int = PLAN_FORMAT_VERSION
     tool_version: str = __version__
     target: CatalogRef = Field(description="The catalog the plan was made against (never its credentials).")
-    git_sha: str | None = Field(None, description="Commit of the policies, when planned inside git.")
+    git_sha: str | None = Field(None, description="Commit of the policies, when planned inside git; `<sha>-dirty` when "
+                                  "the policies in the work tree differed from it.")
     environment: EnvironmentRef | None = Field(None, description="The overlay the plan was made with, if any.")
     namespaces: list[Change] = Field(default_factory=list, description="Namespaces to create first.")
     tables: list[TablePlan] = Field(default_factory=list)

@@ -25,10 +25,19 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def _commit(sha: str | None) -> str:
+    """The policies' commit; a work tree with uncommitted policy changes (``<sha>-dirty``) says so in words."""
+    if sha is None:
+        return ""
+    if sha.endswith("-dirty"):
+        return f" · policies `{sha[:12]}-dirty` (uncommitted policy changes: no commit holds what was planned)"
+    return f" · policies `{sha[:12]}`"
+
+
 def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog: str | None = None,
                     budget: int = BUDGET) -> str:
     """``catalog``: the header line naming the catalog (``Catalog: prod (sql, ...)``), the comment's first line."""
-    commit = f" · policies `{plan.git_sha[:12]}`" if plan.git_sha else ""
+    commit = _commit(plan.git_sha)
     out = [f"### tablepolicy plan · {catalog}" if catalog else "### tablepolicy plan", "",
            f"plan `{plan_id(plan)}`{commit} · tablepolicy {plan.tool_version}", ""]
     out += _notices(plan, diagnostics)
