@@ -32,6 +32,7 @@ from runtime.catalog.reader import CatalogReader, read_metadata
 from runtime.executor import ExecutionError, query_sql, with_conflict_retries
 from runtime.health import CatalogHealth, OrphanScanner
 from runtime.lock import catalog_locks
+from runtime.manifests import damaged_in
 from runtime.orphans import normalize, orphan_figures, stored_files
 from runtime.redaction import register
 from runtime.spark.session import SessionOnDemand, SparkOptions
@@ -201,8 +202,13 @@ class _Run:
         try:
             what = f"{format_name(name)}: {action.summary}"
             rows = with_conflict_retries(self.spark, lambda: query_sql(self.spark, sql, what)) or []
-        except ExecutionError as exc:
-            return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=str(exc)), None
+        except ExecutionError as exc:  # on a torn file a snapshot reads: the finding names it and what to do
+            table = self.reader.pyiceberg_table(name, fresh=True)
+            try:
+                error = (damaged_in(table, str(exc)) if table is not None else None) or str(exc)
+            except ExecutionError as damage:  # a manifest the table reads is torn too
+                error = str(damage)
+            return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=error), None
         seconds = time.perf_counter() - started
         fresh = self._decide_again(current)
         if fresh is None:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
+from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
 from runtime.executor import ExecutionError
@@ -86,3 +87,23 @@ class ManifestReads:
 
 
 READS = ManifestReads()  # the process's reads: every health and orphan reading shares them
+
+
+def damaged_in(table: Table, message: str) -> str | None:
+    """The damage finding for a step that failed on a file a snapshot reads and that cannot be read, if
+    ``message`` (the engine's error) names one; None when it names none (the step failed otherwise)."""
+    import pyarrow.parquet as pq
+
+    for snapshot in table.metadata.snapshots:
+        for manifest in READS.manifests(table.io, snapshot):
+            for entry in READS.entries(table.io, manifest, discard_deleted=True):
+                path = entry.data_file.file_path
+                if path.rsplit("/", 1)[-1] not in message:
+                    continue
+                try:
+                    with table.io.new_input(path).open() as handle:
+                        pq.ParquetFile(handle)
+                except Exception as exc:  # the file the engine failed on does not read: damage, named
+                    return damaged_message(path, f"a data or delete file snapshot {snapshot.snapshot_id} reads",
+                                           reason_of(exc))
+    return None

@@ -164,3 +164,17 @@ def test_unreachable_torn_files_past_the_guard_removed_by_orphan_removal(tmp_pat
     assert run.returncode == 0, run.stdout + run.stderr
     assert [p for p in planted if p.exists()] == []
     assert checksum(table(policies), without=set()) == intact
+
+
+def test_maintain_on_a_torn_data_file_a_snapshot_reads_names_it(tmp_path: Path) -> None:
+    policies, _ = setup(tmp_path, "copy-on-write")
+    current = sorted(t.file.file_path for t in table(policies).scan().plan_files())
+    torn = Path(current[-1].removeprefix("file:").removeprefix("//"))
+    torn.write_bytes(torn.read_bytes()[:-7])
+
+    run = cli("maintain", str(policies))
+
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"the table is damaged: {current[-1]} (a data or delete file snapshot" in run.stdout + run.stderr, \
+        run.stdout + run.stderr
+    assert "roll the table back to a snapshot that does not read it" in run.stdout + run.stderr
