@@ -178,3 +178,41 @@ def test_maintain_on_a_torn_data_file_a_snapshot_reads_names_it(tmp_path: Path) 
     assert f"the table is damaged: {current[-1]} (a data or delete file snapshot" in run.stdout + run.stderr, \
         run.stdout + run.stderr
     assert "roll the table back to a snapshot that does not read it" in run.stdout + run.stderr
+
+
+def metadata_files(location: str) -> set[Path]:
+    root = Path(location.removeprefix("file:").removeprefix("//"))
+    return set(root.rglob("*.metadata.json"))
+
+
+def test_apply_killed_writing_table_metadata_converges(tmp_path: Path) -> None:
+    policies, _ = setup(tmp_path, "copy-on-write")
+    intact = checksum(table(policies), without=set())
+    (policies / "events.yaml").write_text(policy("events", "copy-on-write").replace(
+        "  - {name: ts, type: timestamptz}\n", "  - {name: ts, type: timestamptz}\n  - {name: note, type: string}\n"))
+    location = table(policies).location()
+    before = metadata_files(location)
+    held = sqlite3.connect(policies.parent / ".lake" / "catalog.db", isolation_level=None)
+    held.execute("PRAGMA journal_mode=WAL")
+    held.execute("BEGIN IMMEDIATE")  # the ALTER's metadata is written, its commit waits: killed before it lands
+    try:
+        process = subprocess.Popen([*CLI, "apply", str(policies), "--auto-approve"], cwd=ROOT, env=_env(),
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        while process.poll() is None and not (metadata_files(location) - before):
+            time.sleep(0.01)
+        os.killpg(process.pid, signal.SIGKILL)
+        output = process.communicate(timeout=120)[0].decode(errors="replace")
+    finally:
+        held.execute("ROLLBACK")
+        held.close()
+    assert process.returncode == -signal.SIGKILL, output
+    assert "note" not in [f.name for f in table(policies).schema().fields]  # nothing committed
+
+    run = cli("apply", str(policies), "--auto-approve")
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert cli("plan", str(policies), "--detailed-exitcode").returncode == 0  # converged: no changes left
+    assert "note" in [f.name for f in table(policies).schema().fields]
+    assert checksum(table(policies), without=set()) == intact
+    health = cli("health", str(policies))
+    assert health.returncode == 0 and "damaged" not in health.stdout + health.stderr, health
