@@ -3,12 +3,11 @@
 # last day of a month, two minutes before a new year (the run crosses midnight), and a leap day. A test that
 # reads the wall clock where it should take a fixed instant fails here, whatever the hour CI happens to run.
 #
-# libfaketime (Debian's faketime) fakes the clock for every process the suite starts. Two of its defaults are
-# turned off because they are artifacts, not the clock a user's machine has:
-#   NO_FAKE_STAT=1                   file times stay as written: with it on, a file the test dated with os.utime
-#                                    reads back shifted by the fake offset.
-#   FAKETIME_DONT_FAKE_MONOTONIC=1   the monotonic clock stays real: with it on, a thread's timed wait hands
-#                                    the kernel a deadline years away and never wakes.
+# libfaketime (Debian's faketime) fakes the clock for every process the suite starts. NO_FAKE_STAT=1 keeps file
+# times as written (with it on, a file a test dated with os.utime reads back shifted by the fake offset).
+# libfaketime 0.9.10 cannot fake a thread's timed wait on the monotonic clock (sem_clockwait gets a fake deadline
+# days away and never wakes; turning monotonic faking off breaks time.sleep with EINVAL instead), so the one test
+# that waits for a background thread's beat is left out here: it asserts a beat happened, never a time of day.
 # The JVM does not run under libfaketime (py4j's gateway hangs), so Spark modules are not part of this run:
 # they read Iceberg's snapshot times, which come from the JVM's real clock, and derive "recent" from it.
 set -euo pipefail
@@ -24,11 +23,12 @@ if [ -z "${INSTANTS[0]}" ]; then
   INSTANTS=("2026-11-30 00:30:00" "2026-12-31 23:58:00" "2028-02-29 00:30:00")
 fi
 
+HEARTBEAT=tests/unit/test_lock_journal.py::test_a_lock_file_carries_a_heartbeat_the_holder_refreshes
 status=0
 for instant in "${INSTANTS[@]}"; do
   echo "== the suite at ${instant} UTC"
-  if ! TZ=UTC NO_FAKE_STAT=1 FAKETIME_DONT_FAKE_MONOTONIC=1 \
-      faketime -f "@${instant}" .venv/bin/pytest -q -p no:cacheprovider -n auto -m "not spark and not s3"; then
+  if ! TZ=UTC NO_FAKE_STAT=1 faketime -f "@${instant}" .venv/bin/pytest -q -p no:cacheprovider -n auto \
+      -m "not spark and not s3" --deselect "$HEARTBEAT"; then
     echo "error: the suite fails at ${instant} UTC" >&2
     status=1
   fi
