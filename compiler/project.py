@@ -145,8 +145,12 @@ def load_selected(path: Path, cache: ModelCache | None = None, environment: str 
                                     overlay.loaded if overlay is not None else None, workers)
     others = [read_environment(paths, name, found) for name in environment_files(paths)] if (
         environment is None and every_environment) else []
+    overlay_files = {c.source.file for c in (overlay, *others) if c is not None}
+    # a policy file with errors declares nothing: its tables would read as undeclared (TP702/TP703) and the first
+    # finding would point at an environment instead of the culprit; the names are checked once the policies load
+    policies_failed = any(d.location.file not in overlay_files for d in diagnostics.errors)
     for checked in (overlay, *others):
-        if checked is not None:
+        if checked is not None and not policies_failed:
             found.extend(check_references(project, checked))
     project, diagnostics = restrict(project, diagnostics, paths)
     diagnostics.extend(found.items)

@@ -142,3 +142,21 @@ def test_a_name_that_resolves_to_nothing_is_an_error_naming_what_exists(
     with pytest.raises(EnvironmentNotDefinedError) as raised:
         load_selected(policies, environment=name)
     assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("every_environment", [True, False], ids=["validate", "with-env"])
+def test_a_broken_table_file_is_the_only_culprit_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       every_environment: bool) -> None:
+    """A table file that fails declares nothing; its table in an overlay is not reported as undeclared (the
+    false TP702 came first and pointed at the environment); fixed, the overlay's names are checked again."""
+    monkeypatch.chdir(tmp_path)
+    broken = {"policies/shop/orders.yaml": TABLES["policies/shop/orders.yaml"].replace("type: long", "type: lon")}
+    policies = project_with(tmp_path, "tables:\n  shop.orders: {owner: x}\n  shop.nope: {owner: y}\n", broken)
+    selection = {"every_environment": True} if every_environment else {"environment": "t"}
+    _, _, diagnostics = load_selected(policies, **selection)  # type: ignore[arg-type]
+    assert {d.location.file for d in diagnostics.errors} == {"policies/shop/orders.yaml"}
+    assert "TP702" not in {d.code for d in diagnostics}
+    (tmp_path / "policies/shop/orders.yaml").write_text(TABLES["policies/shop/orders.yaml"])
+    _, _, fixed = load_selected(policies, **selection)  # type: ignore[arg-type]
+    assert [d.render().splitlines()[0] for d in fixed.errors] == [
+        "environments/t.yaml:3:3: error TP702: no policy declares table 'shop.nope' (environment 't')"]
