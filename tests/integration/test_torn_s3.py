@@ -185,3 +185,59 @@ def test_reachable_torn_manifest_stops_health_naming_it(s3: S3Server, tmp_path: 
     assert run.returncode == 1, run.stdout + run.stderr
     assert f"error: the table is damaged: s3://{BUCKET}/{torn} (a manifest a snapshot reads) cannot be read" \
         in run.stdout + run.stderr, run.stdout + run.stderr
+
+
+@pytest.mark.parametrize("point", [("data", 1), ("manifest", 1), ("list", 1)], ids=["data1", "manifest1", "list1"])
+def test_erase_killed_mid_upload_converges_on_s3(s3: S3Server, tmp_path: Path, point: tuple[str, int]) -> None:
+    """The kill of tests/integration/test_torn_kill.py on the bucket: half of the object is uploaded, then the
+    process is killed; erase run again ends proven and no object under the prefix is torn or holds the key."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.cli_runner import ROOT
+    from tests.integration.test_torn_kill import KILLER
+
+    project = Project(s3, tmp_path, f"killed_{point[0]}")
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYICEBERG_CATALOG__")}, "PYTHONPATH": str(ROOT)}
+    args = ["erase", "policies", "--requests", "requests.csv", "--proof", "proof.json", "--catalog", project.name]
+    killed = subprocess.run([sys.executable, "-c", KILLER, point[0], str(point[1]), "half", *args], cwd=tmp_path,
+                            capture_output=True, text=True, env=env, timeout=600, check=False)
+    assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
+    assert _torn_objects(project), "the kill left no torn object"
+
+    run = project.cli(*args[:-2])
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    assert proof["state"] == "complete", proof
+    assert _torn_objects(project) == []
+    assert _keys_in_bucket(project) == 0
+    assert sorted(project.table().scan().to_arrow().column("user_id").to_pylist()) == ["kept", "other"]
+
+
+def _torn_objects(project: Project) -> list[str]:
+    from pyiceberg.avro.file import AvroFile
+    from pyiceberg.io.pyarrow import PyArrowFileIO
+
+    torn = []
+    for key, body in project.objects().items():
+        try:
+            if key.endswith(".parquet"):
+                pq.ParquetFile(pa.BufferReader(body))
+            elif key.endswith(".avro"):
+                path = Path(tempfile_dir(project)) / key.replace("/", "_")
+                path.write_bytes(body)
+                with AvroFile[Any](PyArrowFileIO().new_input(str(path))) as records:
+                    for _ in records:
+                        pass
+        except Exception:  # torn is the answer asked for
+            torn.append(key)
+    return torn
+
+
+def tempfile_dir(project: Project) -> Path:
+    folder = project.root / "objects"
+    folder.mkdir(exist_ok=True)
+    return folder
