@@ -36,6 +36,13 @@ columns:
   - {name: placed_at, type: timestamptz}
 {extra}partition_by: [day(placed_at)]
 """
+PROD = """\
+catalog: prod
+defaults:
+  lifecycle:
+    snapshots: {max_age: 7d}  # the policies declare none: only production's overlay sets it
+"""
+WEEK_MS = str(7 * 24 * 3600 * 1000)
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -119,6 +126,8 @@ def loop(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Loop]:
         git(repo, "config", "user.name", "ci")
         (repo / "README.md").write_text("policies\n")
         (repo / ".gitignore").write_text("plan.json\nplan.md\n*.log\n*-report.json\n")
+        (repo / "environments").mkdir()
+        (repo / "environments" / "prod.yaml").write_text(PROD)  # the workflows run with TABLEPOLICY_ENV=prod
         git(repo, "add", "-A")
         git(repo, "commit", "-q", "-m", "init")
         secrets = {"TABLEPOLICY_CATALOG_URI": uri, "TABLEPOLICY_CATALOG_URI_READONLY": uri,
@@ -147,6 +156,8 @@ def test_pr_plan_comment_artifact_then_merge_applies_the_reviewed_plan(loop: Loo
     applied = loop.merge(pr, head)
     assert applied.success, applied.log
     assert [f.name for f in loop.table().schema().fields] == ["order_id", "placed_at", "channel"]
+    # CI ran with production's values (environments/prod.yaml), not the policies' bare ones
+    assert loop.table().properties.get("history.expire.max-snapshot-age-ms") == WEEK_MS
     report = json.loads((loop.repo / "apply-report.json").read_text())
     assert report["steps"]
 
