@@ -96,7 +96,7 @@ def parse_environment(name: str, text: str, file: str) -> tuple[OverlayFile | No
     if not isinstance(data, dict):
         return None, [Diagnostic("TP003", Severity.ERROR, Location(file, 1, 1),
                                  "an environment overlay is a mapping of catalog, defaults, namespaces and tables",
-                                 "e.g. defaults: {lifecycle: {snapshots: {max_age: 7d}}}")]
+                                 "write a mapping, e.g. defaults: {lifecycle: {snapshots: {max_age: 7d}}}")]
     findings = [*_structure(data, parsed.source), *_names(data, parsed.source), *_properties(data, parsed.source)]
     kept = _without_structure(data)
     overlay: LoadedEnvironment | None = None

@@ -119,8 +119,13 @@ def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, f
     file = files[name]
     try:
         text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        diagnostics.error("TP000", Location(display_path(file)), f"cannot read environment overlay: {exc}")
+    except UnicodeDecodeError as exc:
+        diagnostics.error("TP000", Location(display_path(file)), f"environment overlay is not UTF-8 text (byte "
+                          f"{exc.start})", "fix the encoding: save the file as UTF-8")
+        return None
+    except OSError as exc:
+        diagnostics.error("TP000", Location(display_path(file)), f"cannot read environment overlay: {exc.strerror}",
+                          "check that the file exists and this user may read it")
         return None
     overlay, findings = parse_environment(name, text, display_path(file))
     diagnostics.extend(findings)

@@ -459,15 +459,18 @@ def _jsonl_requests(text: str, file: str, diagnostics: Diagnostics) -> tuple[lis
         try:
             item = _json_object(line)
         except json.JSONDecodeError as exc:
-            diagnostics.error("TP605", Location(file, number, exc.colno), f"not JSON: {exc.msg}",
-                              f"one JSON object per line, e.g. {shape}")
+            # the decoder's own wording ("Expecting value") names its grammar, not the user's mistake
+            reason = exc.msg if exc.msg.startswith("nesting too deep") else "the text stops being JSON here"
+            diagnostics.error("TP605", Location(file, number, exc.colno), f"not JSON: {reason}",
+                              f"write one JSON object per line, e.g. {shape}")
             continue
         except _Duplicate as exc:
             diagnostics.error("TP002", Location(file, number, _column(line, str(exc))),
                               f"key '{exc}' is given twice", "give each key once")
             continue
         if not isinstance(item, dict):
-            diagnostics.error("TP605", Location(file, number, 1), "a line is one JSON object", f"e.g. {shape}")
+            diagnostics.error("TP605", Location(file, number, 1), "a line is one JSON object",
+                              f"write one JSON object per line, e.g. {shape}")
             continue
         at = JsonLinesPositions(file, [(number, line)])
         unknown = sorted(set(item) - _FIELD_SET)
