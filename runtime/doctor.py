@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.metadata
 import importlib.util
 import os
+import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -364,8 +365,10 @@ def spark_master(master: str) -> Check:
 
 
 def _reason(exc: BaseException) -> str:
+    """The error's first line in words: no exception class, no driver's "(sqlite3.OperationalError) " prefix
+    (TABLEPOLICY_DEBUG=1 shows the traceback for a report)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-    text = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+    text = re.sub(r"^\((?:[\w.]+)\) ", "", first) or "it failed without a message"
     return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "..."
 
 

@@ -5,6 +5,7 @@ in this process (tests/cli_runner.py); no JVM starts. No output ever holds a cre
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -157,7 +158,7 @@ def test_a_check_that_raises_is_a_failed_line(project: Path, monkeypatch: pytest
     monkeypatch.setattr(runtime.doctor, "pyspark", broken)
     run = tool("doctor", "policies", cwd=project)
     assert run.returncode == 1
-    assert lines(run)["pyspark"] == ("✗ pyspark: the check itself failed: RuntimeError: unexpected — fix: report it, "
+    assert lines(run)["pyspark"] == ("✗ pyspark: the check itself failed: unexpected — fix: report it, "
                                      "with the output of TABLEPOLICY_DEBUG=1 tablepolicy doctor")
     assert lines(run)["java"].startswith("✓")  # the other checks still ran
     assert_clean(run)
@@ -303,3 +304,15 @@ def test_doctor_never_imports_pyspark(project: Path) -> None:
                           cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "blocked" not in done.stdout + done.stderr
+
+
+def test_an_unreachable_catalog_is_said_in_words_without_the_drivers_class(project: Path) -> None:
+    env = {"PYICEBERG_CATALOG__PROD__URI": "sqlite:////nonexistent/folder/catalog.db",
+           "PYICEBERG_CATALOG__PROD__WAREHOUSE": (project / "wh").as_uri()}
+    run = tool("doctor", "policies", "--catalog", "prod", cwd=project, env=env)
+    assert run.returncode == 1, run.stdout + run.stderr
+    connection = lines(run)["connection"]
+    assert connection.startswith("✗ connection: cannot list the namespaces of catalog 'prod': "), connection
+    assert "— fix: check the catalog's uri" in connection
+    assert not re.search(r"\w+(Error|Exception)\b|\(sqlite3\.", connection), connection
+    assert_clean(run)
