@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -242,12 +243,17 @@ def read_plan_file(path: Path) -> Plan:
         raise PlanFileError(f"{path}: {exc}" + ("" if edited else regenerate)) from None
 
 
+def is_saved_plan(path: Path) -> bool:
+    """apply's argument names a plan file (saved by plan --out), not policies to plan now."""
+    return path.is_file() and path.suffix == ".json"
+
+
 def apply_input(path: Path, catalog: str | None, policies: Path, environment: str | None) -> ApplyInput:
     """Read the saved plan ``path`` (its catalog and environment unless others are asked for; another one is
     refused with the catalog checks), or plan ``path`` now; the header names the catalog either way."""
     from runtime.apply import plan_id_of
 
-    if path.is_file() and path.suffix == ".json":
+    if is_saved_plan(path):
         catalog_header(apply_catalog(path, catalog, policies))
         planned = read_plan_file(path)
         environment = requested_environment(environment)[0] or (
@@ -276,6 +282,12 @@ def apply(
     from runtime.apply import apply_plan, plan_id_of, plan_steps
     from runtime.spark.session import SparkOptions
 
+    if not is_saved_plan(path) and not auto_approve and not dry_run and not sys.stdin.isatty():
+        # nobody can answer the question (CI, a pipe): refuse before reading anything, never an aborted prompt
+        error(f"apply {path} asks for confirmation and there is no terminal to answer it; nothing was applied. "
+              f"Apply a reviewed plan (tablepolicy plan {path} --out plan.json, then tablepolicy apply plan.json) "
+              "or pass --auto-approve")
+        return Exit.ERROR
     run = apply_input(path, catalog, policies, environment)
     typer.echo(render_text(run.plan, lambda text, color: paint(text, color)), nl=False)
     if run.plan.blocked:
