@@ -14,7 +14,9 @@ else's DELETE) is finished by the next one:
 4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves), and
    the manifests no snapshot reads whose column bounds reveal a key (runtime/erasure/manifests.py), and the
    unreadable files no snapshot reads (torn by a killed writer: they might hold a key), after checking the latest
-   metadata again; an unreadable file a snapshot reads stops the table with a finding naming it (damage);
+   metadata again, once older than the debris age guard (younger ones may be another writer's file in flight:
+   kept, named in the proof, which stays incomplete); an unreadable file a snapshot reads stops the table with a
+   finding naming it (damage);
 5. prove: a fresh listing and read of storage; no file holds a key (no manifest bound reveals one), or only
    files a declared hold keeps.
 
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +54,7 @@ from runtime.erasure.commits import (
     rewrite_manifests_text,
 )
 from runtime.erasure.keys import KeySet, key_set
-from runtime.erasure.leftovers import delete_debris, delete_unreferenced, manifests
+from runtime.erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
 from runtime.erasure.proof import TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
@@ -67,11 +70,14 @@ Progress = Callable[[str], None]
 
 def run_erasure(
     tables: list[TableErasure], catalog: CatalogConfig, options: SparkOptions, *, lock_dir: Path,
-    on_progress: Progress = lambda _m: None, session: SessionOnDemand | None = None,
+    on_progress: Progress = lambda _m: None, session: SessionOnDemand | None = None, now: datetime | None = None,
+    debris_min_age: timedelta = DEBRIS_MIN_AGE,
 ) -> list[TableProof]:
     """Erase and prove every table; a table whose step fails is reported failed, the others still run.
     Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session, started
-    only if a step needs Spark (the cases ``LeftToSpark`` names)."""
+    only if a step needs Spark (the cases ``LeftToSpark`` names). ``now``: the run's instant (the CLI takes it from
+    the clock); unreadable files no snapshot reads are deleted only when modified before ``now - debris_min_age``."""
+    now = now or datetime.now(UTC)
     register(catalog)  # a table's error in its proof is masked with this catalog's secrets (runtime/redaction.py)
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables)
@@ -84,7 +90,7 @@ def run_erasure(
                 proof = TableProof(erasure.table, erasure.requests())
                 try:
                     _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)),
-                           starting.options)
+                           starting.options, _Debris(now, debris_min_age))
                 except ExecutionError as exc:  # the proof still says what happened to every table
                     proof.error = str(exc)
                 proof.seconds = time.perf_counter() - started
@@ -163,9 +169,16 @@ class _Run:
         return expired
 
 
+class _Debris:
+    """The age guard of debris deletion: the run's instant and the minimum age."""
+
+    def __init__(self, now: datetime, min_age: timedelta) -> None:
+        self.now, self.min_age = now, min_age
+
+
 def _erase(
     session: Callable[[], Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof,
-    on_progress: Progress, options: SparkOptions,
+    on_progress: Progress, options: SparkOptions, guard: _Debris,
 ) -> None:
     run = _Run(reader, erasure, on_progress)
     catalog = reader.config.name
@@ -229,9 +242,22 @@ def _erase(
         on_progress(f"deleting {len(debris)} unreadable file(s) no snapshot reads (a killed writer's leftovers; "
                     "they might hold a key)")
         pause()
-        proof.debris_deleted = delete_debris(latest, {p: found.stored[p] for p in debris}, found.sizes,
-                                             run.filesystems)
+        proof.debris_deleted, proof.debris_pending = delete_debris(
+            latest, {p: found.stored[p] for p in debris}, found.sizes, run.filesystems, now=guard.now,
+            min_age=guard.min_age)
+        if proof.debris_pending:
+            on_progress(f"kept {len(proof.debris_pending)} of them: written less than {age_text(guard.min_age)} "
+                        "ago, maybe by a writer still running")
     _prove(run, proof)
+
+
+def age_text(age: timedelta) -> str:
+    """A duration as the policies write it: 3d, 6h, 0s."""
+    seconds = int(age.total_seconds())
+    for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def _drop_dangling(run: _Run, proof: TableProof, name: str) -> Survey:

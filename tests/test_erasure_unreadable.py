@@ -1,14 +1,17 @@
-"""A file under the table location named .parquet that is no parquet file (a write that failed half way, a
-stray of another tool) cannot be proven free of a key: the survey names it unreadable and reads every other file,
-and erase deletes it as debris no snapshot reads (the proof names it), where erase used to stop with an internal
-error (ArrowInvalid: Parquet magic bytes not found)."""
+"""A file under the table location named .parquet that is no parquet file (a write that failed half way, a stray of
+another tool) cannot be proven free of a key: the survey names it unreadable and reads every other file, and erase
+deletes it as debris no snapshot reads once older than the debris age guard (the proof names it), where erase used to
+stop with an internal error (ArrowInvalid: Parquet magic bytes not found)."""
 
 from __future__ import annotations
 
 import json
+import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
@@ -52,7 +55,9 @@ lifecycle:
 """
 
 
-def test_erase_deletes_the_unreadable_file_no_snapshot_reads(tmp_path: Path) -> None:
+def test_erase_deletes_the_unreadable_file_no_snapshot_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
+    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: now)  # the run's instant, not the real clock
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "events.yaml").write_text(POLICY)
@@ -65,6 +70,8 @@ def test_erase_deletes_the_unreadable_file_no_snapshot_reads(tmp_path: Path) -> 
     stray = Path(table.location().removeprefix("file://")) / "data" / "half-written.parquet"
     stray.parent.mkdir(parents=True, exist_ok=True)
     stray.write_bytes(b"PAR1 and then nothing a reader understands")
+    written = datetime(2026, 11, 1, tzinfo=UTC).timestamp()  # 4.5 days before the run: past the 3-day guard
+    os.utime(stray, (written, written))
     (tmp_path / "requests.csv").write_text(f"id,received,user_id\nREQ-1,2026-11-02,{ERASED}\n")
 
     with pyspark_unimportable():  # the pyarrow path: no JVM

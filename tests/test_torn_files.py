@@ -1,13 +1,18 @@
 """Torn files (what a writer killed half way leaves: zero bytes, a truncated parquet footer, a half-written avro
 manifest) never stop erase with a traceback. One no snapshot reaches is debris: erase deletes it (it might hold a
-key) and the proof says so and is complete. One a snapshot reaches is damage: erase stops that table with a finding
-naming the file and what to do, and the rows are untouched. No JVM: the pyarrow path."""
+key) and the proof says so and is complete, once it is older than the debris age guard (3 days, or the table's
+orphan_files.older_than): a younger one may be a file another writer is still writing, so it is kept and the proof
+says when a run will delete it (or ``--debris-min-age 0s`` after a known crash). One a snapshot reaches is damage:
+erase stops that table with a finding naming the file and what to do, and the rows are untouched. No JVM: the pyarrow
+path."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pyarrow as pa
@@ -21,6 +26,19 @@ from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 
 ERASED = "subject-erased"
+NOW = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)  # the run's instant: the CLI's clock, replaced
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: NOW)
+    yield
+
+
+def _written(path: Path, ago: timedelta) -> None:
+    """Date ``path``'s modification time ``ago`` before the run's instant."""
+    moment = (NOW - ago).timestamp()
+    os.utime(path, (moment, moment))
 POLICY = """table: privacy.events
 columns:
   - {name: event_id, type: long}
@@ -59,9 +77,10 @@ def _manifest(table: Table) -> Path:
     return _local(snapshot.manifests(table.io)[0].manifest_path)
 
 
-def _erase(tmp_path: Path) -> tuple[int, str, dict[str, object]]:
+def _erase(tmp_path: Path, *extra: str) -> tuple[int, str, dict[str, object]]:
     with pyspark_unimportable():
-        run = tablepolicy("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json", cwd=tmp_path)
+        run = tablepolicy("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json", *extra,
+                          cwd=tmp_path)
     output = run.stdout + run.stderr
     assert "internal error" not in output and "Traceback" not in output, output
     (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
@@ -101,6 +120,7 @@ PLANTED: dict[str, Callable[[Table], Path]] = {
 def test_unreachable_torn_file_is_debris_erase_deletes_and_proves(tmp_path: Path,
                                                                   plant: Callable[[Table], Path]) -> None:
     stray = plant(_table(tmp_path))
+    _written(stray, timedelta(days=3, minutes=1))  # older than the guard: no writer is still at it
 
     code, output, proof = _erase(tmp_path)
 
@@ -113,6 +133,69 @@ def test_unreachable_torn_file_is_debris_erase_deletes_and_proves(tmp_path: Path
     with pyspark_unimportable():  # converged: the request is done, nothing left to do
         again = tablepolicy("erase", "policies", "--requests", "requests.csv", cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+@pytest.mark.parametrize("plant", PLANTED.values(), ids=PLANTED.keys())
+def test_fresh_unreachable_torn_file_is_kept_as_a_write_in_flight(tmp_path: Path,
+                                                                  plant: Callable[[Table], Path]) -> None:
+    stray = plant(_table(tmp_path))
+    content = stray.read_bytes()
+    _written(stray, timedelta(hours=1))  # another writer (a user's Spark job) may still be writing it
+
+    code, output, proof = _erase(tmp_path)
+
+    assert code == 1, output
+    assert stray.read_bytes() == content  # kept: deleting it would break that writer's commit
+    assert proof["state"] == "incomplete" and proof["debris_deleted"] == [], proof
+    written, after = "2026-11-05T11:00:00Z", "2026-11-08T11:00:00Z"  # NOW - 1h, then + 3d (Iceberg's default)
+    assert proof["debris_pending"] == [{"path": normalize(str(stray)), "mtime": written, "retry_after": after}]
+    assert proof["rows_after"] == 0 and _rows(tmp_path) == ["kept", "other"]  # the rest is done
+    message = (f"error: privacy.events: {normalize(str(stray))} cannot be read and no snapshot reads it, but it was "
+               "written at 2026-11-05 11:00:00 UTC, less than 3d ago (the debris age guard): it may be a write in "
+               "flight (another writer's file not committed yet), so it was kept; run erase again after 2026-11-08 "
+               "11:00:00 UTC, or pass --debris-min-age 0s when no writer can be running (after a known crash)")
+    assert message in " ".join(output.split()), output
+    assert "cannot be read as parquet" not in output  # one message per file, the one that says what to do
+    assert ("privacy.events: 1 unreadable file(s) no snapshot reads kept: maybe a write in flight; run erase again "
+            "after 2026-11-08 11:00:00 UTC") in output, output  # the certificate says so too
+
+    code, output, proof = _erase(tmp_path, "--debris-min-age", "0s")  # the operator knows no writer runs
+
+    assert code == 0, output
+    assert proof["state"] == "complete" and proof["debris_deleted"] == [normalize(str(stray))], proof
+    assert proof["debris_pending"] == [] and not stray.exists()
+    assert "privacy.events: 1 unreadable file(s) no snapshot read deleted" in output, output  # in the certificate
+
+
+def test_the_debris_guard_is_the_tables_orphan_guard(tmp_path: Path) -> None:
+    stray = _zero_bytes(_table(tmp_path))
+    (tmp_path / "policies" / "events.yaml").write_text(POLICY + "  orphan_files: {older_than: 5d}\n")
+    _written(stray, timedelta(days=4))  # older than Iceberg's 3d, younger than the table's 5d
+
+    code, output, proof = _erase(tmp_path)
+
+    assert code == 1 and stray.exists(), output
+    assert proof["debris_pending"] == [{"path": normalize(str(stray)), "mtime": "2026-11-01T12:00:00Z",
+                                        "retry_after": "2026-11-06T12:00:00Z"}], proof
+    assert "less than 5d ago (the debris age guard)" in " ".join(output.split()), output
+
+    code, output, proof = _erase(tmp_path, "--debris-min-age", "3d")  # the flag overrides the table's guard
+
+    assert code == 0 and not stray.exists(), output
+    assert proof["debris_deleted"] == [normalize(str(stray))], proof
+
+
+@pytest.mark.parametrize("value", ["3 days", "-1h", "soon", ""])
+def test_a_malformed_debris_min_age_is_one_line_naming_the_flag(tmp_path: Path, value: str) -> None:
+    stray = _zero_bytes(_table(tmp_path))
+
+    with pyspark_unimportable():
+        run = tablepolicy("erase", "policies", "--requests", "requests.csv", "--debris-min-age", value, cwd=tmp_path)
+
+    assert run.returncode != 0 and stray.exists()
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --debris-min-age: "), run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
 
 
 def _tear_data_file(table: Table) -> Path:

@@ -254,6 +254,10 @@ def erase(
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
     env: EnvName = None,
+    debris_min_age: Annotated[str | None, typer.Option(
+        "--debris-min-age", help="Delete unreadable files no snapshot reads only when older than this (e.g. 0s, 1h, "
+        "3d; default: the table's orphan_files.older_than, else 3d). 0s only when no writer can be running.")]
+    = None,
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it,
     record it in the request ledger (requests done earlier are skipped) and print a certificate.
@@ -262,7 +266,7 @@ def erase(
     """
     check_spark_conf(spark_conf)
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
-                                conf=spark_conf or [], environment=env),
+                                conf=spark_conf or [], environment=env, debris_age=debris_min_age),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +43,22 @@ class Reached:
 
     requests: LoadedRequests
     tables: list[TableErasure]
+    debris_ages: dict[tuple[str, ...], timedelta]  # table -> its lifecycle.orphan_files.older_than, if declared
+
+
+def clock() -> datetime:
+    """The run's instant (tests replace it: none depends on the real clock)."""
+    return datetime.now(UTC)
+
+
+def debris_min_age(text: str) -> timedelta:
+    """``--debris-min-age``: a duration as the policies write them (0s, 1h, 3d)."""
+    from compiler.spec.units import Duration
+
+    try:
+        return timedelta(milliseconds=Duration.parse(text).millis)
+    except ValueError as exc:
+        raise TablePolicyError(f"--debris-min-age: {exc}") from None
 
 
 def read_requests(path: Path, requests_file: Path, reader: Any, environment: str | None = None) -> Reached:
@@ -67,7 +83,19 @@ def read_requests(path: Path, requests_file: Path, reader: Any, environment: str
     tables, findings = erasure_plan(project, requests, _states(project, reader))
     if findings.has_errors:
         raise PolicyError(findings)
-    return Reached(requests, tables)
+    return Reached(requests, tables, _debris_ages(project))
+
+
+def _debris_ages(project: Project) -> dict[tuple[str, ...], timedelta]:
+    """The orphan guard each table declares: erase keeps unreadable unreferenced files younger than it."""
+    from compiler.effective import effective_settings
+
+    ages = {}
+    for table in project.tables:
+        orphans = effective_settings(project, table).lifecycle.orphan_files
+        if orphans is not None and orphans.older_than is not None:
+            ages[table.name] = timedelta(milliseconds=orphans.older_than.millis)
+    return ages
 
 
 def _states(project: Project, reader: Any) -> dict[tuple[str, ...], Any]:
@@ -76,9 +104,13 @@ def _states(project: Project, reader: Any) -> dict[tuple[str, ...], Any]:
 
 def erase(
     path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
-    conf: list[str], environment: str | None = None,
+    conf: list[str], environment: str | None = None, debris_age: str | None = None,
 ) -> int:
+    """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared)."""
     from runtime.ledger import opened_ledger
+
+    override = debris_min_age(debris_age) if debris_age is not None else None
+    now = clock()
 
     target = resolve_target(path, catalog, environment)
     config = target.catalog
@@ -86,24 +118,27 @@ def erase(
     with open_reader(config) as reader:
         reached = read_requests(path, requests_file, reader, environment)  # every finding before the ledger is touched
         with opened_ledger(reader, cache_dir(path), create=not dry_run) as ledger:
-            outcomes, todo, today = _run(reached, ledger, config, path, dry_run=dry_run, master=master, conf=conf)
+            outcomes, todo, today = _run(reached, ledger, config, path, dry_run=dry_run, master=master, conf=conf,
+                                         now=now, debris_age=override)
     if outcomes is None:
         return Exit.OK
     entries = todo.done + [e for _, recorded in outcomes for e in recorded]
     if entries:
         info("Certificate (no key values):")
         info(_indent(render_status(statuses(entries), today, lambda t, c: paint(t, c))))
+        for line in _debris_lines([p for p, _ in outcomes or []]):
+            info(f"  {line}")
     if proof is not None:
         tables = [_scrubbed(p.as_json(), table) for (p, _), table in zip(outcomes, todo.tables, strict=True)]
         ids = [r.id for r in reached.requests.model.requests]
-        proof.write_text(proof_json(config.summary(), datetime.now(UTC), ids, tables, todo.done, statuses(entries),
+        proof.write_text(proof_json(config.summary(), clock(), ids, tables, todo.done, statuses(entries),
                                     today), encoding="utf-8")
     return Exit.OK if all(p.state in (ProofState.COMPLETE, ProofState.HELD) for p, _ in outcomes) else Exit.ERROR
 
 
 def _run(
     reached: Reached, ledger: Ledger, config: CatalogConfig, path: Path, *, dry_run: bool, master: str,
-    conf: list[str],
+    conf: list[str], now: datetime, debris_age: timedelta | None,
 ) -> tuple[list[tuple[TableProof, list[Entry]]] | None, Outstanding, date]:
     """Skip what the ledger says is done, show the rest, and (unless a dry run) erase it table by table."""
     from runtime.ledger import new_salt, now_utc
@@ -113,7 +148,7 @@ def _run(
                        reached.requests)
     if todo.findings.has_errors:
         raise PolicyError(todo.findings)
-    today = datetime.now(UTC).date()
+    today = now.date()
     session = None
     if todo.tables and not dry_run:  # started only if a step needs Spark (runtime/erasure/commits.py says why)
         from runtime.spark.session import SessionOnDemand, SparkOptions
@@ -126,7 +161,8 @@ def _run(
     salt = new_salt()
     ledger.record_pending([subject_entry(t, s, received[s.request], State.PENDING, salt)
                            for t in todo.tables for s in t.subjects], now_utc())
-    outcomes = [_erase_table(table, config, ledger, received, salt, path, session)
+    outcomes = [_erase_table(table, config, ledger, received, salt, path, session, now,
+                             debris_age if debris_age is not None else reached.debris_ages.get(table.table))
                 for table in todo.tables if session is not None]
     return outcomes, todo, today
 
@@ -163,14 +199,17 @@ def _show_plan(
 
 def _erase_table(
     table: TableErasure, config: CatalogConfig, ledger: Ledger, received: dict[str, date], salt: str, path: Path,
-    session: SessionOnDemand,
+    session: SessionOnDemand, started: datetime, debris_age: timedelta | None,
 ) -> tuple[TableProof, list[Entry]]:
-    """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved."""
-    from runtime.erase import run_erasure
+    """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved.
+    ``debris_age``: the table's debris guard (None: Iceberg's 3-day orphan default)."""
+    from runtime.erase import age_text, run_erasure
+    from runtime.erasure.leftovers import DEBRIS_MIN_AGE
     from runtime.ledger import now_utc
 
     (proof,) = run_erasure([table], config, session.options, lock_dir=cache_dir(path),
-                           on_progress=lambda message: info(f"  {message}"), session=session)
+                           on_progress=lambda message: info(f"  {message}"), session=session, now=started,
+                           debris_min_age=DEBRIS_MIN_AGE if debris_age is None else debris_age)
     state = State.DONE if proof.complete else State.HELD if proof.state is ProofState.HELD else State.FAILED
     now = now_utc()
     document = _scrubbed(proof.as_json(), table)
@@ -184,7 +223,16 @@ def _erase_table(
         info(f"  {format_name(proof.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
     if document["error"]:
         error(document["error"])
+    pending = {d.path for d in proof.debris_pending}
+    for debris in proof.debris_pending:
+        error(f"{format_name(proof.table)}: {debris.path} cannot be read and no snapshot reads it, but it was written "
+              f"at {_utc(debris.mtime)}, less than {age_text(debris.retry_after - debris.mtime)} ago (the debris age "
+              "guard): it may be a write in flight (another "
+              f"writer's file not committed yet), so it was kept; run erase again after {_utc(debris.retry_after)}, "
+              "or pass --debris-min-age 0s when no writer can be running (after a known crash)")
     for unreadable in proof.unreadable:
+        if unreadable in pending:
+            continue
         error(f"{format_name(proof.table)}: {unreadable} cannot be read as parquet, so the proof cannot show it holds "
               "no key; repair or remove it and run erase again")
     for ref in proof.blocking_refs:
@@ -193,6 +241,26 @@ def _erase_table(
     recorded = [Entry(e.request, e.table, e.received, e.deadline, e.state, e.fingerprint, document, now,
                       now if state == State.DONE else None) for e in entries]
     return proof, recorded
+
+
+def _debris_lines(proofs: list[TableProof]) -> list[str]:
+    """The certificate's deletions of unreadable files no snapshot read (render_status counts only the rows'
+    files and snapshots), and those kept as maybe a write in flight."""
+    lines = []
+    for proof in proofs:
+        name = format_name(proof.table)
+        if proof.debris_deleted:
+            lines.append(f"{name}: {len(proof.debris_deleted)} unreadable file(s) no snapshot read deleted (debris a "
+                         "killed writer left; it might have held a key)")
+        if proof.debris_pending:
+            after = max(d.retry_after for d in proof.debris_pending)
+            lines.append(paint(f"{name}: {len(proof.debris_pending)} unreadable file(s) no snapshot reads kept: "
+                               f"maybe a write in flight; run erase again after {_utc(after)}", "yellow"))
+    return lines
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def _scrubbed(proof: dict[str, Any], table: TableErasure) -> dict[str, Any]:

@@ -9,6 +9,7 @@ deleting, so a file a snapshot reads (a commit that landed meanwhile) is never d
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pyarrow.parquet as pq
@@ -17,6 +18,7 @@ from pyiceberg.avro.file import AvroFile
 from pyiceberg.io.pyarrow import PyArrowFile
 from pyiceberg.table import Table
 
+from runtime.erasure.proof import PendingDebris
 from runtime.erasure.survey import Reach, filesystem_for, table_reach
 
 
@@ -53,17 +55,23 @@ def reached(reach: Reach) -> set[str]:
     return reach.reached_by(reach.live)
 
 
+DEBRIS_MIN_AGE = timedelta(days=3)  # Iceberg's remove_orphan_files default: younger may be a write in flight
+
+
 def delete_debris(
     latest: Callable[[], Table], paths: dict[str, str], sizes: dict[str, int],
-    filesystems: dict[tuple[str, str], pafs.FileSystem],
-) -> list[str]:
+    filesystems: dict[tuple[str, str], pafs.FileSystem], *, now: datetime, min_age: timedelta = DEBRIS_MIN_AGE,
+) -> tuple[list[str], list[PendingDebris]]:
     """Delete those of ``paths`` (unreadable files: path -> the location listed under) that the latest metadata
-    does not reach, whose size is what the survey listed (a file still growing is a write in flight) and that still
-    cannot be read; returns what was deleted. An unreadable file cannot be shown to hold no key, and no snapshot
-    needs it: a writer killed half way left it."""
+    does not reach, whose size is what the survey listed, that still cannot be read and whose modification time is
+    older than ``now - min_age``; returns what was deleted and what was kept for being younger. An unreadable file
+    cannot be shown to hold no key, and no snapshot needs it: a writer killed half way left it. But a file another
+    writer is still writing is unreadable and unreachable too until it commits (a parquet writer buffering a row
+    group keeps a constant size): the age guard, as Iceberg's orphan removal has, keeps it."""
     table = latest()
     read_now = reached(table_reach(table))
-    deleted = []
+    deleted, pending = [], []
+    cutoff = now - min_age
     for path, location in sorted(paths.items()):
         if path in read_now:
             continue
@@ -71,12 +79,23 @@ def delete_debris(
         info = filesystem.get_file_info(path)
         if info.type != pafs.FileType.File or int(info.size or 0) != sizes.get(path) or readable(filesystem, path):
             continue
+        mtime = _aware(info.mtime)
+        if mtime is None or mtime > cutoff:  # no time known: never assume it is old
+            written = mtime or now
+            pending.append(PendingDebris(path, written, written + min_age))
+            continue
         try:
             filesystem.delete_file(path)
         except FileNotFoundError:
             continue
         deleted.append(path)
-    return deleted
+    return deleted, pending
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def readable(filesystem: pafs.FileSystem, path: str) -> bool:

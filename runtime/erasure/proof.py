@@ -4,11 +4,29 @@ never a key value."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
 from compiler.erasure.plan import ExpiredSnapshot
 from compiler.model.names import format_name
+
+
+@dataclass(frozen=True)
+class PendingDebris:
+    """An unreadable file no snapshot reaches, kept because it is younger than the guard: another writer (a
+    user's Spark job) may still be writing it and commit it later."""
+
+    path: str
+    mtime: datetime  # UTC
+    retry_after: datetime  # mtime + the guard: from then on erase deletes it
+
+    def as_json(self) -> dict[str, str]:
+        return {"path": self.path, "mtime": _utc(self.mtime), "retry_after": _utc(self.retry_after)}
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 # complete: no file under the location or referenced by a kept snapshot holds a key (as a row, or as a
@@ -37,6 +55,8 @@ class TableProof:
     manifests_deleted: list[str] = field(default_factory=list)  # read by no snapshot, a bound revealed a key
     debris_deleted: list[str] = field(default_factory=list)  # unreadable (torn by a killed writer), read by no
     # snapshot: it might have held a key
+    debris_pending: list[PendingDebris] = field(default_factory=list)  # such files younger than the age guard:
+    # maybe a write in flight, kept; the proof is incomplete until a later run deletes them
     # the check, from a fresh listing and read of storage after the run
     snapshots_checked: list[int] = field(default_factory=list)
     files_scanned: int = 0
@@ -58,7 +78,7 @@ class TableProof:
             return ProofState.FAILED
         kept = set().union(*map(set, self.held_by.values()))
         left = set(self.files_still_referenced) | set(self.files_still_stored) | set(self.manifests_with_keys)
-        if self.blocking_refs or self.unreadable or left - kept:
+        if self.blocking_refs or self.unreadable or self.debris_pending or left - kept:
             return ProofState.INCOMPLETE
         return ProofState.HELD if left else ProofState.COMPLETE
 
@@ -74,6 +94,7 @@ class TableProof:
                 "snapshots_expired": [s.as_json() for s in self.snapshots_expired],
                 "orphans_deleted": self.orphans_deleted, "manifests_deleted": self.manifests_deleted,
                 "debris_deleted": self.debris_deleted,
+                "debris_pending": [d.as_json() for d in self.debris_pending],
                 "snapshots_checked": self.snapshots_checked,
                 "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
                 "files_still_referenced": self.files_still_referenced,

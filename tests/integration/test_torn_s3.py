@@ -1,14 +1,16 @@
-"""Torn objects on object storage (a moto S3 server on 127.0.0.1, the embedded SQLite catalog): what a writer
-killed half way leaves in the bucket (an empty object, a parquet object cut before its footer ends, half an avro
-manifest). Erase (its pyarrow path, no JVM) deletes those no snapshot reaches and proves the key gone, checked
-apart from the tool by listing the bucket with boto3; one a snapshot reaches stops erase and health with the
-finding naming the object."""
+"""Torn objects on object storage (a moto S3 server on 127.0.0.1, the embedded SQLite catalog): what a writer killed
+half way leaves in the bucket (an empty object, a parquet object cut before its footer ends, half an avro manifest).
+Erase (its pyarrow path, no JVM) deletes those no snapshot reaches once older than the debris age guard (the object's
+LastModified; the run's instant is the CLI's clock, replaced) and proves the key gone, checked apart from the tool by
+listing the bucket with boto3; a younger one may be another writer's upload in flight: kept; one a snapshot reaches
+stops erase and health with the finding naming the object."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -78,6 +80,12 @@ class Project:
         keys = [o["Key"] for page in pages for o in page.get("Contents", [])]
         return {key: self.client.get_object(Bucket=BUCKET, Key=key)["Body"].read() for key in keys}
 
+    def written(self, key: str) -> datetime:
+        """The object's LastModified as the bucket lists it (what erase's age guard reads)."""
+        listed = self.client.list_objects_v2(Bucket=BUCKET, Prefix=key)["Contents"]
+        (found,) = [o["LastModified"] for o in listed if o["Key"] == key]
+        return found  # type: ignore[no-any-return]
+
     def put(self, key: str, body: bytes) -> str:
         self.client.put_object(Bucket=BUCKET, Key=key, Body=body)
         return key
@@ -128,10 +136,12 @@ def _keys_in_bucket(project: Project) -> int:
 
 
 @pytest.mark.parametrize("plant", PLANTED.values(), ids=PLANTED.keys())
-def test_unreachable_torn_object_is_deleted_by_erase(s3: S3Server, tmp_path: Path,
+def test_unreachable_torn_object_is_deleted_by_erase(s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      plant: Callable[[Project], str]) -> None:
     project = Project(s3, tmp_path, f"torn_{plant.__name__.strip('_')}")
     torn = plant(project)
+    run_at = project.written(torn) + timedelta(days=3, minutes=1)  # past Iceberg's 3-day guard
+    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: run_at)
 
     run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json")
 
@@ -143,6 +153,38 @@ def test_unreachable_torn_object_is_deleted_by_erase(s3: S3Server, tmp_path: Pat
     assert _keys_in_bucket(project) == 0
     rows = project.table().scan().to_arrow().column("user_id").to_pylist()
     assert sorted(rows) == ["kept", "other"]
+
+
+@pytest.mark.parametrize("plant", PLANTED.values(), ids=PLANTED.keys())
+def test_fresh_unreachable_torn_object_is_kept_until_it_ages(s3: S3Server, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            plant: Callable[[Project], str]) -> None:
+    project = Project(s3, tmp_path, f"fresh_{plant.__name__.strip('_')}")
+    torn = plant(project)
+    body, written = project.objects()[torn], project.written(torn)
+    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: written + timedelta(hours=1))  # a write in flight?
+
+    run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json")
+
+    output = " ".join((run.stdout + run.stderr).split())
+    assert run.returncode == 1, output
+    assert project.objects()[torn] == body  # kept: another writer's commit may still name it
+    (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    stamp, after = written.strftime("%Y-%m-%dT%H:%M:%SZ"), (written + timedelta(days=3)).strftime("%Y-%m-%d %H:%M:%S")
+    assert proof["state"] == "incomplete" and proof["debris_deleted"] == [], proof
+    assert proof["debris_pending"] == [{"path": f"{BUCKET}/{torn}", "mtime": stamp,
+                                        "retry_after": (written + timedelta(days=3)).strftime("%Y-%m-%dT%H:%M:%SZ")}]
+    assert f"{BUCKET}/{torn} cannot be read and no snapshot reads it, but it was written at " in output, output
+    assert "it may be a write in flight" in output, output
+    assert f"run erase again after {after} UTC, or pass --debris-min-age 0s when no writer can be running" in output
+
+    run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json",
+                      "--debris-min-age", "0s")
+
+    assert run.returncode == 0, run.stdout + run.stderr
+    (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    assert proof["state"] == "complete" and proof["debris_deleted"] == [f"{BUCKET}/{torn}"], proof
+    assert torn not in project.objects() and _keys_in_bucket(project) == 0
 
 
 def _tear_data(project: Project) -> str:
@@ -207,7 +249,7 @@ def test_erase_killed_mid_upload_converges_on_s3(s3: S3Server, tmp_path: Path, p
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr
     assert _torn_objects(project), "the kill left no torn object"
 
-    run = project.cli(*args[:-2])
+    run = project.cli(*args[:-2], "--debris-min-age", "0s")  # the operator knows the writer was killed
 
     assert run.returncode == 0, run.stdout + run.stderr
     (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
