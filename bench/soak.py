@@ -80,8 +80,9 @@ while not stop.exists():
             try:
                 catalog.load_table(("soak", name)).append(batch(first, ["writer"], days=1))
                 break
-            # lost a race (a locked SQLite too), or the snapshot it started from was expired: nothing committed
-            except (CommitFailedException, ValidationException, OperationalError) as exc:
+            # lost a race (a locked SQLite too), or the snapshot it started from was expired (its manifest list
+            # deleted between load and append: FileNotFoundError): nothing committed
+            except (CommitFailedException, ValidationException, OperationalError, FileNotFoundError) as exc:
                 retries += 1
                 print("retry", name, type(exc).__name__, flush=True)
                 time.sleep(0.05)
@@ -168,7 +169,7 @@ def erase_round(policies: Path, round_: int, tally: Tally) -> None:
             try:
                 catalog.load_table((NAMESPACE, name)).append(batch(2_000_000_000 + round_ * 100, [subject]))
                 break
-            except Exception as exc:  # noqa: BLE001 - a lost race with the writer: try again
+            except Exception as exc:  # a lost race with the writer: try again
                 if attempt == 49:
                     raise
                 print(f"  subject append retried: {type(exc).__name__}", flush=True)
