@@ -97,7 +97,7 @@ print("done", written, retries, flush=True)
 class Tally:
     runs: Counter[str] = field(default_factory=Counter)
     failures: list[str] = field(default_factory=list)
-    seconds: Counter[str] = field(default_factory=Counter)
+    seconds: dict[str, float] = field(default_factory=dict)
     erased_subjects: int = 0
     maintain_steps: Counter[str] = field(default_factory=Counter)
 
@@ -249,7 +249,7 @@ def main() -> int:
                 print(f"[{began - started:6.0f}s] round {round_}: {what}", flush=True)
                 step(policies, round_, tally)
                 tally.runs[what] += 1
-                tally.seconds[what] += time.monotonic() - began
+                tally.seconds[what] = tally.seconds.get(what, 0.0) + time.monotonic() - began
     finally:
         stop.touch()
         writer.wait(timeout=600)
@@ -281,7 +281,7 @@ def main() -> int:
     print(f"  writer commit retries (lost races): {retries}")
     for what, _ in steps:
         runs = tally.runs[what]
-        mean = tally.seconds[what] / runs if runs else 0.0
+        mean = tally.seconds.get(what, 0.0) / runs if runs else 0.0
         print(f"  {what}: {runs} runs, {mean:.1f}s each on average")
     print(f"  erased subjects proven: {tally.erased_subjects}")
     print("  maintain steps: " + ", ".join(f"{k} x{v}" for k, v in sorted(tally.maintain_steps.items())))
