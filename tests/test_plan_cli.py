@@ -24,6 +24,7 @@ runner = CliRunner()
 def policies(tmp_path: Path) -> Path:
     """The example policies, with every table already in the embedded catalog exactly as declared."""
     target = shutil.copytree(ROOT / "policies", tmp_path / "policies")
+    (tmp_path / ".tablepolicy").mkdir()  # caches on, as tablepolicy init leaves a project
     catalog = embedded_catalog(target)
     project, _ = validate(target)
     for state in desired_states(project):

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import json
+import os
 import re
+import shutil
+import tempfile
 import warnings
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog, load_catalog
@@ -29,18 +35,38 @@ if TYPE_CHECKING:
     from compiler.importer import Inventory
 
 
-def open_catalog(config: CatalogConfig) -> Catalog:
+def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
+    """``create``: an embedded catalog's ``.lake/`` is made on first use; without it, an embedded catalog not
+    made yet is opened empty in memory, so a read-only command leaves no file behind."""
     root = embedded_root(config)
-    if root is not None:
+    properties = dict(config.properties)
+    if root is not None and create:
         (root / "warehouse").mkdir(parents=True, exist_ok=True)
+    elif root is not None and not (root / "catalog.db").exists():
+        properties["uri"] = f"sqlite:///{_empty_catalog_file()}"  # the empty catalog the first write would make
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            catalog = load_catalog(config.name, **config.properties)
+            catalog = load_catalog(config.name, **properties)
         _concurrent_sqlite(catalog)
         return catalog
     except Exception as exc:  # pyiceberg raises many kinds; the user needs one clear line
         raise CatalogError(f"cannot open {config.describe()}: {explain_catalog_error(exc, config)}") from None
+
+
+@functools.cache
+def _empty_catalog_file() -> Path:
+    """A SQLite file outside the project standing in for an embedded catalog not made yet (a file, not
+    ``:memory:``: pooled and forked connections must all see the catalog's tables); removed at exit."""
+    folder = Path(tempfile.mkdtemp(prefix="tablepolicy-empty-catalog-"))
+    creator = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == creator:  # a forked worker exiting leaves it to the process that made it
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
+    return folder / "catalog.db"
 
 
 def setting(config: CatalogConfig, key: str) -> str:
@@ -131,9 +157,10 @@ class Loaded:
 class CatalogReader:
     """Current state of the catalog, read once per table per run."""
 
-    def __init__(self, config: CatalogConfig) -> None:
+    def __init__(self, config: CatalogConfig, *, create: bool = True) -> None:
         self.config = config
-        self.catalog = open_catalog(config)
+        self.create = create
+        self.catalog = open_catalog(config, create=create)
         self._loaded: dict[tuple[str, ...], Loaded | None] = {}
         self._listing: dict[tuple[str, ...], str] | bool | None = False  # False: not listed yet
         self._namespaces: set[tuple[str, ...]] | None = None  # every namespace holding a listed table
@@ -148,7 +175,7 @@ class CatalogReader:
         if engine is not None:
             engine.dispose(close=False)
         else:
-            self.catalog = open_catalog(self.config)
+            self.catalog = open_catalog(self.config, create=self.create)
 
     def close(self) -> None:
         """Release pooled catalog connections (a SQL catalog keeps them open otherwise)."""

@@ -64,14 +64,21 @@ def cache_dir(path: Path) -> Path:
 
 def open_reader(config: CatalogConfig) -> CatalogReader:
     """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
-    second to import, and apply starts Spark before it needs them."""
+    second to import, and apply starts Spark before it needs them. Reading creates nothing: an embedded
+    catalog not created yet reads as empty (apply's and Spark's writes create it)."""
     from runtime.catalog.reader import CatalogReader
 
-    return CatalogReader(config)
+    return CatalogReader(config, create=False)
 
 
-def project_cache(path: Path) -> FileModelCache:
-    return FileModelCache.open(cache_dir(path) / "models.json")
+def caches_on(path: Path) -> bool:
+    """Caches live in ``.tablepolicy/`` when the project has that folder (init makes it; ``mkdir .tablepolicy``
+    turns them on in a clone): a read-only command never creates a file or folder of its own accord."""
+    return cache_dir(path).is_dir()
+
+
+def project_cache(path: Path) -> FileModelCache | None:
+    return FileModelCache.open(cache_dir(path) / "models.json") if caches_on(path) else None
 
 
 def valid_project(path: Path, *, use_cache: bool = True, environment: str | None = None) -> Project:
@@ -168,7 +175,7 @@ def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: 
 
 
 def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
-    cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache else None
+    cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache and caches_on(path) else None
     result = make_plan(project, reader, CatalogRef.of(reader.config), git_sha(find_project(path).policies),
                        cache=cache, workers=FORKED)
     if result.refused:

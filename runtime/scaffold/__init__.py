@@ -19,6 +19,7 @@ from compiler import __version__
 from compiler.schema import policy_json_schema_text
 
 SCHEMA_FILE = "policy.schema.json"
+CACHES = ".tablepolicy"
 WORKFLOWS = ("tablepolicy-apply.yml", "tablepolicy-drift.yml", "tablepolicy-erase.yml", "tablepolicy-maintain.yml",
              "tablepolicy-plan.yml")
 DEFAULT_SPEC = f"tablepolicy=={__version__}"
@@ -195,4 +196,5 @@ class Scaffold:
         for path, text in sorted(files.items()):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+        (self.root / CACHES).mkdir(exist_ok=True)  # its presence turns the plan and model caches on (gitignored)
         return sorted(files)
