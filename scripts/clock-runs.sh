@@ -3,8 +3,9 @@
 # last day of a month, two minutes before a new year (the run crosses midnight), and a leap day. A test that
 # reads the wall clock where it should take a fixed instant fails here, whatever the hour CI happens to run.
 #
-# libfaketime (Debian's faketime) fakes the clock for every process the suite starts. NO_FAKE_STAT=1 keeps file
-# times as written (with it on, a file a test dated with os.utime reads back shifted by the fake offset).
+# libfaketime (Debian's faketime) fakes the clock for every process the suite starts, but not the kernel's
+# stamp on a file it writes: a test that compares a file it just wrote with time.time() dates it explicitly
+# (os.utime with the process's clock). NO_FAKE_STAT=1 keeps stat as the kernel answers it.
 # libfaketime 0.9.10 cannot fake a thread's timed wait on the monotonic clock (sem_clockwait gets a fake deadline
 # days away and never wakes; turning monotonic faking off breaks time.sleep with EINVAL instead), so the one test
 # that waits for a background thread's beat is left out here: it asserts a beat happened, never a time of day.

@@ -86,7 +86,10 @@ def locked(raw: Callable[[], bytes]) -> Callable[[Path], None]:
         lake = embedded_catalog(project / "policies")
         lake.create_namespace_if_not_exists("logs")
         lake.create_table("logs.app_events", Schema(NestedField(1, "x", LongType())))
-        (project / ".lake" / "lock-logs.app_events.json").write_bytes(raw().ljust(1024))
+        lock = project / ".lake" / "lock-logs.app_events.json"
+        lock.write_bytes(raw().ljust(1024))
+        now = time.time()  # written a moment ago by the process's clock (the kernel's stamp may be another clock's)
+        os.utime(lock, (now, now))
     return setup
 
 
