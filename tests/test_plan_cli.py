@@ -41,7 +41,8 @@ def test_exit_0_when_catalog_matches(policies: Path) -> None:
     code, output = plan(str(policies), "--detailed-exitcode")
     lake = policies.parent / ".lake" / "catalog.db"
     assert (code, output.strip()) == (0, f"Catalog: lake (sql, sqlite:///{lake})\n"
-                                         "No changes. The catalog matches the policies.")
+                                         "No changes. The catalog matches the policies.\n"
+                                         f"note: {policies} is not in a git repository: the plan records no commit")
 
 
 def test_exit_2_with_changes(policies: Path) -> None:

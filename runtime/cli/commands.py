@@ -47,7 +47,7 @@ from runtime.cli.apply_view import report_json, show_complete, show_notice, show
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
 from runtime.cli.formats import FindingsFormat, Format
-from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, summary_line
+from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance, summary_line
 from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
 from runtime.target import Target, resolve_target
@@ -176,8 +176,9 @@ def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: 
 
 def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True) -> PlanResult:
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache and caches_on(path) else None
-    result = make_plan(project, reader, CatalogRef.of(reader.config), git_sha(find_project(path).policies),
-                       cache=cache, workers=FORKED)
+    paths = find_project(path)
+    sha = git_sha(paths.policies, paths.root / "environments")
+    result = make_plan(project, reader, CatalogRef.of(reader.config), sha, cache=cache, workers=FORKED)
     if result.refused:
         raise PolicyError(result.diagnostics)
     show_diagnostics(result.diagnostics)  # warnings, e.g. approvals that approve nothing (TA101)
@@ -191,6 +192,11 @@ RENDERERS: dict[Format, Callable[[PlanResult, Target], str]] = {
     Format.markdown: lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
     Format.json: lambda result, _target: plan_to_json(result.plan),
 }
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the working folder when it lies under it, else as it is."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def plan(
@@ -210,6 +216,7 @@ def plan(
                    f"findings and push again.\n\n{findings_markdown(exc.diagnostics)}", nl=False)
         raise
     typer.echo(RENDERERS[output](result, target), nl=False)
+    show_provenance(result.plan.git_sha, shown_path(find_project(path).policies))
     if out is not None:
         out.write_text(plan_to_json(result.plan), encoding="utf-8")
         typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)

@@ -77,3 +77,12 @@ def show_maintenance_report(report: MaintenanceReport, output: Format, *, idle: 
                 typer.echo(report_text(report, lambda t, c: paint(t, c)), nl=False)
         case _:
             assert_never(output)
+
+
+def show_provenance(sha: str | None, policies: str) -> None:
+    """On stderr (stdout may be JSON or a PR comment): a plan that records no commit, or a dirty one, says so."""
+    if sha is None:
+        typer.echo(f"note: {policies} is not in a git repository: the plan records no commit", err=True)
+    elif sha.endswith("-dirty"):
+        typer.echo(f"note: {policies} has uncommitted changes: the plan records {sha[:12]}-dirty, which no "
+                   "commit holds; commit them to plan a reviewable state", err=True)

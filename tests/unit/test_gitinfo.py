@@ -106,3 +106,23 @@ def test_an_environments_folder_passed_beside_counts(repo: Path) -> None:
     (repo / "environments" / "prod.yaml").write_text("catalog: prod\n")
     assert git_sha(repo / "policies") == head
     assert git_sha(repo / "policies", repo / "environments") == head + "-dirty"
+
+
+def test_the_cli_says_once_what_the_plan_records(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    import json
+    import shutil
+
+    from tests.cli_runner import tablepolicy
+
+    untracked(repo)
+    run = tablepolicy("plan", "policies", "--format", "json", cwd=repo)
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["git_sha"] == git(repo, "rev-parse", "HEAD") + "-dirty"
+    notes = [line for line in run.stderr.splitlines() if line.startswith("note:")]
+    assert notes == [f"note: policies has uncommitted changes: the plan records {git(repo, 'rev-parse', 'HEAD')[:12]}"
+                     "-dirty, which no commit holds; commit them to plan a reviewable state"]
+    outside = tmp_path_factory.mktemp("outside")
+    shutil.copytree(repo / "policies", outside / "policies")
+    run = tablepolicy("plan", "policies", cwd=outside)
+    assert [line for line in run.stderr.splitlines() if line.startswith("note:")] == [
+        "note: policies is not in a git repository: the plan records no commit"]
