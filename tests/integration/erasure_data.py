@@ -63,14 +63,19 @@ def requests_yaml(erased: dict[str, str] = ERASED) -> str:
 
 
 def keys_in_storage(location: str, keys: set[str]) -> dict[str, int]:
-    """Every parquet file under the location that holds one of ``keys``, with how many rows."""
+    """Every parquet file under the location that holds one of ``keys``, with how many rows; a file that does not
+    read as parquet (torn by a killed writer) counts with -1: it cannot be shown to hold no key."""
     found = {}
     root = location.removeprefix("file:").removeprefix("//")
     for folder, _, files in os.walk(root):
         for name in files:
             if not name.endswith(".parquet"):
                 continue
-            data = pq.read_table(os.path.join(folder, name)).flatten()
+            try:
+                data = pq.read_table(os.path.join(folder, name)).flatten()
+            except (pa.ArrowInvalid, OSError):
+                found[str(Path(folder, name))] = -1
+                continue
             if "user.uid" not in data.column_names:
                 continue  # a position delete file: paths and positions only
             hits = sum(1 for uid in data.column("user.uid").to_pylist() if uid in keys)
