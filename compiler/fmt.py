@@ -3,6 +3,7 @@ style, comments and the author's flow/block choices kept."""
 
 from __future__ import annotations
 
+import difflib
 import io
 from typing import Any
 
@@ -54,4 +55,12 @@ def _reorder(node: Any, model: type[BaseModel], path: Path) -> None:
             _reorder(value, model, (*path, index))
 
 
-__all__ = ["YAMLError", "format_text"]
+def format_diff(text: str, formatted: str, name: str) -> str:
+    """The unified diff that turns ``text`` into ``formatted``, both sides labelled ``name`` (so ``patch -p0``
+    applies it from the folder ``name`` is relative to); empty when they are equal. A last line without a
+    newline is marked as diff(1) marks it."""
+    lines = difflib.unified_diff(text.splitlines(keepends=True), formatted.splitlines(keepends=True), name, name)
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+__all__ = ["YAMLError", "format_diff", "format_text"]

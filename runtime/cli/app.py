@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 from typer._click.core import Context as ClickContext  # typer 0.29 carries its own click
+from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand, TyperGroup
 
 from compiler import __version__
@@ -21,13 +22,30 @@ from runtime.cli.flags import check_master, check_output
 from runtime.cli.formats import DoctorFormat, FindingsFormat, Format, HealthFormat, StatusFormat
 from runtime.cli.views import error
 
+
+class CommandList(TyperGroup):
+    """The command list of ``--help`` shows each command's whole first sentence, wrapped to the terminal,
+    not cut to what fits on one line with "..."."""
+
+    def format_commands(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        rows = [(name, command.get_short_help_str(limit=1000)) for name in self.list_commands(ctx)
+                if (command := self.get_command(ctx, name)) is not None and not command.hidden]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+# Help is click's plain layout, not rich's panels: at 80 columns rich cuts option names ("--detailed-exitco…")
+# and shows a <bool> placeholder for every flag. The plain layout wraps the help text and keeps names whole.
 app = typer.Typer(
+    cls=CommandList,
     name="tablepolicy",
     help="Apache Iceberg tables declared in git: validate, plan, apply, maintain.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file.")]
@@ -46,7 +64,8 @@ SparkMaster = Annotated[
     str, typer.Option("--spark-master", envvar="TABLEPOLICY_SPARK_MASTER", help="Spark master URL.")
 ]
 SparkConf = Annotated[
-    list[str] | None, typer.Option("--spark-conf", help="Extra Spark setting key=value (repeatable).")
+    list[str] | None,
+    typer.Option("--spark-conf", metavar="KEY=VALUE", help="Extra Spark setting key=value (repeatable)."),
 ]
 
 
@@ -196,10 +215,10 @@ def maintain(
     output: Annotated[Format, typer.Option(
         "--format", "-f", help="The report on stdout: text, markdown (a PR or ticket) or json.")] = Format.text,
     table: Annotated[list[str] | None, typer.Option(
-        "--table", "-t", help="Only this declared table, e.g. logs.app_events (repeatable).")] = None,
+        "--table", "-t", metavar="TABLE", help="Only this declared table, e.g. logs.app_events (repeatable).")] = None,
     only: Annotated[list[str] | None, typer.Option(
-        "--only", help="Only this lifecycle action: retention, compaction, delete_files, manifests, snapshots, "
-                       "orphan_files (repeatable).")] = None,
+        "--only", metavar="ACTION", help="Only this lifecycle action: retention, compaction, delete_files, "
+                                         "manifests, snapshots, orphan_files (repeatable).")] = None,
     env: EnvName = None,
 ) -> None:
     """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
@@ -230,14 +249,17 @@ class DefaultCommandGroup(TyperGroup):
 
 
 class DefaultCommand(TyperCommand):
-    """The default command of a DefaultCommandGroup: its usage line reads as the group's own."""
+    """The default command of a DefaultCommandGroup: its usage line (in --help and usage errors) reads as the
+    group's own."""
 
-    def get_usage(self, ctx: ClickContext) -> str:
-        return super().get_usage(ctx).replace(f" {ctx.info_name} [", " [", 1)
+    def format_usage(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+        formatter.write_usage(ctx.command_path.removesuffix(f" {ctx.info_name}"),
+                              " ".join(self.collect_usage_pieces(ctx)))
 
 
 erase_app = typer.Typer(cls=DefaultCommandGroup, help="Erase data subjects' rows physically and prove it; "
-                        "'erase status' shows where each request stands.", no_args_is_help=False)
+                        "'erase status' shows where each request stands.", no_args_is_help=False,
+                        rich_markup_mode=None)
 app.add_typer(erase_app, name="erase")
 RequestsFile = Annotated[Path, typer.Option(
     "--requests", "-r", help="The erasure requests file: .yaml/.yml, .csv or .jsonl/.ndjson (by its extension).")]
@@ -355,10 +377,12 @@ def drift(
 @app.command("import")
 def import_(
     tables: Annotated[list[str] | None, typer.Argument(
-        help="Tables to import: sales.orders; 'sales.*' (the tables of sales); 'sales.**' (and nested namespaces).")]
+        metavar="TABLE", help="Tables to import: sales.orders; 'sales.*' (the tables of sales); 'sales.**' (and "
+                              "nested namespaces).")]
     = None,
     namespace: Annotated[list[str] | None, typer.Option(
-        "--namespace", "-n", help="Import every table of this namespace (repeatable); needs --out.")] = None,
+        "--namespace", "-n", metavar="NAMESPACE",
+        help="Import every table of this namespace (repeatable); needs --out.")] = None,
     recursive: Annotated[bool, typer.Option(
         "--recursive", "-r", help="With --namespace: also the tables of its nested namespaces.")] = False,
     catalog: CatalogName = None,
@@ -382,10 +406,12 @@ def schema() -> None:
 @app.command()
 def fmt(
     path: PolicyPath = Path("policies"),
-    check: Annotated[bool, typer.Option("--check", help="Only report files that are not formatted (exit 1).")] = False,
+    check: Annotated[bool, typer.Option("--check", help="Only list files that are not formatted (exit 1).")] = False,
+    diff: Annotated[bool, typer.Option("--diff", help="Print what would change as a unified diff; write nothing "
+                                                      "(exit 1 when a file would change).")] = False,
 ) -> None:
     """Rewrite policy files in canonical form; comments are kept."""
-    run(lambda: commands().fmt(path, check=check))
+    run(lambda: commands().fmt(path, check=check, diff=diff))
 
 
 @app.command()

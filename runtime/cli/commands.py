@@ -16,7 +16,7 @@ from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
 from compiler.errors import CatalogError, PolicyError
-from compiler.fmt import YAMLError, format_text
+from compiler.fmt import YAMLError, format_diff, format_text
 from compiler.importer import (
     ExactTable,
     Inventory,
@@ -140,9 +140,10 @@ def schema() -> int:
     return Exit.OK
 
 
-def fmt(path: Path, *, check: bool) -> int:
-    """Format (or with ``check``, list) the policy files under ``path``; a file that cannot be read or does not
-    parse is left as it is and makes the exit code ERROR, with or without ``check``."""
+def fmt(path: Path, *, check: bool, diff: bool = False) -> int:
+    """Format (or with ``check``, list; with ``diff``, print the unified diff of) the policy files under ``path``.
+    ``check`` and ``diff`` write nothing and exit ERROR when a file would change. A file that cannot be read or
+    does not parse is left as it is and makes the exit code ERROR in every mode."""
     unformatted = broken = 0
     for file in discover(path):
         try:
@@ -158,12 +159,15 @@ def fmt(path: Path, *, check: bool) -> int:
         if formatted == text:
             continue
         unformatted += 1
-        if check:
+        if diff:  # stdout is the patch alone (patch -p0 applies it); which files, on stderr
+            typer.echo(format_diff(text, formatted, display_path(file)), nl=False)
+            typer.echo(f"would reformat {display_path(file)}", err=True)
+        elif check:
             info(f"would reformat {display_path(file)}")
         else:
             file.write_text(formatted, encoding="utf-8")
             info(f"formatted {display_path(file)}")
-    return Exit.ERROR if broken or (check and unformatted) else Exit.OK
+    return Exit.ERROR if broken or ((check or diff) and unformatted) else Exit.OK
 
 
 def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: bool = True,
