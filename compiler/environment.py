@@ -105,6 +105,7 @@ def parse_environment(name: str, text: str, file: str) -> tuple[OverlayFile | No
     except ValidationError as exc:
         findings += findings_from(exc, EnvironmentOverlay, kept, parsed.source)
     else:
+        findings += _declared_values(model, parsed.source)
         if not any(f.severity is Severity.ERROR for f in findings):
             overlay = LoadedEnvironment(name, model, parsed.source, hashlib.sha256(text.encode()).hexdigest())
     keys = {section: tuple(data[section]) if isinstance(data.get(section), dict) else ()
@@ -180,6 +181,19 @@ def _properties(data: dict[str, Any], source: SourceMap) -> Iterator[Diagnostic]
     for path, block in _setting_blocks(data):
         if path and isinstance(block.get("properties"), dict):
             yield from property_findings(block["properties"], source, at=path)
+
+
+def _declared_values(overlay: EnvironmentOverlay, source: SourceMap) -> Iterator[Diagnostic]:
+    """Lifecycle values that mean nothing on their own (a zero max_age, an orphan cutoff under 24h), reported
+    where the overlay writes them, once, whichever tables they reach."""
+    from compiler.checks.lifecycle import declared_lifecycle
+
+    blocks: list[tuple[Path, OverlaySettings]] = [(("defaults",), overlay.defaults)] if overlay.defaults else []
+    blocks += [((section, key), settings) for section, entries in (("namespaces", overlay.namespaces),
+                                                                    ("tables", overlay.tables))
+               for key, settings in entries.items()]
+    for path, settings in blocks:
+        yield from declared_lifecycle(settings.lifecycle, source, at=path)
 
 
 def check_references(project: Project, overlay: OverlayFile) -> list[Diagnostic]:

@@ -26,10 +26,6 @@ STRUCTURAL = {"TP101", "TP102", "TP103", "TP104", "TP105", "TP106", "TP107", "TP
 FREE_TEXT = {"description", "doc"}
 # a quantity past its maximum: a pattern cannot bound the number it spells, so only the validator refuses it
 MAGNITUDE = "magnitude"
-# zeros the checks refuse on each table's effective settings (TP413, TP420, TP421), not in namespace defaults no
-# table inherits yet: the schema refuses them, the validator only once a table inherits them (a known gap)
-CHECKED_ON_TABLES = {("lifecycle", "snapshots", "max_age"), ("lifecycle", "retention", "keep"),
-                     ("lifecycle", "orphan_files", "older_than")}
 
 BASE: dict[str, Any] = {
     "table": "sales.orders",
@@ -70,7 +66,7 @@ BASE: dict[str, Any] = {
     "allow_destructive": ["drop_table"],
 }
 DEFAULTS: dict[str, Any] = {"namespace": "sales", "description": "d", "owner": "o", "properties": {"k": "v"},
-                            "workload": BASE["workload"], "lifecycle": {"snapshots": {"max_age": "5d"}}}
+                            "workload": BASE["workload"], "lifecycle": BASE["lifecycle"]}
 
 
 def resolve(schema: dict[str, Any]) -> dict[str, Any]:
@@ -195,8 +191,50 @@ def test_bounds_are_findings_the_schema_agrees_with(tmp_path: Path, case: tuple[
         return
     if meaningless:
         assert not schema_ok, f"the schema accepts {value!r} at {path}"
-        assert errors or (base is DEFAULTS and path in CHECKED_ON_TABLES), f"the validator accepts {value!r} at {path}"
+        assert errors, f"the validator accepts {value!r} at {path}"
     elif not schema_ok:
         assert errors, f"the schema refuses {value!r} at {path}; the validator accepts it"
     else:
         assert not errors & STRUCTURAL, ([d.render() for d in diagnostics.errors], "the schema accepts it")
+
+
+# A value that means nothing on its own is reported once, where it is written, however many tables inherit it
+# (none, or two): in namespace defaults and in each kind of overlay entry.
+COLUMNS = "columns: [{name: id, type: long}, {name: ts, type: timestamptz}]\n"
+TWO_TABLES = {f"policies/sales/{t}.yaml": f"table: sales.{t}\n{COLUMNS}" for t in "ab"}
+DECLARED = [
+    ("policies/sales/_namespace.yaml", "namespace: sales\nlifecycle:\n  snapshots: {max_age: 0d}\n",
+     "policies/sales/_namespace.yaml:3:24: error TP420: snapshot max_age of zero would expire every snapshot"),
+    ("policies/sales/_namespace.yaml", "namespace: sales\nlifecycle:\n  retention: {column: ts, keep: 0s}\n",
+     "policies/sales/_namespace.yaml:3:33: error TP413: retention keep of zero deletes every row"),
+    ("policies/sales/_namespace.yaml", "namespace: sales\nlifecycle:\n  orphan_files: {older_than: 0m}\n",
+     "policies/sales/_namespace.yaml:3:30: error TP421: orphan_files.older_than 0m is under the 24h floor: it "
+     "deletes files of commits still in flight"),
+    ("environments/t.yaml", "defaults: {lifecycle: {snapshots: {max_age: 0d}}}\n",
+     "environments/t.yaml:1:45: error TP420: snapshot max_age of zero would expire every snapshot"),
+    ("environments/t.yaml", "namespaces:\n  sales: {lifecycle: {retention: {column: ts, keep: 0d}}}\n",
+     "environments/t.yaml:2:53: error TP413: retention keep of zero deletes every row"),
+    ("environments/t.yaml", "tables:\n  sales.a: {lifecycle: {orphan_files: {older_than: 12h}}}\n",
+     "environments/t.yaml:2:52: error TP421: orphan_files.older_than 12h is under the 24h floor: it deletes "
+     "files of commits still in flight"),
+]
+
+
+@pytest.mark.parametrize("tables", [{}, TWO_TABLES], ids=["no table", "two tables"])
+@pytest.mark.parametrize(("file", "text", "line"), DECLARED, ids=[f"{c[2].split()[2][:-1]}-{c[0]}" for c in DECLARED])
+def test_meaningless_values_are_refused_once_where_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           tables: dict[str, str], file: str, text: str,
+                                                           line: str) -> None:
+    from compiler.project import load_selected
+
+    if file.startswith("environments") and not tables:
+        tables = {"policies/sales/a.yaml": TWO_TABLES["policies/sales/a.yaml"]}  # an overlay names declared tables
+    monkeypatch.chdir(tmp_path)
+    for name, content in {"policies/sales/_namespace.yaml": "namespace: sales\n", **tables, file: text}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(content)
+    environment = "t" if file.startswith("environments") else None
+    _project, _overlay, diagnostics = load_selected(tmp_path / "policies", environment=environment)
+    rendered = [d.render() for d in diagnostics.errors]
+    assert [r.splitlines()[0] for r in rendered] == [line], rendered
+    assert "\n    hint: " in rendered[0]

@@ -8,7 +8,7 @@ from compiler import codes
 from compiler.checks.columns import check_columns
 from compiler.checks.context import TableContext
 from compiler.checks.layout import check_layout
-from compiler.checks.lifecycle import check_lifecycle
+from compiler.checks.lifecycle import check_lifecycle, declared_lifecycle
 from compiler.checks.properties import check_namespace, check_properties
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.effective import effective_settings, namespace_chain
@@ -67,4 +67,5 @@ def check_project(project: Project, cache: ModelCache | None = None) -> Diagnost
             continue
         first_namespace[namespace.name] = namespace
         diagnostics.extend(check_namespace(namespace))
+        diagnostics.extend(declared_lifecycle(namespace.defaults.lifecycle, namespace.source))
     return diagnostics

@@ -10,13 +10,16 @@ from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import parse_name
 from compiler.model.table import partition_fields
 from compiler.model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
+from compiler.spec.lifecycle import Lifecycle
 from compiler.spec.units import Duration
+from compiler.yamlsource import Path, SourceMap
 
 ORPHAN_FLOOR = Duration.parse("24h")
 ORPHAN_DEFAULT = Duration.parse("3d")
 
 
 def check_lifecycle(ctx: TableContext) -> Iterator[Diagnostic]:
+    yield from declared_lifecycle(ctx.table.policy.lifecycle, ctx.table.source)
     yield from _snapshots(ctx)
     yield from _retention(ctx)
     yield from _orphans(ctx)
@@ -25,14 +28,39 @@ def check_lifecycle(ctx: TableContext) -> Iterator[Diagnostic]:
     yield from _erasure(ctx)
 
 
+def declared_lifecycle(lifecycle: Lifecycle | None, source: SourceMap, at: Path = ()) -> Iterator[Diagnostic]:
+    """A lifecycle value that means nothing on its own, reported once where it is written: in a table file, in
+    namespace defaults (whether or not a table inherits them yet) or in an environment overlay's entry at ``at``.
+    The checks on a table's effective settings compare values with each other only."""
+    if lifecycle is None:
+        return
+    snapshots, retention, orphans = lifecycle.snapshots, lifecycle.retention, lifecycle.orphan_files
+    if snapshots is not None and snapshots.max_age is not None and snapshots.max_age.millis == 0:
+        yield Diagnostic(codes.TP420, Severity.ERROR, source.value((*at, "lifecycle", "snapshots", "max_age")),
+                         "snapshot max_age of zero would expire every snapshot",
+                         "keep snapshots for at least the time readers need, e.g. 6h")
+    if retention is not None and retention.keep is not None and retention.keep.millis == 0:
+        yield Diagnostic(codes.TP413, Severity.ERROR, source.value((*at, "lifecycle", "retention", "keep")),
+                         "retention keep of zero deletes every row", "keep rows for a positive duration")
+    older = orphans.older_than if orphans is not None else None
+    if older is None or older >= ORPHAN_DEFAULT:
+        return
+    where = source.value((*at, "lifecycle", "orphan_files", "older_than"))
+    if older < ORPHAN_FLOOR:
+        yield Diagnostic(codes.TP421, Severity.ERROR, where,
+                         f"orphan_files.older_than {older} is under the 24h floor: it deletes files of commits "
+                         "still in flight", "use at least 24h; Iceberg's default is 3d")
+    else:
+        yield Diagnostic(codes.TP422, Severity.WARNING, where,
+                         f"orphan_files.older_than {older} is shorter than Iceberg's 3d default",
+                         "make sure no write runs longer than this")
+
+
 def _snapshots(ctx: TableContext) -> Iterator[Diagnostic]:
     snapshots = ctx.effective.lifecycle.snapshots
     if snapshots is None or snapshots.max_age is None:
         return
     where = ctx.setting("lifecycle.snapshots.max_age")
-    if snapshots.max_age.millis == 0:
-        yield Diagnostic(codes.TP420, Severity.ERROR, where, "snapshot max_age of zero would expire every snapshot",
-                         "keep snapshots for at least the time readers need, e.g. 6h")
     travel = ctx.effective.workload.time_travel
     if travel is not None and snapshots.max_age.millis < travel.millis:
         yield Diagnostic(codes.TP425, Severity.WARNING, where,
@@ -60,9 +88,6 @@ def _retention(ctx: TableContext) -> Iterator[Diagnostic]:
         yield Diagnostic(codes.TP412, Severity.ERROR, where,
                          f"retention column '{retention.column}' is {found.field_type}, not a date or timestamp",
                          "retention compares a date/timestamp column with now() - keep")
-    if retention.keep.millis == 0:
-        yield Diagnostic(codes.TP413, Severity.ERROR, ctx.setting("lifecycle.retention.keep"),
-                         "retention keep of zero deletes every row", "keep rows for a positive duration")
 
 
 def _orphans(ctx: TableContext) -> Iterator[Diagnostic]:
@@ -70,14 +95,6 @@ def _orphans(ctx: TableContext) -> Iterator[Diagnostic]:
     if orphans is None or orphans.older_than is None:
         return
     older, where = orphans.older_than, ctx.setting("lifecycle.orphan_files.older_than")
-    if older < ORPHAN_FLOOR:
-        yield Diagnostic(codes.TP421, Severity.ERROR, where,
-                         f"orphan_files.older_than {older} is under the 24h floor: it deletes files of commits "
-                         "still in flight", "use at least 24h; Iceberg's default is 3d")
-    elif older < ORPHAN_DEFAULT:
-        yield Diagnostic(codes.TP422, Severity.WARNING, where,
-                         f"orphan_files.older_than {older} is shorter than Iceberg's 3d default",
-                         "make sure no write runs longer than this")
     longest = ctx.effective.workload.longest_write
     if longest is not None and older.millis <= longest.millis:
         yield Diagnostic(codes.TP423, Severity.WARNING, where,
