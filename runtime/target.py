@@ -10,15 +10,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
-from compiler.diagnostics import Diagnostics
+from compiler.diagnostics import Diagnostic, Diagnostics, Location
 from compiler.environment import LoadedEnvironment
 from compiler.errors import CatalogError, PolicyError
-from compiler.project import find_project, read_environment, requested_environment
+from compiler.project import environment_files, find_project, read_environment, requested_environment
+from compiler.yamlsource import parse_yaml
 from runtime.catalog.config import configured_catalogs, resolve_catalog
 
 
 class CatalogConflictError(CatalogError):
     """--catalog (or TABLEPOLICY_CATALOG) names another catalog than the selected environment's."""
+
+
+class EnvironmentRequiredError(CatalogError):
+    """The catalog targeted is the one an environment is bound to, and that environment was not selected: its
+    values would silently not apply (measured: the base 5d snapshot age reaching the prod catalog, not prod's 7d)."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +48,9 @@ def resolve_target(path: Path, catalog: str | None, environment: str | None) -> 
     """``path``: any path of the project; ``catalog``, ``environment``: the flags (None when not given)."""
     name, flag = requested_environment(environment)
     if name is None:
-        return Target(resolve_catalog(catalog, path), None, flag)
+        resolved = resolve_catalog(catalog, path)
+        refuse_without_bound_environment(path, resolved)
+        return Target(resolved, None, flag)
     findings = Diagnostics()
     found = read_environment(find_project(path), name, findings, flag)
     overlay = found.loaded if found is not None else None
@@ -66,3 +74,36 @@ def resolve_target(path: Path, catalog: str | None, environment: str | None) -> 
             f"define it in .pyiceberg.yaml or with PYICEBERG_CATALOG__{wanted.upper()}__URI, or change the "
             "environment's catalog")
     return Target(resolve_catalog(wanted, path), overlay, flag)
+
+
+def bound_environments(path: Path, catalog: str) -> list[tuple[str, Location]]:
+    """The project's overlays whose ``catalog:`` is ``catalog``, with where each says so. Read as YAML only: an
+    overlay with wrong values is still bound (selecting it reports them)."""
+    from compiler.loader import display_path
+
+    bound = []
+    for env_name, file in environment_files(find_project(path)).items():
+        try:
+            parsed = parse_yaml(file.read_text(encoding="utf-8"), display_path(file))
+        except (OSError, UnicodeDecodeError):
+            continue  # --env with it reports what is wrong; nobody can tell which catalog it meant
+        if isinstance(parsed, Diagnostic) or not isinstance(parsed.data, dict):
+            continue
+        wanted = parsed.data.get("catalog")
+        if isinstance(wanted, str) and wanted.lower() == catalog.lower():
+            bound.append((env_name, parsed.source.value(("catalog",))))
+    return bound
+
+
+def refuse_without_bound_environment(path: Path, catalog: CatalogConfig) -> None:
+    """A catalog some environment is bound to is used only with that environment: without it the run would
+    plan or change the catalog with the policies' bare values, and nobody would see it."""
+    bound = bound_environments(path, catalog.name)
+    if not bound:
+        return
+    where = ", ".join(f"'{name}' ({location})" for name, location in bound)
+    choice = " or ".join(f"--env {name}" for name, _ in bound)
+    raise EnvironmentRequiredError(
+        f"catalog '{catalog.name}' is the catalog of environment {where}, and no environment is selected: the run "
+        f"would use the policies' values without the environment's; pass {choice} (or set TABLEPOLICY_ENV), or "
+        "target another catalog")

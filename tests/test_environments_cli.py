@@ -147,8 +147,28 @@ def test_the_environment_selects_its_catalog_and_the_header_names_both(project: 
     assert f"Environment {env} (environments/{env}.yaml) sets" in run.stdout
 
 
+@pytest.mark.parametrize("command", [["plan", "policies"], ["drift", "policies"], ["health", "policies"],
+                                     ["ddl", "policies"], ["apply", "policies", "--auto-approve", "--dry-run"],
+                                     ["maintain", "policies", "--dry-run"]], ids=lambda c: c[0])
+@pytest.mark.parametrize(("given", "flags"), [("--catalog", ["--catalog", "prod"]), ("TABLEPOLICY_CATALOG", [])])
+def test_a_catalog_bound_to_an_environment_is_refused_without_it(project: Path, command: list[str], given: str,
+                                                                flags: list[str]) -> None:
+    """Without --env the run would reach prod's catalog with the policies' bare values (issue 26: CI planned 5d
+    where prod declares 7d), so it is refused with the fix, before anything is read or written."""
+    run = tool(*command, *flags, cwd=project, **({"TABLEPOLICY_CATALOG": "prod"} if not flags else {}))
+    assert (run.returncode, run.stderr.splitlines()[-1]) == (1, (
+        "error: catalog 'prod' is the catalog of environment 'prod' (environments/prod.yaml:4:10), and no "
+        "environment is selected: the run would use the policies' values without the environment's; pass --env "
+        "prod (or set TABLEPOLICY_ENV), or target another catalog")), run.stderr
+    assert not (project / "prod.db").exists() or not SqlCatalog(
+        "prod", uri=f"sqlite:///{project / 'prod.db'}", warehouse=(project / "wh-prod").as_uri()).list_namespaces()
+
+
 def test_without_env_no_overlay_applies(project: Path) -> None:
-    run = tool("plan", "policies", "--format", "json", cwd=project, TABLEPOLICY_CATALOG="prod")
+    """A catalog no environment is bound to takes the policies' own values."""
+    extra = {"PYICEBERG_CATALOG__SCRATCH__URI": f"sqlite:///{project / 'scratch.db'}",
+             "PYICEBERG_CATALOG__SCRATCH__WAREHOUSE": (project / "wh-dev").as_uri()}
+    run = tool("plan", "policies", "--format", "json", cwd=project, TABLEPOLICY_CATALOG="scratch", **extra)
     assert run.returncode == 0, run.stderr
     document = json.loads(run.stdout)
     assert "environment" not in document
@@ -212,19 +232,17 @@ def test_plan_bytes_are_deterministic_and_the_cache_follows_the_overlay(project:
 
 def test_maintenance_reads_the_environment_lifecycle(project: Path) -> None:
     created_catalog(project, "prod")
-    lines, headers = {}, {}
-    for argv in (["--env", "prod"], ["-c", "prod"]):
-        run = tool("maintain", "policies", "--dry-run", *argv, cwd=project)
-        assert run.returncode == 0, run.stderr
-        lines[argv[0]] = [line for line in run.stdout.splitlines() if "expire_snapshots" in line]
-        headers[argv[0]] = run.stdout.splitlines()[0]
+    run = tool("maintain", "policies", "--dry-run", "--env", "prod", cwd=project)
+    assert run.returncode == 0, run.stderr
+    lines = [line for line in run.stdout.splitlines() if "expire_snapshots" in line]
+    header = run.stdout.splitlines()[0]
     for command in (["health"], ["erase", "status"]):  # every command's first line names the environment
-        run = tool(*command, "policies", "--env", "prod", cwd=project)
-        assert run.returncode == 0, run.stderr
-        assert run.stdout.splitlines()[0] == headers["--env"], command
-    assert headers["--env"] == headers["-c"] + " · environment prod (environments/prod.yaml)"
-    assert lines["--env"] == [
+        other = tool(*command, "policies", "--env", "prod", cwd=project)
+        assert other.returncode == 0, other.stderr
+        assert other.stdout.splitlines()[0] == header, command
+    assert header.startswith("Catalog: prod (sql, sqlite:///") and header.endswith(
+        " · environment prod (environments/prod.yaml)")
+    assert lines == [  # prod's 7d over the files' 2d and 1d; the 6h is the table file's own
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 1 (min_keep)",
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 10 (min_keep)",
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 6h beyond the newest 1 (min_keep)"]
-    assert [line.split(" older than ")[1].split()[0] for line in lines["-c"]] == ["2d", "1d", "6h"]  # the files'

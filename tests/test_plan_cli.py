@@ -84,7 +84,7 @@ def test_exit_1_for_invalid_policy(policies: Path) -> None:
 def test_catalog_unreachable_is_one_clean_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYICEBERG_CATALOG__PROD__URI", "postgresql+psycopg2://app:s3cret@127.0.0.1:1/nope")
     monkeypatch.setenv("PYICEBERG_CATALOG__PROD__TYPE", "sql")
-    code, output = plan(str(ROOT / "policies"), "--catalog", "prod")
+    code, output = plan(str(ROOT / "policies"), "--env", "prod")
     assert code == 1
     assert "cannot open catalog 'prod'" in output
     assert "s3cret" not in output and "Traceback" not in output
