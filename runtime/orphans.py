@@ -22,16 +22,15 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from urllib.parse import urlparse
 
 from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
 from compiler.maintenance.health import OrphanFigures
+from runtime.locations import filesystem, fs_path, listed_location, split, store
 from runtime.manifests import READS
 
 MAX_SHARE = 0.5  # candidates over half the table's bytes look like a misread location, not orphans
-EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}  # Iceberg's default equal_schemes: one store, three spellings
 HIDDEN = ("_", ".")  # Iceberg's HiddenPathFilter: names engines keep for themselves
 VERSION_HINT = "metadata/version-hint.text"  # a Hadoop table's pointer, reachable for Spark's action
 
@@ -67,18 +66,8 @@ class OrphanScan:
 
 def normalize(location: str) -> str:
     """A path as the filesystem listing spells it: ``file:///w/t/a.parquet`` -> ``/w/t/a.parquet``,
-    ``s3://bucket/w/a`` -> ``bucket/w/a``."""
-    parsed = urlparse(location)
-    if parsed.scheme in ("", "file"):
-        return parsed.path
-    return f"{parsed.netloc}{parsed.path}"
-
-
-def store(location: str) -> str:
-    """The store a location names: its scheme with the spellings of one store made one (``s3a``/``s3n`` ->
-    ``s3``; none -> ``file``)."""
-    scheme = urlparse(location).scheme.lower() or "file"
-    return EQUAL_SCHEMES.get(scheme, scheme)
+    ``s3://bucket/w/a`` -> ``bucket/w/a`` (runtime/locations.py: the name's characters raw, never decoded)."""
+    return fs_path(location)
 
 
 def hidden_partition_prefixes(table: Table) -> tuple[str, ...]:
@@ -126,12 +115,9 @@ def list_files(location: str, properties: Mapping[str, str] | None = None) -> li
     so a table on object storage is listed where pyiceberg reads it; S3 paths come back as ``bucket/key``
     whichever of ``s3``, ``s3a`` or ``s3n`` the location says (``normalize``). pyarrow follows S3's
     continuation tokens: a listing of any size comes back whole."""
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-
-    scheme, netloc, base = PyArrowFileIO.parse_location(location)
-    filesystem = PyArrowFileIO(dict(properties or {})).fs_by_scheme(scheme, netloc)
     try:
-        return [info for info in filesystem.get_file_info(pafs.FileSelector(base, recursive=True))
+        return [info for info in filesystem(location, properties).get_file_info(
+                pafs.FileSelector(fs_path(location), recursive=True))
                 if info.type == pafs.FileType.File]
     except FileNotFoundError:
         return []
@@ -171,19 +157,14 @@ class _Reach:
         return None
 
 
-def _listed_uri(location: str, path: str) -> str:
-    scheme = urlparse(location).scheme
-    return path if scheme in ("", "file") else f"{scheme}://{path}"
-
-
 def describe_mismatch(reference: str, listed: str, relative: str) -> str:
     """What differs between the metadata's spelling of a file and the listing's: scheme, bucket, prefix."""
-    ref, seen = urlparse(reference), urlparse(listed)
+    ref, seen = split(reference), split(listed)
     differs = []
     if store(reference) != store(listed):
         differs.append(f"scheme {ref.scheme or 'file'}:// vs {seen.scheme or 'file'}://")
-    if ref.netloc != seen.netloc:
-        differs.append(f"bucket (authority) '{ref.netloc}' vs '{seen.netloc}'")
+    if ref.authority != seen.authority:
+        differs.append(f"bucket (authority) '{ref.authority}' vs '{seen.authority}'")
     ref_prefix, seen_prefix = ref.path[:-len(relative)].rstrip("/"), seen.path[:-len(relative)].rstrip("/")
     if ref_prefix != seen_prefix:
         differs.append(f"prefix '{ref_prefix}' vs '{seen_prefix}'")
@@ -214,7 +195,7 @@ def scan_orphans(table: Table, older_than: datetime, other_locations: Sequence[s
             continue
         namesake = reach.namesake(relative)
         if namesake is not None:
-            mismatches.append((namesake, _listed_uri(location, path), relative))
+            mismatches.append((namesake, listed_location(location, path), relative))
         modified = info.mtime if info.mtime is not None else datetime.fromtimestamp(0).astimezone()
         if modified.tzinfo is None:
             modified = modified.astimezone()

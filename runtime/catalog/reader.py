@@ -34,12 +34,18 @@ from runtime.catalog.estimate import estimate_retention
 if TYPE_CHECKING:
     from compiler.importer import Inventory
 
+PYARROW_IO = "pyiceberg.io.pyarrow.PyArrowFileIO"
+
 
 def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
     """``create``: an embedded catalog's ``.lake/`` is made on first use; without it, an embedded catalog not
     made yet is opened empty in memory, so a read-only command leaves no file behind."""
+    from runtime.locations import PYICEBERG_IO
+
     root = embedded_root(config)
     properties = dict(config.properties)
+    if properties.get("py-io-impl", PYARROW_IO) == PYARROW_IO:  # Iceberg's paths read as text, not URIs
+        properties["py-io-impl"] = PYICEBERG_IO
     if root is not None and create:
         (root / "warehouse").mkdir(parents=True, exist_ok=True)
     elif root is not None and not (root / "catalog.db").exists():

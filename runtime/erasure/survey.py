@@ -30,6 +30,7 @@ from pyiceberg.table.snapshots import Snapshot
 
 from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
 from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
+from runtime.locations import filesystem
 from runtime.manifests import TableDamaged, reason_of
 from runtime.orphans import normalize
 
@@ -276,16 +277,8 @@ def locations(table: Table) -> list[str]:
 
 def filesystem_for(uri: str, cache: dict[tuple[str, str], pafs.FileSystem],
                    properties: Mapping[str, str] | None = None) -> pafs.FileSystem:
-    """The filesystem pyiceberg's PyArrowFileIO reads ``uri`` with, built from ``properties`` (the table's
-    FileIO's: the catalog's S3 endpoint, keys and region; pyarrow's ``from_uri`` would ask AWS instead), one per
-    scheme and bucket of a run."""
-    from pyiceberg.io.pyarrow import PyArrowFileIO
-
-    scheme, netloc, _ = PyArrowFileIO.parse_location(uri)
-    key = (scheme, netloc)
-    if key not in cache:
-        cache[key] = PyArrowFileIO(dict(properties or {})).fs_by_scheme(scheme, netloc)
-    return cache[key]
+    """The filesystem pyiceberg reads ``uri`` with (runtime/locations.py), one per scheme and bucket of a run."""
+    return filesystem(uri, properties, cache)
 
 
 def list_stored(table: Table, cache: dict[tuple[str, str], pafs.FileSystem]) -> dict[str, tuple[str, int]]:
