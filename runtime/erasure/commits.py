@@ -31,6 +31,7 @@ a JVM's slowness used to give them.
 from __future__ import annotations
 
 import os
+import re
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -77,6 +78,7 @@ from runtime.manifests import READS
 from runtime.orphans import normalize
 
 PAUSE = "TABLEPOLICY_ERASE_PAUSE"
+DRIVER_PREFIX = re.compile(r"^\([\w.]+\) ")  # SQLAlchemy's "(sqlite3.OperationalError) "
 AVRO_COMPRESSION = "write.avro.compression-codec"
 ERASURE = "tablepolicy.operation"
 READ_SNAPSHOT = "tablepolicy.erasure.read-snapshot-id"
@@ -184,10 +186,14 @@ def _retried(what: str, attempt: Callable[[], Result]) -> Result:
             if not lost:
                 raise
             if number == CONFLICT_ATTEMPTS:
-                raise ExecutionError(f"{what}: lost the commit race {number} times: "
-                                     f"{str(exc).splitlines()[0]}") from None
+                raise ExecutionError(f"{what}: lost the commit race {number} times: {_first_line(exc)}") from None
             time.sleep(min(0.05 * 2**number, 2.0))
     raise AssertionError("unreachable: the last attempt returns or raises")
+
+
+def _first_line(exc: Exception) -> str:
+    """The error's first line without SQLAlchemy's ``(sqlite3.OperationalError) `` prefix (as catalog errors)."""
+    return DRIVER_PREFIX.sub("", (str(exc).splitlines() or [type(exc).__name__])[0])
 
 
 class _Commit:
