@@ -37,6 +37,10 @@ class Rules(Spec):
     column_name: str | None = Field(
         None, min_length=1, description="Regular expression every column name matches (TG109).")
     no_weakening: bool = Field(False, description="A table may not loosen its namespace's settings (TG110).")
+    ignore_unmanaged: list[NonEmpty] = Field(
+        default_factory=list, description="Glob patterns (*, ?, [...]; * spans dots) over namespace names (ns, a.b) "
+        "and table names (ns.table): catalog namespaces and tables git does not declare that drift leaves out. A "
+        "namespace pattern covers the namespace, its nested namespaces and their tables.")
 
     @field_validator("table_name", "column_name")
     @classmethod

@@ -19,7 +19,7 @@ from compiler.errors import PolicyError, TablePolicyError
 from runtime.catalog.config import configured_catalogs
 from runtime.cli.exits import Exit
 from runtime.cli.flags import check_master, check_output
-from runtime.cli.formats import DoctorFormat, FindingsFormat, Format, HealthFormat, StatusFormat
+from runtime.cli.formats import DoctorFormat, DriftFormat, FindingsFormat, Format, HealthFormat, StatusFormat
 from runtime.cli.views import error
 
 
@@ -367,11 +367,16 @@ def unlock(
 def drift(
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
-    detailed_exitcode: Annotated[bool, typer.Option("--detailed-exitcode", help="Exit 2 when there is drift.")] = False,
+    detailed_exitcode: Annotated[bool, typer.Option(
+        "--detailed-exitcode", help="Exit 0 no drift, 2 drift, 1 error (unmanaged tables are not drift).")] = False,
+    output: Annotated[DriftFormat, typer.Option(
+        "--format", "-f", help="text (terminal) or json (for scripts and monitoring).")] = DriftFormat.text,
     env: EnvName = None,
 ) -> None:
-    """Show what the catalog holds that git does not say (the reverse of plan)."""
-    run(lambda: commands().drift(path, catalog, detailed_exitcode=detailed_exitcode, environment=env))
+    """Show what the catalog holds that git does not say (the reverse of plan), and the namespaces and tables git
+    never mentions."""
+    run(lambda: commands().drift(path, catalog, detailed_exitcode=detailed_exitcode, output=output,
+                                 environment=env))
 
 
 @app.command("import")

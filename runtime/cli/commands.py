@@ -15,6 +15,7 @@ from compiler import jsontext
 from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
+from compiler.drift import find_drift
 from compiler.errors import CatalogError, PolicyError
 from compiler.fmt import YAMLError, format_diff, format_text
 from compiler.importer import (
@@ -32,8 +33,8 @@ from compiler.loader import Project, discover, display_path
 from compiler.model.names import format_name
 from compiler.plan.model import CatalogRef, Plan
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.project import find_project, load_selected, requested_environment, restrict_plan
-from compiler.render.drift import render_drift
+from compiler.project import SelectedProject, find_project, load_selected, requested_environment, restrict_plan
+from compiler.render.drift import drift_json, render_drift
 from compiler.render.findings import findings_json, findings_markdown, github_annotations
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
@@ -46,7 +47,7 @@ from runtime.catalog.config import resolve_catalog
 from runtime.cli.apply_view import report_json, show_complete, show_notice, show_statements, show_step
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
-from runtime.cli.formats import FindingsFormat, Format
+from runtime.cli.formats import DriftFormat, FindingsFormat, Format
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance, summary_line
 from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
@@ -459,14 +460,23 @@ def _declared_tables(scope: Path) -> dict[tuple[str, ...], str]:
     return {table.name: table.source.file for table in project.tables}
 
 
-def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, environment: str | None = None) -> int:
+def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, output: DriftFormat = DriftFormat.text,
+          environment: str | None = None) -> int:
+    """What the catalog holds that git does not say; unmanaged namespaces and tables are looked for when ``path``
+    is the whole project. Exit CHANGES on drift with ``detailed_exitcode`` (unmanaged ones are never drift)."""
     target = resolve_target(path, catalog, environment)
-    config = target.catalog
     project = valid_project(path, environment=environment)
-    typer.echo(target.header())
-    with open_reader(config) as reader:
+    typer.echo(target.header(), err=output is DriftFormat.json)  # JSON on stdout records the catalog itself
+    with open_reader(target.catalog) as reader:
         result = plan_project(project, path, reader)
         desired = {state.name: state for state in desired_states(project)}
-        text, drifted = render_drift(result.plan, reader, desired)
-    typer.echo(text, nl=False)
-    return Exit.CHANGES if detailed_exitcode and drifted else Exit.OK
+        inventory = None if isinstance(project, SelectedProject) else reader.inventory()
+        found = find_drift(result.plan, reader, desired, project, inventory)
+    match output:
+        case DriftFormat.text:
+            typer.echo(render_drift(found), nl=False)
+        case DriftFormat.json:
+            typer.echo(drift_json(found, target.catalog.summary(), target.environment_name), nl=False)
+        case _:
+            assert_never(output)
+    return Exit.CHANGES if detailed_exitcode and found.drifted else Exit.OK

@@ -41,3 +41,10 @@ class DoctorFormat(StrEnum):
 
     text = "text"
     json = "json"
+
+
+class DriftFormat(StrEnum):
+    """drift."""
+
+    text = "text"
+    json = "json"
