@@ -10,12 +10,15 @@ from typing import Any
 
 import jsonschema
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 from ruamel.yaml import YAML
 
+from compiler.desired import desired_states
 from compiler.spec.rules import RulesFile
-from tests.catalog_fixtures import create_examples, embedded_catalog
+from compiler.validate import validate
+from tests.catalog_fixtures import create_examples, create_like, embedded_catalog
 from tests.cli_runner import tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,3 +182,25 @@ def test_a_bad_ignore_list_is_a_finding(project: Path, rules: str, finding: str)
 def test_the_rules_file_schema_has_the_ignore_list() -> None:
     document = {"rules": {"owner_required": True, "ignore_unmanaged": ["scratch", "analytics.tmp_*"]}}
     assert list(jsonschema.Draft202012Validator(RulesFile.model_json_schema()).iter_errors(document)) == []
+
+
+def test_json_names_the_environment_and_compares_its_values(project: Path) -> None:
+    """With --env, the overlay's catalog and values are what git declares: dev's 1d snapshot age is drift on a
+    table the catalog holds with the base policy's 2d."""
+    shutil.copytree(ROOT / "environments", project / "environments")
+    (project / "dev").mkdir()
+    uri, warehouse = f"sqlite:///{project / 'dev' / 'catalog.db'}", (project / "dev").as_uri()
+    dev = SqlCatalog("dev", uri=uri, warehouse=warehouse)
+    for state in desired_states(validate(project / "policies")[0]):
+        create_like(dev, state)
+    dev.create_namespace(("scratch",))
+    env = {"PYICEBERG_CATALOG__DEV__URI": uri, "PYICEBERG_CATALOG__DEV__TYPE": "sql",
+           "PYICEBERG_CATALOG__DEV__WAREHOUSE": warehouse}
+    run = tablepolicy("drift", "policies", "--env", "dev", "--format", "json", "--detailed-exitcode", cwd=project,
+                      env=env)
+    document = json.loads(run.stdout)
+    assert (run.returncode, document["environment"], document["drift"]) == (2, "dev", True), run.stderr
+    assert document["catalog"] == {"name": "dev", "type": "sql", "uri": uri}
+    changes = {t["table"]: [c["summary"] for c in t["changes"]] for t in document["tables"]}
+    assert "set history.expire.max-snapshot-age-ms: 172800000 -> 86400000" in changes["ads.click_log"], changes
+    assert names(document["unmanaged"]["namespaces"], "namespace") == ["scratch"]
