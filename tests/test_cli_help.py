@@ -4,6 +4,7 @@ placeholder after a flag. The commands are walked from the CLI itself, so a new 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import typer
@@ -12,6 +13,7 @@ from typer.core import TyperGroup
 from typer.testing import CliRunner
 
 from runtime.cli.app import app
+from tests.cli_runner import tablepolicy
 
 runner = CliRunner()
 
@@ -50,10 +52,13 @@ def test_help_fits_80_columns(path: str) -> None:
     assert missing == [], text
 
 
-def test_usage_of_erase_reads_as_erase() -> None:
+def test_usage_of_erase_reads_as_erase(tmp_path: Path) -> None:
     """``erase`` runs its hidden ``run`` command; the usage line names the command the user typed."""
     result = runner.invoke(app, ["erase", "--help"], env={"COLUMNS": "80"})
     assert result.output.splitlines()[0] == "Usage: tablepolicy erase [OPTIONS] [path]"
+    misuse = tablepolicy("erase", "policies", cwd=tmp_path)
+    assert (misuse.returncode, misuse.stderr.splitlines()[:2]) == (
+        1, ["Usage: tablepolicy erase [OPTIONS] [path]", "Try 'tablepolicy erase -h' for help."])
 
 
 def test_the_command_list_shows_whole_sentences() -> None:

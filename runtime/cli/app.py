@@ -248,13 +248,19 @@ class DefaultCommandGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
-class DefaultCommand(TyperCommand):
-    """The default command of a DefaultCommandGroup: its usage line (in --help and usage errors) reads as the
-    group's own."""
+class DefaultCommandContext(ClickContext):
+    """The context of a group's default command is named as the group: ``tablepolicy erase``."""
 
-    def format_usage(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
-        formatter.write_usage(ctx.command_path.removesuffix(f" {ctx.info_name}"),
-                              " ".join(self.collect_usage_pieces(ctx)))
+    @property
+    def command_path(self) -> str:
+        return super().command_path.removesuffix(f" {self.info_name}")
+
+
+class DefaultCommand(TyperCommand):
+    """The default command of a DefaultCommandGroup: its usage line, --help and usage errors ("Try 'tablepolicy
+    erase -h'") read as the group's own."""
+
+    context_class = DefaultCommandContext
 
 
 erase_app = typer.Typer(cls=DefaultCommandGroup, help="Erase data subjects' rows physically and prove it; "
