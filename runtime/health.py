@@ -25,6 +25,7 @@ from compiler.maintenance.health import (
     TOP_PARTITIONS,
     OrphanFigures,
     PartitionFiles,
+    SmallGroup,
     TableHealth,
 )
 from compiler.model.table import ColumnPath
@@ -70,8 +71,8 @@ def read_health(
     metadata = table.metadata
     target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
     data_files = data_bytes = rows = small = position = equality = manifests = 0
-    groups: Counter[tuple[int, Any]] = Counter()
-    retained: Counter[tuple[int, Any]] = Counter()
+    groups: dict[tuple[int, Any], SmallGroup] = {}
+    retained: dict[tuple[int, Any], SmallGroup] = {}
     per_partition: Counter[tuple[int, Any]] = Counter()
     per_partition_small: Counter[tuple[int, Any]] = Counter()
     histogram = [0] * (len(SIZE_BUCKETS) + 1)
@@ -96,9 +97,9 @@ def read_health(
                         small += 1
                         per_partition_small[(file.spec_id, file.partition)] += 1
                         if not is_recent(file):
-                            groups[(file.spec_id, file.partition)] += 1
+                            _add(groups, (file.spec_id, file.partition), file.file_size_in_bytes)
                             if not is_expired(file):
-                                retained[(file.spec_id, file.partition)] += 1
+                                _add(retained, (file.spec_id, file.partition), file.file_size_in_bytes)
                 elif file.content == DataFileContent.POSITION_DELETES:
                     position += 1
                 else:
@@ -111,8 +112,10 @@ def read_health(
         data_bytes=data_bytes,
         rows=rows,
         small_files=small,
-        small_file_groups=tuple(sorted(groups.values(), reverse=True)),
-        retained_small_file_groups=tuple(sorted(retained.values(), reverse=True)) if retention is not None else None,
+        small_file_groups=tuple(g.files for g in _largest_first(groups)),
+        retained_small_file_groups=tuple(g.files for g in _largest_first(retained)) if retention is not None else None,
+        small_groups=_largest_first(groups),
+        retained_small_groups=_largest_first(retained) if retention is not None else None,
         target_file_size=target,
         position_delete_files=position,
         equality_delete_files=equality,
@@ -129,6 +132,15 @@ def read_health(
                    for name, ref in sorted(metadata.refs.items())),
         max_ref_age_ms=int(age) if (age := table.properties.get("history.expire.max-ref-age-ms")) else None,
     )
+
+
+def _add(groups: dict[tuple[int, Any], SmallGroup], key: tuple[int, Any], size: int) -> None:
+    group = groups.get(key, SmallGroup(files=0))
+    groups[key] = SmallGroup(files=group.files + 1, bytes=group.bytes + size, largest=max(group.largest, size))
+
+
+def _largest_first(groups: dict[tuple[int, Any], SmallGroup]) -> tuple[SmallGroup, ...]:
+    return tuple(sorted(groups.values(), key=lambda g: (g.files, g.bytes, g.largest), reverse=True))
 
 
 def _top_partitions(table: Table, files: Counter[tuple[int, Any]], small: Counter[tuple[int, Any]]

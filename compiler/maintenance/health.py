@@ -27,6 +27,16 @@ class PartitionFiles(BaseModel):
     small: int
 
 
+class SmallGroup(BaseModel):
+    """The small data files of one partition that compaction may take: how many, their bytes, the largest."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    files: int
+    bytes: int = Field(0, description="Their total size (0 for figures made by hand: one file written).")
+    largest: int = 0
+
+
 class OrphanFigures(BaseModel):
     """Unreferenced files under the table location (from a listing, see runtime/orphans.py)."""
 
@@ -56,6 +66,11 @@ class TableHealth(BaseModel):
     retained_small_file_groups: tuple[int, ...] | None = Field(
         None, description="small_file_groups without the files wholly before the retention cutoff: what is left "
                           "to compact once expired rows are deleted (None without a retention).")
+    small_groups: tuple[SmallGroup, ...] = Field(
+        (), description="small_file_groups with their bytes, in the same order: what a compaction estimate reads "
+                        "(compiler/maintenance/compaction.py).")
+    retained_small_groups: tuple[SmallGroup, ...] | None = Field(
+        None, description="retained_small_file_groups with their bytes, in the same order.")
     target_file_size: int
     position_delete_files: int
     equality_delete_files: int

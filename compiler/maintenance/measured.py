@@ -18,8 +18,12 @@ def measured(action: Action, rows: list[dict[str, Any]], before: TableHealth, af
         case actions.DeleteExpiredRows():
             return Effect(rows_deleted=before.rows - after.rows)
         case actions.RewriteDataFiles():
+            # the procedure gives the bytes it read; the bytes it wrote are what the table holds beyond the rest
+            read = _count(output, "rewritten_bytes_count")
+            wrote = after.data_bytes - (before.data_bytes - read) if read is not None else None
             return Effect(rewritten=_count(output, "rewritten_data_files_count"),
-                          written=_count(output, "added_data_files_count"))
+                          written=_count(output, "added_data_files_count"), bytes_rewritten=read,
+                          bytes_written=wrote if wrote is not None and wrote >= 0 else None)
         case actions.RewritePositionDeletes():
             return Effect(rewritten=_count(output, "rewritten_delete_files_count"),
                           written=_count(output, "added_delete_files_count"))

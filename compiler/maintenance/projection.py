@@ -2,9 +2,10 @@
 the health before it (pure; the run re-reads the real health instead, see compiler/maintenance/sequence.py).
 
 Exact where metadata decides the outcome: rows and files wholly before the retention cutoff, the small
-files compaction takes, the snapshots expiry removes (the snapshots the earlier actions commit included),
-the orphan files a listing found. Estimated where the engine decides: one output file per compacted
-partition, one manifest after a manifest rewrite.
+files compaction takes and the bytes it reads, the snapshots expiry removes (the snapshots the earlier actions
+commit included), the orphan files a listing found. A range where the engine decides: the files compaction
+writes (compiler/maintenance/compaction.py). Unknown until the run: the bytes compaction writes. Estimated:
+one manifest after a manifest rewrite.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import assert_never
 from compiler.diff.changes import RetentionEstimate
 from compiler.maintenance import actions
 from compiler.maintenance.actions import Action
+from compiler.maintenance.compaction import estimate, files_written, retained_groups, small_groups
 from compiler.maintenance.decide import snapshot_expiry
 from compiler.maintenance.expiry import MAIN, RefInfo, SnapshotInfo
-from compiler.maintenance.health import TableHealth
+from compiler.maintenance.health import SMALL_FRACTION, SmallGroup, TableHealth
 from compiler.maintenance.report import Effect
 
 NOTHING_EXPIRED = RetentionEstimate(files=0, partial_files=0, rows=0, rows_upper=0, bytes=0)
@@ -34,21 +36,11 @@ def projected(health: TableHealth, action: Action, now: datetime) -> tuple[Table
                 "data_files": health.data_files - expired.files, "data_bytes": health.data_bytes - expired.bytes,
                 "rows": health.rows - expired.rows, "small_files": health.small_files - gone_small,
                 "small_file_groups": groups if groups is not None else health.small_file_groups,
+                "small_groups": retained_groups(health) or () if groups is not None else health.small_groups,
                 "expired": NOTHING_EXPIRED})
             return _committed(after, now), Effect(rows_deleted=expired.rows)
         case actions.RewriteDataFiles():
-            taken = [n for n in health.small_file_groups if n >= action.min_input_files]
-            left = tuple(sorted([n for n in health.small_file_groups if n < action.min_input_files]
-                                + [1] * len(taken), reverse=True))
-            # the rewritten files' manifests are left holding only deleted entries, which no scan reads: what
-            # stays is a manifest per untouched file at most, plus the one the rewrite writes
-            untouched = health.data_files - sum(taken)
-            manifests = min(health.manifests, untouched) + 1 if taken else health.manifests
-            after = health.model_copy(update={
-                "manifests": manifests, "data_files": health.data_files - sum(taken) + len(taken),
-                "small_files": health.small_files - sum(taken) + len(taken), "small_file_groups": left,
-                "retained_small_file_groups": left if health.retained_small_file_groups is not None else None})
-            return _committed(after, now), Effect(rewritten=sum(taken), written=len(taken))
+            return _compacted(health, action, now)
         case actions.RewritePositionDeletes():
             return _committed(health, now), Effect(rewritten=health.position_delete_files)
         case actions.RewriteManifests():
@@ -70,6 +62,35 @@ def projected(health: TableHealth, action: Action, now: datetime) -> tuple[Table
             return after, Effect(files_removed=found.files, bytes_removed=found.bytes)
         case _:
             assert_never(action)
+
+
+def _compacted(health: TableHealth, action: actions.RewriteDataFiles, now: datetime) -> tuple[TableHealth, Effect]:
+    """The files Spark takes are exact; the files it writes are a range (compiler/maintenance/compaction.py):
+    the health after holds the fewest, the effect says how many more there may be. The bytes written are
+    unknown until the run: ``data_bytes`` after keeps the bytes read, and the effect says they are unknown."""
+    target = action.target_file_size
+    found = estimate(small_groups(health), target, action.min_input_files)
+    if not found.taken:
+        return _committed(health, now), Effect(rewritten=0, written=0, bytes_rewritten=0, bytes_written=0)
+    written = []
+    for group in found.groups_taken:  # a file written stays small when even the whole input would be
+        least, _ = files_written(group, target)
+        if group.bytes // least < SMALL_FRACTION * target:
+            written.append(SmallGroup(files=least, bytes=group.bytes, largest=group.bytes // least))
+    left = tuple(sorted((*found.left, *written), key=lambda g: (g.files, g.bytes, g.largest), reverse=True))
+    # the rewritten files' manifests are left holding only deleted entries, which no scan reads: what stays is a
+    # manifest per untouched file at most, plus the one the rewrite writes
+    untouched = health.data_files - found.taken
+    least, most = found.written
+    after = health.model_copy(update={
+        "manifests": min(health.manifests, untouched) + 1, "data_files": untouched + least,
+        "small_files": health.small_files - found.taken + sum(g.files for g in written),
+        "small_file_groups": tuple(g.files for g in left), "small_groups": left,
+        "retained_small_file_groups": tuple(g.files for g in left)
+        if health.retained_small_file_groups is not None else None,
+        "retained_small_groups": left if health.retained_small_file_groups is not None else None})
+    return _committed(after, now), Effect(rewritten=found.taken, written=least, written_most=most if most != least
+                                          else None, bytes_rewritten=found.taken_bytes)
 
 
 def _committed(health: TableHealth, now: datetime) -> TableHealth:

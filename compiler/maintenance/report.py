@@ -29,12 +29,17 @@ class Status(StrEnum):
 
 @dataclass(frozen=True)
 class Effect:
-    """What one action changed; None where it does not apply. ``rewritten``/``written``: data files for
-    compaction, delete files for their rewrite, manifests for theirs."""
+    """What one action changed; None where it does not apply (or is not known). ``rewritten``/``written``: data
+    files for compaction, delete files for their rewrite, manifests for theirs. Compaction also gives the bytes
+    it read and wrote; a dry run knows the bytes read but not the bytes written (None), and gives the files
+    written as a range from ``written`` to ``written_most`` when the count is the engine's to decide."""
 
     rows_deleted: int | None = None
     rewritten: int | None = None
     written: int | None = None
+    written_most: int | None = None
+    bytes_rewritten: int | None = None
+    bytes_written: int | None = None
     snapshots_expired: int | None = None
     files_removed: int | None = None
     bytes_removed: int | None = None
@@ -75,6 +80,29 @@ class TableOutcome:
     @property
     def rows_deleted(self) -> int:
         return sum(s.effect.rows_deleted or 0 for s in self.steps if s.ok)
+
+    @property
+    def data_files_after(self) -> tuple[int, int]:
+        """The fewest and the most data files after (equal once measured, or when the estimate is exact)."""
+        more = sum(s.effect.written_most - (s.effect.written or 0) for s in self.steps
+                   if s.status is Status.ESTIMATED and s.effect.written_most is not None)
+        return self.after.data_files, self.after.data_files + more
+
+    @property
+    def data_bytes_after(self) -> tuple[int, int]:
+        """The least and the most data bytes after: a dry run does not know what compaction writes, only that it
+        is more than nothing and (in practice: merged files share one footer and their pages) no more than it
+        reads, which ``after.data_bytes`` keeps."""
+        unknown = sum(s.effect.bytes_rewritten or 0 for s in self.steps
+                      if s.status is Status.ESTIMATED and s.effect.bytes_rewritten is not None
+                      and s.effect.bytes_written is None)
+        return self.after.data_bytes - unknown, self.after.data_bytes
+
+    @property
+    def average_after(self) -> tuple[int, int]:
+        """The smallest and the largest average data file size after the bounds above allow (0: no lower bound)."""
+        (fewest, most), (least, largest) = self.data_files_after, self.data_bytes_after
+        return (least // most if most else 0), (largest // fewest if fewest else 0)
 
     @property
     def bytes_reclaimed(self) -> int | None:

@@ -3,12 +3,14 @@ JSON (``--json-report``, ``--format json``). Views only: the figures are compute
 
 Per table: data files, average file size, snapshots and rows before and after, rows deleted, bytes
 reclaimed, each action with its effect, the declared actions that did not run and why, failures with their
-error. A dry run's "after" is the estimate (compiler/maintenance/projection.py).
+error. A dry run's "after" is the estimate (compiler/maintenance/projection.py): a range where the engine
+decides (the files compaction writes, their size), so that the run's figure falls in it.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any, assert_never
 
 from compiler.maintenance import actions
@@ -32,7 +34,7 @@ def effect_text(action: Action, effect: Effect) -> str:
         case actions.DeleteExpiredRows():
             return f"deleted {_n(effect.rows_deleted)} row(s)"
         case actions.RewriteDataFiles():
-            return f"rewrote {_n(effect.rewritten)} files into {_n(effect.written)}"
+            return _compaction_text(effect)
         case actions.RewritePositionDeletes():
             return f"rewrote {_n(effect.rewritten)} delete files into {_n(effect.written)}"
         case actions.RewriteManifests():
@@ -45,6 +47,20 @@ def effect_text(action: Action, effect: Effect) -> str:
             return f"removed {_n(effect.files_removed)} file(s) ({_n(effect.bytes_removed)} bytes)"
         case _:
             assert_never(action)
+
+
+def _compaction_text(effect: Effect) -> str:
+    """``rewrote 40 files (80.0 KiB) into 2 (3.1 KiB)``; a dry run gives the range of files it may write and says
+    the bytes are known after the run."""
+    read = f" ({_size(effect.bytes_rewritten)})" if effect.bytes_rewritten is not None else ""
+    into = _n(effect.written) if effect.written_most is None else f"{_n(effect.written)} to {_n(effect.written_most)}"
+    if effect.bytes_written is not None:
+        wrote = f" ({_size(effect.bytes_written)})"
+    elif effect.bytes_rewritten:
+        wrote = ", their size known after the run"
+    else:
+        wrote = ""
+    return f"rewrote {_n(effect.rewritten)} files{read} into {into}{wrote}"
 
 
 def step_text(step: Step) -> str:
@@ -88,11 +104,26 @@ def _size(n: int | None) -> str:
     raise AssertionError("unreachable")
 
 
-FIGURES: tuple[tuple[str, Any], ...] = (
-    ("data files", lambda h: f"{h.data_files:,}"),
-    ("average file size", lambda h: _size(average(h))),
-    ("snapshots", lambda h: f"{h.snapshots:,}"),
-    ("rows", lambda h: f"{h.rows:,}"),
+def _range(low: int, high: int, show: Callable[[int], str]) -> str:
+    """One figure, or the range a dry run can promise (``≤ 9.8 KiB`` when there is no lower bound)."""
+    if low == high:
+        return show(high)
+    return f"≤ {show(high)}" if low == 0 else f"{show(low)}–{show(high)}"
+
+
+def files_after(t: TableOutcome) -> str:
+    return _range(*t.data_files_after, lambda n: f"{n:,}")
+
+
+def average_after(t: TableOutcome) -> str:
+    return _range(*t.average_after, _size)
+
+
+FIGURES: tuple[tuple[str, Any, Any], ...] = (  # label, before (health), after (outcome)
+    ("data files", lambda h: f"{h.data_files:,}", files_after),
+    ("average file size", lambda h: _size(average(h)), average_after),
+    ("snapshots", lambda h: f"{h.snapshots:,}", lambda t: f"{t.after.snapshots:,}"),
+    ("rows", lambda h: f"{h.rows:,}", lambda t: f"{t.after.rows:,}"),
 )
 
 
@@ -104,8 +135,8 @@ def report_text(report: MaintenanceReport, paint: Painter = no_color) -> str:
     after = "after (estimated)" if report.dry_run else "after"
     lines = ["", paint("Dry run: what maintenance would do" if report.dry_run else "Maintenance report", "cyan")]
     for t in _worked(report):
-        lines += ["", paint(f"table {format_name(t.table)}", "cyan"), f"  {'':<20}{'before':>16}  {after:>18}"]
-        lines += [f"  {label:<20}{show(t.before):>16}  {show(t.after):>18}" for label, show in FIGURES]
+        lines += ["", paint(f"table {format_name(t.table)}", "cyan"), f"  {'':<20}{'before':>16}  {after:>20}"]
+        lines += [f"  {label:<20}{before(t.before):>16}  {after_of(t):>20}" for label, before, after_of in FIGURES]
         lines += [f"  {'rows deleted':<20}{t.rows_deleted:>16,}",
                   f"  {'bytes reclaimed':<20}{_size(t.bytes_reclaimed):>16}"]
         for step in t.steps:
@@ -141,8 +172,8 @@ def report_markdown(report: MaintenanceReport) -> str:
         for t in worked:
             status = "failed" if t.failed else ("due" if report.dry_run else "done")
             lines.append(
-                f"| `{format_name(t.table)}` | {t.before.data_files:,} → {t.after.data_files:,} | "
-                f"{_size(average(t.before))} → {_size(average(t.after))} | {t.before.snapshots:,} → "
+                f"| `{format_name(t.table)}` | {t.before.data_files:,} → {files_after(t)} | "
+                f"{_size(average(t.before))} → {average_after(t)} | {t.before.snapshots:,} → "
                 f"{t.after.snapshots:,} | {t.rows_deleted:,} | {_size(t.bytes_reclaimed)} | {status} |")
         lines.append("")
         for t in worked:
@@ -182,7 +213,11 @@ def report_json(report: MaintenanceReport) -> str:
         "failed": report.failed,
         "tables": [{
             "table": list(t.table), "before": _figures(t.before), "after": _figures(t.after),
-            "after_is_estimate": report.dry_run, "rows_deleted": t.rows_deleted,
+            "after_is_estimate": report.dry_run,
+            # what a dry run can promise: each figure's least and most (equal when exact, and in a run)
+            "after_range": {"data_files": list(t.data_files_after), "data_bytes": list(t.data_bytes_after),
+                            "average_file_size": list(t.average_after)},
+            "rows_deleted": t.rows_deleted,
             "bytes_reclaimed": t.bytes_reclaimed,
             "stored_bytes": {"before": t.stored_bytes[0], "after": t.stored_bytes[1]} if t.stored_bytes else None,
             "failed": t.failed, "steps": [_step(s) for s in t.steps],
