@@ -11,6 +11,7 @@
       table_name: "^[a-z][a-z0-9_]*$"       # the table's last name part
       column_name: "^[a-z][a-z0-9_]*$"      # every field, nested ones included
       no_weakening: true                     # a table may not loosen what its namespace defaults set
+      ignore_unmanaged: [scratch, "sales.tmp_*"]  # read by drift (compiler.drift), not a check on tables
 
 Each rule has its own code (TG101-TG110) and reports at the value that breaks it. A bound applies to
 the value in effect for the table (its own file over its namespace defaults); an undeclared setting is
