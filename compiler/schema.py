@@ -1,13 +1,25 @@
-"""The JSON Schema of the policy format, generated from the spec models (for editors and CI)."""
+"""JSON Schemas of the files tablepolicy reads, generated from the spec models (for editors, CI and tests).
+
+``policy_json_schema`` is the one editors use (``tablepolicy schema``, docs/policy.schema.json): a table policy or
+namespace defaults. The org rules file (``_rules.yaml``), an environment overlay (``environments/<name>.yaml``)
+and an erasure requests file (``requests.yaml``; a JSON lines file holds one request per line, each of the
+schema of ``requests.items``) have their own, from the models that validate them.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from compiler.erasure.requests import ErasureRequests
+from compiler.spec.environment import EnvironmentOverlay
+from compiler.spec.rules import RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def policy_json_schema() -> dict[str, Any]:
@@ -17,10 +29,29 @@ def policy_json_schema() -> dict[str, Any]:
         description="A table policy (has 'table:') or namespace defaults (has 'namespace:').",
     )
     return {
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$schema": DRAFT,
         **schema,
         "anyOf": [{"$ref": "#/$defs/TablePolicy"}, {"$ref": "#/$defs/NamespaceDefaults"}],
     }
+
+
+def _model_schema(model: type[BaseModel], title: str) -> dict[str, Any]:
+    return {"$schema": DRAFT, **model.model_json_schema(mode="validation"), "title": title}
+
+
+def rules_json_schema() -> dict[str, Any]:
+    """``policies/_rules.yaml``: what every table must keep."""
+    return _model_schema(RulesFile, "tablepolicy org rules file")
+
+
+def environment_json_schema() -> dict[str, Any]:
+    """``environments/<name>.yaml``: values layered over the policies (STRUCTURE_KEYS are refused by name)."""
+    return _model_schema(EnvironmentOverlay, "tablepolicy environment overlay")
+
+
+def requests_json_schema() -> dict[str, Any]:
+    """An erasure requests file in YAML; a JSON lines file's lines are its ``requests`` items."""
+    return _model_schema(ErasureRequests, "tablepolicy erasure requests file")
 
 
 def policy_json_schema_text() -> str:

@@ -45,6 +45,7 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.model.names import UNSAFE_HINT, unsafe_character
 from compiler.spec.base import LONG_MAX, Spec
 from compiler.spec.errors import findings_from
+from compiler.spec.table import SAFE_NAME
 from compiler.yamlsource import Path, parse_yaml
 
 NonEmpty = Annotated[str, Field(min_length=1)]
@@ -61,6 +62,8 @@ _INTEGER = re.compile(r"[-+]?[0-9]{1,19}")
 FIELDS = ("id", "received", "keys")
 _FIELD_SET = frozenset(FIELDS)
 MAX_ID = 200  # characters: the ledger keys rows by request id
+# the JSON Schema's "received": a date (format) of a year up to LAST_RECEIVED's, 8999
+_RECEIVED_PATTERN = "^[0-8][0-9]{3}-[0-9]{2}-[0-9]{2}$"
 
 
 class Text(str):
@@ -94,8 +97,10 @@ def received_date(text: str) -> date | str:
 
 
 class ErasureRequest(Spec):
-    id: str = Field(min_length=1, max_length=MAX_ID, description="The request's ticket id; the proof names it.")
-    received: date = Field(description="When the request arrived (YYYY-MM-DD); the SLA counts from here.")
+    id: str = Field(min_length=1, max_length=MAX_ID, description="The request's ticket id; the proof names it.",
+                    json_schema_extra={"pattern": SAFE_NAME})  # no control character (TP610)
+    received: date = Field(description="When the request arrived (YYYY-MM-DD); the SLA counts from here.",
+                           json_schema_extra={"pattern": _RECEIVED_PATTERN})
     keys: dict[NonEmpty, KeyValue] = Field(min_length=1, description="Erasure key column -> this subject's value.")
 
     @field_validator("received", mode="before")
@@ -104,10 +109,9 @@ class ErasureRequest(Spec):
         if isinstance(value, str):
             value = received_date(value)
             if isinstance(value, str):
-                if "out of range" in value:
-                    raise PydanticCustomError("TP611", "{message}", {
-                        "message": value, "hint": "the date the request arrived, e.g. 2026-11-02"})
-                raise ValueError(value)
+                code = "TP611" if "out of range" in value else "TP104"
+                raise PydanticCustomError(code, "{message}", {
+                    "message": value, "hint": "the date the request arrived, e.g. 2026-11-02"})
         return value
 
     @field_validator("id")
@@ -502,11 +506,16 @@ def _json_keys(at: JsonLinesPositions, keys: Any, diagnostics: Diagnostics) -> d
         return None
     good = True
     for column, value in keys.items():
-        if isinstance(value, str) or (type(value) is int and -LONG_MAX - 1 <= value <= LONG_MAX):
+        in_range = type(value) is int and -LONG_MAX - 1 <= value <= LONG_MAX
+        if column and ((isinstance(value, str) and value) or in_range):
             continue
         good = False
         place = at.value(("requests", 0, "keys", column))
-        if isinstance(value, dict):
+        if not column or value == "":  # as in YAML: an empty name or value names no column or subject
+            what = "a key column's name" if not column else f"keys.{column}"
+            diagnostics.error("TP112", place, f"{what} is empty",
+                              "write the column and this subject's value, or leave the key out")
+        elif isinstance(value, dict):
             nested = ", ".join(f'"{column}.{k}"' for k in value) or f'"{column}.<field>"'
             diagnostics.error("TP104", place, f"keys.{column} is an object",
                               f"write a nested key column flat, with a dot: {nested}")

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from compiler import codes
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.model.names import UNSAFE_HINT, unsafe_character
-from compiler.spec.base import INT32_MAX
+from compiler.spec.base import INT32_MAX, LONG_MAX
 from compiler.spec.introspect import field_names, models_at
 from compiler.yamlsource import Path, SourceMap
 
@@ -26,9 +26,11 @@ _BUILTIN_CODES: dict[str, tuple[str, str]] = {
     "string_too_short": (codes.TP112, "must not be empty"),
     "literal_error": (codes.TP106, "not one of the allowed values"),
     "string_pattern_mismatch": (codes.TP101, "a name Spark, lock files and catalogs cannot carry"),  # FieldName only
+    "string_too_long": (codes.TP105, "too long"),
 }
 _WRONG_TYPE = (codes.TP104, "wrong type")
-_LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer"}
+_LIMITS = {INT32_MAX: "Iceberg and Spark hold this as a 32-bit integer",
+           LONG_MAX: "Iceberg and Spark hold this as a 64-bit integer (a Java long)"}
 # The unions whose errors carry no hint of their own (type expressions, partition and sort items).
 _UNION_HINTS = {
     codes.TP203: "e.g. type: string, type: {list: string} or type: {struct: [{name: a, type: int}]}",
@@ -39,6 +41,10 @@ _SPELLINGS = {
     "bool_type": "write true or false (yes, no, on, off and 1 are not booleans)",
     "int_type": "write a whole number, unquoted (true and 2.0 are not whole numbers)",
     "string_type": "quote the value to make it text",
+    "float_type": "write a number, unquoted",
+    "date_type": "write the date as YYYY-MM-DD, e.g. 2026-11-02",
+    "date_parsing": "write the date as YYYY-MM-DD, e.g. 2026-11-02",
+    "date_from_datetime_parsing": "write the date as YYYY-MM-DD, e.g. 2026-11-02",
     "list_type": "write a list: [a, b] or one '- item' per line",
     "dict_type": "write a mapping: {key: value} or one 'key: value' per line",
     "model_type": "write a mapping: {key: value} or one 'key: value' per line",
@@ -52,7 +58,7 @@ def findings_from(
     """Translate every error of one validation into a finding at its YAML position."""
     seen: set[tuple[Path, str]] = set()
     for item in error.errors(include_url=False):
-        path = _data_path(item["loc"], data)
+        path = _data_path(item["loc"], data, keyed=item["type"] in ("missing", "extra_forbidden"))
         ctx = item.get("ctx") or {}
         kind = item["type"]
         union_member = kind.endswith("_type") and _is_tag_noise(item["loc"], path)
@@ -92,6 +98,9 @@ def _describe(
     if kind in ("too_short", "string_too_short"):
         fix = "add an item, or remove the key" if kind == "too_short" else "write a value, or remove the key"
         return f"{where}: {label}: {item['msg'][0].lower()}{item['msg'][1:]}", fix
+    if kind == "string_too_long":
+        return (f"{where}: {label}: {len(item['input'])} characters, at most {ctx.get('max_length')}",
+                f"shorten it to {ctx.get('max_length')} characters")
     if kind == "less_than_equal":
         return f"{where}: {label}: at most {ctx.get('le')}, got {item['input']!r}", _LIMITS.get(ctx.get("le", 0))
     if kind == "string_pattern_mismatch":
@@ -105,8 +114,10 @@ def _is_tag_noise(loc: tuple[Any, ...], path: Path) -> bool:
     return len(loc) > len(path)
 
 
-def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
-    """Drop union tags and validator names from a pydantic loc by following the real data."""
+def _data_path(loc: tuple[Any, ...], data: Any, *, keyed: bool) -> Path:
+    """Drop union tags and validator names from a pydantic loc by following the real data; ``keyed``: the last
+    part names a key missing from the data or not allowed in it (else it is a union member's name, ``str`` or
+    ``int``, which names no key of the mapping it was tried on)."""
     path: list[str | int] = []
     node = data
     for i, part in enumerate(loc):
@@ -117,7 +128,7 @@ def _data_path(loc: tuple[Any, ...], data: Any) -> Path:
         if in_map or in_list:
             node = node[part]
             path.append(part)
-        elif i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str) and "[" not in part:
+        elif keyed and i == len(loc) - 1 and isinstance(node, dict) and isinstance(part, str):
             path.append(part)  # a missing or extra key: not in the data, but still the name to report
     return tuple(path)
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
 
+from compiler import codes
 from compiler.spec.base import NonEmpty, Spec
 from compiler.spec.table import PropertyValue
 from compiler.spec.units import PositiveDuration
@@ -33,9 +35,11 @@ class Rules(Spec):
     required_properties: dict[NonEmpty, PropertyValue | None] = Field(
         default_factory=dict, description="Properties every table must set (a null value: any value).")
     table_name: str | None = Field(
-        None, min_length=1, description="Regular expression every table name matches (TG108).")
+        None, min_length=1, json_schema_extra={"format": "regex"},
+        description="Regular expression every table name matches (TG108).")
     column_name: str | None = Field(
-        None, min_length=1, description="Regular expression every column name matches (TG109).")
+        None, min_length=1, json_schema_extra={"format": "regex"},
+        description="Regular expression every column name matches (TG109).")
     no_weakening: bool = Field(False, description="A table may not loosen its namespace's settings (TG110).")
     ignore_unmanaged: list[NonEmpty] = Field(
         default_factory=list, description="Glob patterns (*, ?, [...]; * spans dots) over namespace names (ns, a.b) "
@@ -49,7 +53,9 @@ class Rules(Spec):
             try:
                 _check_pattern(value)
             except re.error as exc:
-                raise ValueError(f"not a regular expression: {exc}") from None
+                raise PydanticCustomError(codes.TP104, "not a regular expression: {error}", {
+                    "error": str(exc), "hint": "write a Python regular expression, e.g. ^[a-z][a-z0-9_]*$; a "
+                    "backslash before ? * + ( ) [ or { matches it as itself"}) from None
         return value
 
 

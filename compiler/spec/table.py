@@ -17,12 +17,14 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from compiler import codes
-from compiler.model.names import UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
+from compiler.model.names import _UNSAFE, UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
 from compiler.model.transforms import TransformError, parse_expression
 from compiler.spec.base import NonEmpty, Spec
 from compiler.spec.columns import Column, FieldName
 from compiler.spec.lifecycle import Lifecycle, Workload
 
+# the characters compiler.model.names refuses in any name, as a JSON Schema pattern
+SAFE_NAME = "^[^" + _UNSAFE.pattern[1:-1] + "]*$"
 WriteMode = Literal["copy-on-write", "merge-on-read"]
 PropertyValue = str | int | float | bool
 
@@ -91,9 +93,11 @@ def _whole_number(value: Any) -> Any:
 
 # the JSON Schema also refuses empty text, which the validator reports with the name's own code (TP107, TP301)
 _SOME_TEXT = Field(json_schema_extra={"minLength": 1})
-TableName = Annotated[str, AfterValidator(_check_table_name), _SOME_TEXT]
+# and a name holding a character no name may hold (TP101)
+_NAME_TEXT = Field(json_schema_extra={"minLength": 1, "pattern": SAFE_NAME})
+TableName = Annotated[str, AfterValidator(_check_table_name), _NAME_TEXT]
 FormatVersion = Annotated[Literal[1, 2, 3], BeforeValidator(_whole_number)]
-NamespaceName = Annotated[str, AfterValidator(_check_name), _SOME_TEXT]
+NamespaceName = Annotated[str, AfterValidator(_check_name), _NAME_TEXT]
 Expression = Annotated[
     str,
     AfterValidator(_check_expression),

@@ -26,6 +26,24 @@ class _OutOfRange(ValueError):
     pass
 
 
+def up_to(high: int) -> str:
+    """A regular expression of the numbers 1 to ``high`` written without leading zeros.
+
+    >>> up_to(365000)
+    '[1-9][0-9]{0,4}|[1-2][0-9]{5}|3[0-5][0-9]{4}|36[0-4][0-9]{3}|365000'
+    """
+    text = str(high)
+    shorter = [f"[1-9][0-9]{{0,{len(text) - 2}}}"] if len(text) > 2 else ["[1-9]"] if len(text) == 2 else []
+    same = []
+    for i, digit in enumerate(text):
+        low = 1 if i == 0 else 0
+        if int(digit) > low:
+            rest = len(text) - i - 1
+            below = f"[{low}-{int(digit) - 1}]" if int(digit) - 1 > low else str(low)
+            same.append(text[:i] + below + (f"[0-9]{{{rest}}}" if rest > 1 else "[0-9]" if rest else ""))
+    return "|".join([*shorter, *same, text])
+
+
 @dataclass(frozen=True, order=True)
 class _Quantity:
     """A number with a unit, kept with its original spelling for round-tripping."""
@@ -46,21 +64,25 @@ class _Quantity:
 
     @classmethod
     def pattern(cls) -> str:
-        return r"^(\d+)(" + "|".join(sorted(cls.UNITS, key=len, reverse=True)) + r")$"
+        return r"^([0-9]+)(" + "|".join(sorted(cls.UNITS, key=len, reverse=True)) + r")$"
 
     @classmethod
     def schema_pattern(cls) -> str:
-        """What the JSON Schema allows: a quantity above zero (a zero the validator allows the checks refuse)."""
-        return r"^(0*[1-9]\d*)(" + "|".join(sorted(cls.UNITS, key=len, reverse=True)) + r")$"
+        """What the JSON Schema allows, exactly what ``parse`` takes above zero (a zero the validator allows the
+        checks refuse): in each unit, a number from 1 to the most that unit holds within ``MAX``; in ASCII digits
+        (Python's ``\\d`` also takes ``٣``, ECMA-262's, which editors use, does not)."""
+        units = sorted(cls.UNITS, key=len, reverse=True)
+        return "^0*(?:" + "|".join(f"(?:{up_to(cls.MAX // cls.UNITS[u])}){u}" for u in units) + ")$"
 
     @classmethod
     def parse(cls, text: str) -> Self:
         match = re.fullmatch(cls.pattern(), text)
         if not match:
             raise ValueError(f"bad {cls.WHAT} '{text}': write a whole number and a unit, e.g. {cls.EXAMPLES}")
-        if len(match[1]) > 20 or int(match[1]) * cls.UNITS[match[2]] > cls.MAX:
+        digits = match[1].lstrip("0") or "0"  # leading zeros say nothing (and cost nothing)
+        if len(digits) > 20 or int(digits) * cls.UNITS[match[2]] > cls.MAX:
             raise _OutOfRange(f"{cls.WHAT} '{text}' is out of range: {cls.WHY_MAX}")
-        return cls(int(match[1]) * cls.UNITS[match[2]], text)
+        return cls(int(digits) * cls.UNITS[match[2]], text)
 
     @classmethod
     def _validate(cls, raw: Any) -> Self:
