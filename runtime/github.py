@@ -4,6 +4,7 @@ merged commit. Standard library only; the API base comes from ``GITHUB_API_URL``
 
     python -m runtime.github comment --pr 12 --file plan.md --marker tablepolicy-plan
     python -m runtime.github reviewed-plan --commit "$GITHUB_SHA" --workflow tablepolicy-plan.yml
+    python -m runtime.github apply-failed --pr 12 --commit "$GITHUB_SHA" --step download=failure ...
 """
 
 from __future__ import annotations
@@ -26,7 +27,12 @@ PAGE = 100
 
 
 class GitHubError(Exception):
-    """A request the workflow needs failed; the message names it, never the token."""
+    """A request the workflow needs failed; the message names it, never the token. ``pr``: the pull request
+    concerned, when known (the failure is then reported on it)."""
+
+    def __init__(self, message: str, pr: int | None = None) -> None:
+        super().__init__(message)
+        self.pr = pr
 
 
 @dataclass(frozen=True)
@@ -120,9 +126,41 @@ def reviewed_plan(github: GitHub, commit: str, workflow: str) -> Reviewed:
     runs = github.request("GET", f"/repos/{repo}/actions/workflows/{workflow}/runs?{query}")["workflow_runs"]
     if not runs:
         raise GitHubError(f"no successful {workflow} run for the head {head[:12]} of pull request "
-                          f"#{pull['number']}: its plan was never reviewed")
+                          f"#{pull['number']}: its plan was never reviewed", pr=int(pull["number"]))
     newest = max(runs, key=lambda run: run["run_number"])
     return Reviewed(int(pull["number"]), head, int(newest["id"]))
+
+
+def artifact_state(github: GitHub, run_id: str, name: str) -> str:
+    """``present``, ``expired`` or ``missing``: what became of the artifact ``name`` of the run ``run_id``."""
+    query = urllib.parse.urlencode({"name": name})
+    answer = github.request("GET", f"/repos/{github.repository}/actions/runs/{run_id}/artifacts?{query}")
+    found = [a for a in answer.get("artifacts", []) if a.get("name") == name]
+    if not found:
+        return "missing"
+    return "expired" if all(a.get("expired") for a in found) else "present"
+
+
+def apply_failed(github: GitHub, args: argparse.Namespace) -> int:
+    """Comment on the pull request why the apply job failed, what ran and how to resume."""
+    from runtime.cd_feedback import ApplyJob, apply_failure
+
+    outcomes = dict(item.split("=", 1) for item in args.step)
+    state = ""
+    if outcomes.get("download") == "failure" and args.run_id:
+        state = artifact_state(github, args.run_id, args.artifact)
+    report = None
+    if args.report.exists():
+        try:
+            report = jsontext.loads(args.report.read_text(encoding="utf-8"))
+        except ValueError:
+            report = None
+    log = args.log.read_text(encoding="utf-8", errors="replace") if args.log.exists() else ""
+    body = apply_failure(ApplyJob(args.commit, outcomes, args.artifact, state, args.reviewed_error,
+                                  report if isinstance(report, dict) else None, log, args.run_id))
+    done, comment_id = sticky_comment(github, args.pr, body, "tablepolicy-apply")
+    print(f"{done} comment {comment_id} on pull request #{args.pr}")
+    return 0
 
 
 def set_outputs(values: dict[str, str]) -> None:
@@ -141,20 +179,42 @@ def main(argv: list[str] | None = None) -> int:
     comment = commands.add_parser("comment", help="create or update the pull request's sticky comment")
     comment.add_argument("--pr", type=int, required=True)
     comment.add_argument("--file", type=Path, required=True)
+    comment.add_argument("--errors", type=Path, help="the command's stderr: shown when it ended with an error")
     comment.add_argument("--marker", default="tablepolicy-plan")
     reviewed = commands.add_parser("reviewed-plan", help="the pull request and plan run behind a merge commit")
     reviewed.add_argument("--commit", required=True)
     reviewed.add_argument("--workflow", default="tablepolicy-plan.yml")
+    failed = commands.add_parser("apply-failed", help="say on the pull request why the apply job failed")
+    failed.add_argument("--pr", type=int, required=True)
+    failed.add_argument("--commit", required=True)
+    failed.add_argument("--step", action="append", default=[], metavar="ID=OUTCOME",
+                        help="each step's outcome (install, reviewed, download, apply)")
+    failed.add_argument("--run-id", default="", help="the reviewed plan run")
+    failed.add_argument("--artifact", default="", help="the reviewed plan's artifact name")
+    failed.add_argument("--reviewed-error", default="")
+    failed.add_argument("--report", type=Path, default=Path("apply-report.json"))
+    failed.add_argument("--log", type=Path, default=Path("apply.log"))
     args = parser.parse_args(argv)
     try:
         github = GitHub.from_env()
         if args.command == "comment":
-            body = args.file.read_text(encoding="utf-8") if args.file.exists() else (
-                f"tablepolicy produced no output ({args.file} is missing): see the workflow log.\n")
-            done, comment_id = sticky_comment(github, args.pr, body, args.marker)
+            body = args.file.read_text(encoding="utf-8") if args.file.exists() else ""
+            errors = args.errors.read_text(encoding="utf-8", errors="replace") if (
+                args.errors is not None and args.errors.exists()) else ""
+            if not body and not errors:
+                errors = f"tablepolicy produced no output ({args.file} is missing or empty): see the workflow log."
+            from runtime.cd_feedback import plan_comment
+
+            done, comment_id = sticky_comment(github, args.pr, plan_comment(body, errors), args.marker)
             print(f"{done} comment {comment_id} on pull request #{args.pr}")
+        elif args.command == "apply-failed":
+            return apply_failed(github, args)
         else:
-            found = reviewed_plan(github, args.commit, args.workflow)
+            try:
+                found = reviewed_plan(github, args.commit, args.workflow)
+            except GitHubError as exc:  # the pull request still hears why nothing was applied
+                set_outputs({"pr": str(exc.pr or ""), "error": str(exc)})
+                raise
             set_outputs({"pr": str(found.pr), "head_sha": found.head_sha, "run_id": str(found.run_id)})
     except GitHubError as exc:
         print(f"error: {exc}", file=sys.stderr)

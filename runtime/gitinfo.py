@@ -14,7 +14,7 @@ from pathlib import Path
 DIRTY = "-dirty"
 
 
-def _git(where: Path, *args: str) -> str | None:
+def run_git(where: Path, *args: str) -> str | None:
     try:
         result = subprocess.run(["git", *args], cwd=where, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
@@ -26,12 +26,12 @@ def git_sha(path: Path, *also: Path) -> str | None:
     """HEAD's sha, with ``-dirty`` when anything under ``path`` (or ``also``: an environments folder) differs
     from it; None outside git."""
     where = path if path.is_dir() else path.parent
-    head = (_git(where, "rev-parse", "HEAD") or "").strip()
+    head = (run_git(where, "rev-parse", "HEAD") or "").strip()
     if not head:
         return None
     # only what the plan reads counts (a README edit elsewhere does not make the plan dirty)
     paths = [str(p.resolve()) for p in (path, *also) if p.exists()]
-    status = _git(where, "status", "--porcelain", "--untracked-files=all", "--", *paths)
+    status = run_git(where, "status", "--porcelain", "--untracked-files=all", "--", *paths)
     return head + DIRTY if status is None or status.strip() else head
 
 

@@ -27,6 +27,7 @@ class GitHubState:
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # pr -> comments
     merges: dict[str, dict[str, Any]] = field(default_factory=dict)  # merge sha -> pull request
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # head sha -> successful plan runs
+    artifacts: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # run id -> its artifacts (name, expired)
     requests: list[Recorded] = field(default_factory=list)
     next_id: int = 1000
 
@@ -73,6 +74,10 @@ def _handler(state: GitHubState) -> type[BaseHTTPRequestHandler]:
             if re.fullmatch(r"/repos/[^/]+/[^/]+/actions/workflows/[^/]+/runs", path):
                 runs = state.runs.get(query.get("head_sha", [""])[0], [])
                 return self._answer(200, {"total_count": len(runs), "workflow_runs": runs})
+            if m := re.fullmatch(r"/repos/[^/]+/[^/]+/actions/runs/(\d+)/artifacts", path):
+                wanted = query.get("name", [None])[0]
+                found = [a for a in state.artifacts.get(int(m.group(1)), []) if wanted in (None, a["name"])]
+                return self._answer(200, {"total_count": len(found), "artifacts": found})
             return self._answer(404, {"message": "Not Found"})
 
         do_GET = do_POST = do_PATCH = _handle

@@ -8,6 +8,7 @@ built here as the runs return them. A changed byte fails with a diff; when meant
 from __future__ import annotations
 
 import difflib
+import json
 import os
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProp
 from compiler.erasure.ledger import Entry, statuses
 from compiler.render.erasure_report import proof_json
 from runtime.apply import ApplyReport, Step, StepResult, StepStatus
-from runtime.cli.apply_view import report_json
+from runtime.cli.apply_view import failure_json, report_json
 
 GOLDEN = Path(__file__).parent / "golden" / "reports"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -46,7 +47,13 @@ def test_the_apply_report() -> None:
                                       StepResult(steps[1], StepStatus.ALREADY_APPLIED),
                                       StepResult(steps[2], StepStatus.DONE, 0.41234)],
                          ["tagged snapshot 7 of shop.orders as 'tablepolicy-before-0123abcd'"])
-    check("apply_report.json", report_json(report, CATALOG))
+    check("apply_report.json", report_json(report, CATALOG, steps))
+    failed = failure_json(CATALOG, "0123abcd", steps, report.results[:2], "step 3 (drop column legacy) failed: "
+                          "the engine said no\n  statement: ALTER TABLE ...", step_failed=True)
+    check("apply_report_failed.json", failed)
+    refused = failure_json(CATALOG, "0123abcd", steps, [], "refusing the plan of shop.orders, nothing was applied",
+                           step_failed=False)
+    assert json.loads(refused)["outcome"] == "refused" and json.loads(failed)["outcome"] == "failed"
 
 
 PROOF = {"table": "shop.orders", "requests": ["r-1", "r-2"], "state": "complete", "complete": True,

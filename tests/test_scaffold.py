@@ -8,34 +8,35 @@ import pytest
 
 from compiler.project import load_selected
 from compiler.validate import validate
-from runtime.scaffold import DEFAULT_SPEC, Scaffold, ScaffoldError, check_spec, spark_spec
+from runtime.scaffold import Scaffold, ScaffoldError, spark_spec
+from runtime.scaffold.source import check_spec
+
+SPEC = "tablepolicy==0.1.0"
+SHA = "3f2a9c1d" * 5
 
 
 @pytest.mark.parametrize(("spec", "spark"), [
     ("tablepolicy==0.1.0", "tablepolicy[spark]==0.1.0"),
     (".", ".[spark]"),
-    ("git+https://github.com/acme/tablepolicy@3f2a9c1", "tablepolicy[spark] @ git+https://github.com/acme/tablepolicy@3f2a9c1"),
-    ("tablepolicy @ git+https://github.com/acme/tablepolicy@3f2a9c1",
-     "tablepolicy[spark] @ git+https://github.com/acme/tablepolicy@3f2a9c1"),
+    (f"git+https://github.com/acme/tablepolicy@{SHA}", f"tablepolicy[spark] @ git+https://github.com/acme/tablepolicy@{SHA}"),
+    (f"tablepolicy @ git+https://github.com/acme/tablepolicy@{SHA}",
+     f"tablepolicy[spark] @ git+https://github.com/acme/tablepolicy@{SHA}"),
+    ("./wheels/tablepolicy-0.1.0-py3-none-any.whl", "./wheels/tablepolicy-0.1.0-py3-none-any.whl[spark]"),
 ])
-def test_spark_extra_is_added_to_any_pinned_form(spec: str, spark: str) -> None:
-    check_spec(spec)
+def test_spark_extra_is_added_to_any_pinned_form(tmp_path: Path, spec: str, spark: str) -> None:
+    (tmp_path / "wheels").mkdir()
+    (tmp_path / "wheels" / "tablepolicy-0.1.0-py3-none-any.whl").write_bytes(b"")
+    check_spec(spec, tmp_path)
     assert spark_spec(spec) == spark
 
 
-@pytest.mark.parametrize("spec", ["tablepolicy", "tablepolicy[spark]", "some-other-name"])
-def test_unpinned_names_are_refused(spec: str) -> None:
-    with pytest.raises(ScaffoldError, match="unpinned name"):
-        check_spec(spec)
-
-
 def test_init_writes_a_repository_that_validates(tmp_path: Path) -> None:
-    written = Scaffold(tmp_path, DEFAULT_SPEC).write()
+    written = Scaffold(tmp_path, SPEC).write()
     names = {str(p.relative_to(tmp_path)) for p in written}
     assert {".github/workflows/tablepolicy-plan.yml", ".pre-commit-config.yaml", "policy.schema.json",
             "policies/analytics/page_views.yaml", "policies/_rules.yaml", ".pyiceberg.example.yaml"} <= names
     plan = (tmp_path / ".github/workflows/tablepolicy-plan.yml").read_text()
-    assert f'pip install "{DEFAULT_SPEC}"' in plan
+    assert f'pip install "{SPEC}"' in plan
     table = (tmp_path / "policies/analytics/page_views.yaml").read_text()
     assert table.startswith("# yaml-language-server: $schema=../../policy.schema.json\n")
     project, diagnostics = validate(tmp_path / "policies")
@@ -53,5 +54,5 @@ def test_init_writes_a_repository_that_validates(tmp_path: Path) -> None:
 def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").write_text("mine\n")
     with pytest.raises(ScaffoldError, match=r"already has \.gitignore; nothing was written"):
-        Scaffold(tmp_path, DEFAULT_SPEC).write()
+        Scaffold(tmp_path, SPEC).write()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]

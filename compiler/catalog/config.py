@@ -105,6 +105,14 @@ def _split_userinfo(rest: str) -> tuple[str, str] | None:
     return rest[:at], rest[at + 1:]
 
 
+def _is_a_path(userinfo: str) -> bool:
+    """What precedes the ``@`` is a host and a path, not credentials: a ``/`` comes before any ``:``, as in
+    ``https://github.com/acme/tablepolicy@<commit>`` (pip's git pin): a dotted host name, then ``/``. A password
+    with a ``/`` follows a ``:``, and a token written as the user has no dotted host before its ``/``."""
+    host, slash, _ = userinfo.partition("/")
+    return bool(slash) and re.fullmatch(r"[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+", host) is not None
+
+
 def _userinfo_password(value: str) -> str | None:
     match = _SCHEME.search(value)
     split = _split_userinfo(value[match.end():]) if match else None
@@ -129,7 +137,7 @@ def redact_uri(value: str) -> str:
     if match is not None:
         rest = value[match.end():]
         split = _split_userinfo(rest)
-        if split is not None:
+        if split is not None and not _is_a_path(split[0]):
             userinfo, after = split
             user, colon, _ = userinfo.partition(":")
             masked = f"{user}:{MASK}" if colon else (userinfo if "@" not in userinfo and "/" not in userinfo else MASK)

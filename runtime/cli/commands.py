@@ -16,7 +16,7 @@ from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all, desired_states
 from compiler.diagnostics import Diagnostics
 from compiler.drift import find_drift
-from compiler.errors import CatalogError, PolicyError
+from compiler.errors import CatalogError, PolicyError, TablePolicyError
 from compiler.fmt import YAMLError, format_diff, format_text
 from compiler.importer import (
     ExactTable,
@@ -44,7 +44,7 @@ from compiler.schema import policy_json_schema_text
 from runtime.caches.models import FileModelCache
 from runtime.caches.plans import PlanCache
 from runtime.catalog.config import resolve_catalog
-from runtime.cli.apply_view import report_json, show_complete, show_notice, show_statements, show_step
+from runtime.cli.apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
 from runtime.cli.formats import DriftFormat, FindingsFormat, Format
@@ -55,6 +55,7 @@ from runtime.target import Target, resolve_target
 
 if TYPE_CHECKING:
     from compiler.model.table import TableState
+    from runtime.apply import StepResult
     from runtime.catalog.reader import CatalogReader
 
 
@@ -113,16 +114,18 @@ def validate(path: Path, *, output: FindingsFormat = FindingsFormat.text, enviro
 
 
 def init(directory: Path, *, install: str, force: bool) -> int:
-    from runtime.scaffold import DEFAULT_SPEC, Scaffold, ScaffoldError
+    from runtime.scaffold import Scaffold, ScaffoldError
+    from runtime.scaffold.source import InstallSourceError, install_line
 
     try:
-        written = Scaffold(directory, install or DEFAULT_SPEC).write(force=force)
-    except ScaffoldError as exc:
+        line = install_line(install, directory)
+        written = Scaffold(directory, line.spec).write(force=force)
+    except (ScaffoldError, InstallSourceError) as exc:
         error(str(exc))
         return Exit.ERROR
     for path in written:
         info(f"wrote {display_path(path)}")
-    info(f"Workflows install {install or DEFAULT_SPEC!r} (change with --install). Next: tablepolicy validate "
+    info(f"Workflows install {line.spec!r} ({line.origin}; change with --install). Next: tablepolicy validate "
          f"{display_path(directory / 'policies')}, then open a pull request.")
     return Exit.OK
 
@@ -307,27 +310,59 @@ def apply(
               f"Apply a reviewed plan (tablepolicy plan {path} --out plan.json, then tablepolicy apply plan.json) "
               "or pass --auto-approve")
         return Exit.ERROR
-    run = apply_input(path, catalog, policies, environment)
-    typer.echo(render_text(run.plan, lambda text, color: paint(text, color)), nl=False)
-    if run.plan.blocked:
-        error("the plan holds destructive changes git has not approved; nothing was applied")
-        return Exit.BLOCKED
-    if not run.plan.has_changes:
-        return Exit.OK
-    if dry_run:
-        show_statements(plan_steps(run.plan, plan_id_of(run.plan)))
-        return Exit.OK
-    if not run.saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
-        error("apply cancelled")
-        return Exit.ERROR
-    # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
-    report = apply_plan(run.plan, run.catalog, SparkOptions.from_flags(master, conf), journal_path=run.journal,
-                        policies=run.policies, verify=run.saved, environment=run.environment, on_result=show_step,
-                        on_notice=show_notice)
+    results: list[StepResult] = []
+    run: ApplyInput | None = None
+    try:
+        run = apply_input(path, catalog, policies, environment)
+        typer.echo(render_text(run.plan, lambda text, color: paint(text, color)), nl=False)
+        if run.plan.blocked:
+            blocked = "the plan holds destructive changes git has not approved; nothing was applied"
+            error(blocked)
+            if json_report is not None:
+                json_report.write_text(failure_report(run, results, blocked), encoding="utf-8")
+            return Exit.BLOCKED
+        if not run.plan.has_changes:
+            return Exit.OK
+        if dry_run:
+            show_statements(plan_steps(run.plan, plan_id_of(run.plan)))
+            return Exit.OK
+        if not run.saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
+            error("apply cancelled")
+            return Exit.ERROR
+
+        def on_result(result: StepResult) -> None:
+            results.append(result)
+            show_step(result)
+
+        # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
+        report = apply_plan(run.plan, run.catalog, SparkOptions.from_flags(master, conf), journal_path=run.journal,
+                            policies=run.policies, verify=run.saved, environment=run.environment,
+                            on_result=on_result, on_notice=show_notice)
+    except TablePolicyError as exc:  # CD's failure report says what ran and what is left (--json-report)
+        if json_report is not None:
+            json_report.write_text(failure_report(run, results, exc), encoding="utf-8")
+        raise
     show_complete(report)
     if json_report is not None:
-        json_report.write_text(report_json(report, run.catalog.summary()), encoding="utf-8")
+        json_report.write_text(report_json(report, run.catalog.summary(), plan_steps(run.plan, report.plan_id)),
+                               encoding="utf-8")
     return Exit.OK
+
+
+def failure_report(run: ApplyInput | None, results: list[StepResult], exc: TablePolicyError | str) -> str:
+    """``--json-report`` of an apply that ended early (``exc``: the error, or why it stopped)."""
+    from runtime.apply import plan_id_of, plan_steps
+    from runtime.executor import ExecutionError
+
+    if isinstance(exc, PolicyError):
+        message = "; ".join(f"{d.location}: {d.code}: {d.message}" for d in exc.diagnostics.errors)
+    else:
+        message = str(exc)
+    if run is None:
+        return failure_json({}, None, [], results, message, step_failed=False)
+    plan_id = plan_id_of(run.plan)
+    return failure_json(run.catalog.summary(), plan_id, plan_steps(run.plan, plan_id), results, message,
+                        step_failed=isinstance(exc, ExecutionError))
 
 
 def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogConfig:

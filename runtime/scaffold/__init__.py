@@ -1,6 +1,6 @@
 """``tablepolicy init``: a policy repository from nothing, ready for the PR -> plan -> apply loop.
 
-Writes the five workflows (installing tablepolicy from a pinned requirement, never an unpinned name),
+Writes the five workflows (installing tablepolicy from a requirement CI can resolve, see source.py),
 org rules, a commented example table with its namespace defaults, the editor schema and its header,
 a catalog configuration template, a pre-commit configuration running validate and fmt --check, and a
 Dependabot configuration that keeps the workflows' SHA-pinned actions current.
@@ -15,14 +15,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from compiler import __version__
 from compiler.schema import policy_json_schema_text
 
 SCHEMA_FILE = "policy.schema.json"
 CACHES = ".tablepolicy"
 WORKFLOWS = ("tablepolicy-apply.yml", "tablepolicy-drift.yml", "tablepolicy-erase.yml", "tablepolicy-maintain.yml",
              "tablepolicy-plan.yml")
-DEFAULT_SPEC = f"tablepolicy=={__version__}"
 
 
 class ScaffoldError(Exception):
@@ -37,13 +35,6 @@ def spark_spec(spec: str) -> str:
     if spec.startswith(("git+", "http://", "https://")):
         return f"tablepolicy[spark] @ {spec}"
     return f"{spec}[spark]"
-
-
-def check_spec(spec: str) -> None:
-    """A requirement CI may install: pinned to a version, a commit or a path, never a bare name."""
-    if re.fullmatch(r"[A-Za-z0-9_.\-\[\]]+", spec) and not spec.startswith("."):
-        raise ScaffoldError(f"--install {spec!r} is an unpinned name: anyone could publish it and receive your "
-                            f"catalog credentials; pin it (e.g. {DEFAULT_SPEC!r}) or use a git URL with a commit")
 
 
 def install_command(spec: str, *, spark: bool, locked: bool = False) -> str:
@@ -186,8 +177,8 @@ class Scaffold:
         return files
 
     def write(self, *, force: bool = False) -> list[Path]:
-        """Write every file; refuse (writing nothing) when any exists, unless ``force``."""
-        check_spec(self.spec)
+        """Write every file; refuse (writing nothing) when any exists, unless ``force``. ``spec`` is checked by
+        source.install_line before."""
         files = self.files()
         existing = sorted(str(p.relative_to(self.root)) for p in files if p.exists())
         if existing and not force:

@@ -26,6 +26,10 @@ CASES = [
     ("sqlite:////tmp/a@b/catalog.db", "sqlite:////tmp/a@b/catalog.db"),
     ("postgresql://etl@db/lake", "postgresql://etl@db/lake"),
     ("thrift://metastore:9083", "thrift://metastore:9083"),
+    # pip's git pin: the '@' follows a host and a path, not credentials
+    ("git+https://github.com/acme/tablepolicy@" + "a" * 40, "git+https://github.com/acme/tablepolicy@" + "a" * 40),
+    ("https://s3cr3t/with/slash@host/x", "https://***@host/x"),  # a token as the user, no dotted host before '/'
+    ("https://etl:s3cr3t/x@db.example/lake", "https://etl:***@db.example/lake"),
 ]
 
 
