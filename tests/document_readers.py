@@ -7,6 +7,8 @@ are read against a small project (a namespace with defaults, two tables), as ``v
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import re
 from collections.abc import Callable
@@ -45,6 +47,22 @@ def jsonl_text(doc: Any) -> str:
     items = doc.get("requests") if isinstance(doc, dict) and set(doc) == {"requests"} else None
     lines = items if isinstance(items, list) else [doc]
     return "".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines)
+
+
+def csv_text(doc: Any) -> str:
+    """A requests document as CSV: a header of id, received and every key column, then a record per request
+    (a cell is text: an integer key is written as its digits, a missing key or value as an empty cell)."""
+    items = doc.get("requests") if isinstance(doc, dict) else None
+    rows = [r for r in items if isinstance(r, dict)] if isinstance(items, list) else []
+    columns = list(dict.fromkeys(k for r in rows if isinstance(r.get("keys"), dict) for k in r["keys"]))
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["id", "received", *columns])
+    for row in rows:
+        keys = row["keys"] if isinstance(row.get("keys"), dict) else {}
+        writer.writerow(["" if v is None else str(v) for v in (row.get("id"), row.get("received"),
+                                                                *(keys.get(c) for c in columns))])
+    return out.getvalue()
 
 
 @dataclass(frozen=True)
@@ -98,6 +116,11 @@ def read_requests(text: str) -> Outcome:
     return Outcome(list(diagnostics), loaded is not None)
 
 
+def read_request_csv(text: str) -> Outcome:
+    loaded, diagnostics = load_requests(text, "requests.csv")
+    return Outcome(list(diagnostics), loaded is not None)
+
+
 def read_request_lines(text: str) -> Outcome:
     loaded, diagnostics = load_requests(text, "requests.jsonl")
     return Outcome(list(diagnostics), loaded is not None)
@@ -109,6 +132,7 @@ class Kind:
     file: str  # where the reader says the document is
     read: Callable[[str], Outcome]
     text: Callable[[Any], str] = yaml_text
+    typed: bool = True  # the text keeps the document's types, so the schema's verdict is the reader's (CSV: no)
 
 
 KINDS = {
@@ -117,6 +141,7 @@ KINDS = {
     "environment": Kind(environment_json_schema(), "environments/fuzz.yaml", read_environment),
     "requests": Kind(requests_json_schema(), "requests.yaml", read_requests),
     "request lines": Kind(requests_json_schema(), "requests.jsonl", read_request_lines, jsonl_text),
+    "request csv": Kind(requests_json_schema(), "requests.csv", read_request_csv, csv_text, typed=False),
 }
 
 

@@ -47,7 +47,8 @@ def _type_kind(value: Any) -> str | None:
 PrimitiveName = Annotated[
     str,
     AfterValidator(_check_primitive),
-    Field(json_schema_extra={"minLength": 1}),  # empty is an unknown type (TP201) to the validator
+    # empty is an unknown type (TP201) to the validator
+    Field(json_schema_extra={"minLength": 1, "examples": ["long", "string", "timestamptz", "decimal(12,2)", "date"]}),
     Field(description="A primitive type: boolean, int, long, float, double, decimal(P,S), date, time, "
           "timestamp (no zone), timestamptz, string, uuid, fixed[N], binary."),
 ]

@@ -91,9 +91,8 @@ def _whole_number(value: Any) -> Any:
     return value
 
 
-# the JSON Schema also refuses empty text, which the validator reports with the name's own code (TP107, TP301)
-_SOME_TEXT = Field(json_schema_extra={"minLength": 1})
-# and a name holding a character no name may hold (TP101)
+# the JSON Schema also refuses empty text, which the validator reports with the name's own code (TP107, TP301),
+# and a name holding a character no name may hold (TP101); examples show what an expression is
 _NAME_TEXT = Field(json_schema_extra={"minLength": 1, "pattern": SAFE_NAME})
 TableName = Annotated[str, AfterValidator(_check_table_name), _NAME_TEXT]
 FormatVersion = Annotated[Literal[1, 2, 3], BeforeValidator(_whole_number)]
@@ -101,14 +100,14 @@ NamespaceName = Annotated[str, AfterValidator(_check_name), _NAME_TEXT]
 Expression = Annotated[
     str,
     AfterValidator(_check_expression),
-    _SOME_TEXT,
+    Field(json_schema_extra={"minLength": 1, "examples": ["ts", "day(ts)", "bucket(16, user_id)"]}),
     Field(description="A column or a transform of one: time_dt, day(time_dt), bucket(16, user_id), "
           "truncate(4, name), hour(ts), month(d), year(d), void(x)."),
 ]
 SortExpression = Annotated[
     str,
     AfterValidator(_check_sort),
-    _SOME_TEXT,
+    Field(json_schema_extra={"minLength": 1, "examples": ["ts", "ts desc nulls last", "bucket(16, user_id) asc"]}),
     Field(description="An expression with optional direction and null order: 'time desc nulls last'."),
 ]
 
