@@ -79,10 +79,12 @@ def is_local(location: str) -> bool:
 
 def fs_path(location: str) -> str:
     """The path pyarrow's filesystem for the location takes (and a listing returns): the raw path on local disk
-    (``file:///w/t`` -> ``/w/t``), ``bucket/key`` on object storage (``s3://b/w/t`` -> ``b/w/t``)."""
+    (``file:///w/t`` -> ``/w/t``), ``bucket/key`` on object storage (``s3://b/w/t`` -> ``b/w/t``). A path
+    without a scheme is taken as it is, so a listing's ``bucket/key`` maps to itself: ``fs_path`` of its own
+    result is that result."""
     parts = split(location)
     if parts.scheme in ("", "file"):
-        return parts.path if parts.path.startswith("/") or not parts.path else os.path.abspath(parts.path)
+        return parts.path
     if parts.scheme in PATH_ONLY:
         return parts.path
     return f"{parts.authority}{parts.path}"

@@ -43,9 +43,14 @@ def test_a_location_maps_to_each_readers_form(location: str, parts: Location, pa
     assert IcebergPathFileIO.parse_location(location) == (scheme, parts.authority, path)
 
 
-def test_a_relative_bare_path_is_made_absolute_as_pyiceberg_does() -> None:
-    assert fs_path("wh/t#x") == str(Path.cwd() / "wh/t#x")
-    assert IcebergPathFileIO.parse_location("wh/t#x")[2] == str(Path.cwd() / "wh/t#x")
+@pytest.mark.parametrize("location", [c[0] for c in CASES])
+def test_a_listings_path_maps_to_itself(location: str) -> None:
+    """Listings return ``bucket/key`` (S3) or ``/path``: mapped again they stay what they are, never a local path."""
+    assert fs_path(fs_path(location)) == fs_path(location)
+
+
+def test_pyiceberg_reads_a_relative_bare_path_from_the_working_folder() -> None:
+    assert IcebergPathFileIO.parse_location("wh/t#x") == ("file", "", str(Path.cwd() / "wh/t#x"))
 
 
 def test_a_listing_is_spelled_with_the_locations_scheme_again() -> None:
