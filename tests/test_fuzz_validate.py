@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from compiler import codes
 from compiler.checks import check_project
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
@@ -75,7 +76,9 @@ def test_validator_never_raises(doc: Any) -> None:
     load_text(out.getvalue(), "fuzz.yaml", project, diagnostics)
     diagnostics.extend(check_project(project))
     for finding in diagnostics:
-        assert finding.code.startswith("TP") and finding.message
+        assert codes.lookup(finding.code) and finding.message, finding.render()
+        assert finding.location.file == "fuzz.yaml" and finding.location.line >= 1 and finding.location.col >= 1
+        assert finding.hint, finding.render()
 
 
 # --- Bounded YAML: aliases of aliases, recursive aliases and deep nesting cost what the text's size allows.
