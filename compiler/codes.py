@@ -124,6 +124,7 @@ TP109 = register("TP109", ERROR, "a table name without a namespace")
 TP110 = register("TP110", ERROR, "a duration that does not parse, zero for a window or deadline, or over 365000d")
 TP111 = register("TP111", ERROR, "a size that does not parse, zero, or larger than a Java long")
 TP112 = register("TP112", ERROR, "an empty list or text where at least one item is needed (a table needs a column)")
+TP113 = register("TP113", ERROR, "a namespace starting or ending with whitespace: pyiceberg strips it, Spark keeps it")
 # --- TP2xx: columns and types
 TP201 = register("TP201", ERROR, "an unknown type name")
 TP203 = register("TP203", ERROR, "a type that is neither a name nor `{struct: ...}`, `{list: ...}` or `{map: ...}`")

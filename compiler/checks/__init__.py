@@ -9,6 +9,7 @@ from compiler.checks.columns import check_columns
 from compiler.checks.context import TableContext
 from compiler.checks.layout import check_layout
 from compiler.checks.lifecycle import check_lifecycle, declared_lifecycle
+from compiler.checks.names import check_names
 from compiler.checks.properties import check_namespace, check_properties
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.effective import effective_settings, namespace_chain
@@ -16,6 +17,7 @@ from compiler.loader import LoadedNamespace, LoadedTable, Project
 from compiler.modelcache import ModelCache
 
 TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
+    check_names,
     check_columns,
     check_layout,
     check_properties,
