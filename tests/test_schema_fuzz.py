@@ -1,8 +1,11 @@
-"""Whole documents generated from the JSON Schemas (tests/schema_strategy.py): table policies and namespace
-defaults, org rules, environment overlays and erasure requests (YAML and JSON lines). For each, the validator
-never raises; every finding has a registered code, a file:line:col in the file read and a hint; a document with
-no error loads; and the schema and the validator agree, but for the cases listed in EXPLAINED (what a JSON Schema
-cannot say). Deterministic (derandomize) and bounded in examples, not in time."""
+"""Whole documents generated from the JSON Schemas (tests/schema_strategy.py), in the schema and near it (one
+value in WILD any JSON value): table policies and namespace defaults, org rules, environment overlays, erasure
+requests in YAML, JSON lines and CSV. Each goes through the reader the tool uses (tests/document_readers.py):
+it never raises; every finding has a registered code, a file:line:col in a file read and a hint; a document with
+no error loads. And the schema and the validator agree: what the schema refuses the validator refuses, and what
+the schema accepts draws no finding about shape (SHAPE) -- only about meaning the schema cannot say (a column
+that does not exist, a name that does not parse) -- but for the cases in EXPLAINED. Disagreements the fuzz found
+are kept in FOUND as @examples. Deterministic (derandomize) and bounded in examples, not in time."""
 
 from __future__ import annotations
 
