@@ -86,6 +86,23 @@ def unsafe_character(text: str, *, field: bool = False) -> str | None:
     return f"a control character (U+{ord(found[0]):04X}) at position {found.start() + 1}"
 
 
+NaturalKey = tuple[tuple[str | int, ...], ...]
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+def natural_key(parts: tuple[str, ...] | str) -> tuple[NaturalKey, tuple[str, ...]]:
+    """The order names are shown in everywhere (lists, reports, metrics): part by part, runs of digits compared
+    as numbers, so ``t2`` comes before ``t10``; the name itself breaks ties (``t01`` and ``t1``).
+
+    >>> sorted([("a", "t10"), ("a", "t2"), ("a", "t1")], key=natural_key)
+    [('a', 't1'), ('a', 't2'), ('a', 't10')]
+    """
+    if isinstance(parts, str):
+        parts = (parts,)
+    # re.split with a group alternates text and digits, so the items at one index have one type
+    return tuple(tuple(int(p) if i % 2 else p for i, p in enumerate(_DIGITS.split(part))) for part in parts), parts
+
+
 def table_name_problem(parts: tuple[str, ...]) -> tuple[str, str] | None:
     """(message, hint) when a parsed table or namespace name cannot be carried everywhere it goes."""
     for part in parts:

@@ -30,10 +30,12 @@ class StatusFormat(StrEnum):
 
 
 class HealthFormat(StrEnum):
-    """health."""
+    """health: the terminal, JSON, the Prometheus text exposition format (node_exporter's textfile collector,
+    a pushgateway)."""
 
     text = "text"
     json = "json"
+    prometheus = "prometheus"
 
 
 class DoctorFormat(StrEnum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, assert_never
 
 import typer
 
@@ -13,7 +13,8 @@ from compiler.maintenance.due import MaintenancePlan, TableMaintenance, maintena
 from compiler.maintenance.select import selection
 from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
-from runtime.cli.commands import cache_dir, open_reader, valid_project
+from runtime.cli.checking import cache_dir
+from runtime.cli.commands import open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.formats import Format, HealthFormat
 from runtime.cli.views import catalog_header, paint, show_maintenance_report
@@ -54,13 +55,22 @@ def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path 
         from compiler.render.health_html import TableReport, render_health_html
 
         reports = [TableReport(t.health, t.actions) for t in plan.tables]
-        html.write_text(render_health_html(reports, target.header(), datetime.now(UTC)), encoding="utf-8")
+        assert plan.now is not None  # due_now decides at one moment: the page says that one
+        html.write_text(render_health_html(reports, target.header(), plan.now), encoding="utf-8")
         typer.echo(f"Wrote the health report of {len(reports)} table(s) to {html}", err=True)
-    if output is HealthFormat.json:
-        typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
-        return Exit.OK
-    catalog_header(target)
-    typer.echo(render_health(plan, lambda t, c: paint(t, c)), nl=False)
+    match output:
+        case HealthFormat.json:
+            typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
+        case HealthFormat.prometheus:
+            from compiler.render.prometheus import render_prometheus
+
+            assert plan.now is not None  # due_now decides at one moment
+            typer.echo(render_prometheus(plan, config.name, plan.now), nl=False)
+        case HealthFormat.text:
+            catalog_header(target)
+            typer.echo(render_health(plan, lambda t, c: paint(t, c)), nl=False)
+        case _:
+            assert_never(output)
     return Exit.OK
 
 
