@@ -13,7 +13,8 @@ from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefi
 from compiler.diagnostics import Diagnostic, Diagnostics, Location
 from compiler.environment import LoadedEnvironment
 from compiler.errors import CatalogError, PolicyError
-from compiler.project import environment_files, find_project, read_environment, requested_environment
+from compiler.paths import find_project
+from compiler.project import environment_files, read_environment, requested_environment
 from compiler.yamlsource import parse_yaml
 from runtime.catalog.config import configured_catalogs, resolve_catalog
 

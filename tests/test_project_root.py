@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from compiler.desired import desired_states
-from compiler.project import find_project
+from compiler.paths import find_project
 from compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import tablepolicy as tool

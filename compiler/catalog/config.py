@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from compiler.errors import CatalogError
-from compiler.project import find_project
+from compiler.paths import find_project
 
 EMBEDDED_NAME = "lake"
 SECRET_KEYS = re.compile(r"(password|passwd|pwd|secret|token|credential|key|signature|auth)", re.IGNORECASE)

@@ -16,7 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from compiler import __version__
 from compiler.errors import PolicyError, TablePolicyError
-from runtime.catalog.config import configured_catalogs
+from runtime.cli.completion import environment_names, table_names
 from runtime.cli.exits import Exit
 from runtime.cli.flags import check_master, check_output
 from runtime.cli.formats import DoctorFormat, DriftFormat, FindingsFormat, Format, HealthFormat, StatusFormat
@@ -43,10 +43,24 @@ app = typer.Typer(
     help="Apache Iceberg tables declared in git: validate, plan, apply, maintain.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion; runtime/cli/completion.py completes names
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+def show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"tablepolicy {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[bool, typer.Option("--version", callback=show_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Apache Iceberg tables declared in git: validate, plan, apply, maintain."""
+
 
 PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file.")]
 CatalogName = Annotated[
@@ -56,8 +70,9 @@ CatalogName = Annotated[
 
 EnvName = Annotated[
     str | None,
-    typer.Option("--env", "-e", help="Environment overlay environments/NAME.yaml layered over the policies "
-                                     "(or TABLEPOLICY_ENV; default: none)."),
+    typer.Option("--env", "-e", autocompletion=environment_names,
+                 help="Environment overlay environments/NAME.yaml layered over the policies "
+                      "(or TABLEPOLICY_ENV; default: none)."),
 ]
 
 SparkMaster = Annotated[
@@ -101,6 +116,8 @@ def run(
     from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
     Invocation.command_ran = True
     try:
+        from runtime.catalog.config import configured_catalogs  # on use: --help imports no policy model
+
         configured_catalogs()  # a broken .pyiceberg.yaml is one line, before pyiceberg reads it on import
         for flag, target in (outputs or {}).items():
             check_output(flag, target)
@@ -138,7 +155,9 @@ def validate(
     env: EnvName = None,
 ) -> None:
     """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
-    run(lambda: commands().validate(path, output=output, environment=env))
+    from runtime.cli import checking  # validate imports the policy models and checks, nothing of the planner
+
+    run(lambda: checking.validate(path, output=output, environment=env))
 
 
 @app.command()
@@ -215,7 +234,8 @@ def maintain(
     output: Annotated[Format, typer.Option(
         "--format", "-f", help="The report on stdout: text, markdown (a PR or ticket) or json.")] = Format.text,
     table: Annotated[list[str] | None, typer.Option(
-        "--table", "-t", metavar="TABLE", help="Only this declared table, e.g. logs.app_events (repeatable).")] = None,
+        "--table", "-t", metavar="TABLE", autocompletion=table_names,
+        help="Only this declared table, e.g. logs.app_events (repeatable).")] = None,
     only: Annotated[list[str] | None, typer.Option(
         "--only", metavar="ACTION", help="Only this lifecycle action: retention, compaction, delete_files, "
                                          "manifests, snapshots, orphan_files (repeatable).")] = None,

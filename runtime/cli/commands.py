@@ -31,24 +31,25 @@ from compiler.importer import (
 )
 from compiler.loader import Project, discover, display_path
 from compiler.model.names import format_name
+from compiler.paths import find_project
 from compiler.plan.model import CatalogRef, Plan
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.project import SelectedProject, find_project, load_selected, requested_environment, restrict_plan
+from compiler.project import SelectedProject, load_selected, requested_environment, restrict_plan
 from compiler.render.drift import drift_json, render_drift
-from compiler.render.findings import findings_json, findings_markdown, github_annotations
+from compiler.render.findings import findings_markdown
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text
 from compiler.schema import policy_json_schema_text
-from runtime.caches.models import FileModelCache
 from runtime.caches.plans import PlanCache
 from runtime.catalog.config import resolve_catalog
 from runtime.cli.apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
+from runtime.cli.checking import cache_dir, caches_on, project_cache
 from runtime.cli.exits import Exit
 from runtime.cli.flags import FlagError
-from runtime.cli.formats import DriftFormat, FindingsFormat, Format
-from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance, summary_line
+from runtime.cli.formats import DriftFormat, Format
+from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance
 from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
 from runtime.target import Target, resolve_target
@@ -59,11 +60,6 @@ if TYPE_CHECKING:
     from runtime.catalog.reader import CatalogReader
 
 
-def cache_dir(path: Path) -> Path:
-    """``.tablepolicy/`` beside the project's policies directory (like Terraform's .terraform/)."""
-    return find_project(path).root / ".tablepolicy"
-
-
 def open_reader(config: CatalogConfig) -> CatalogReader:
     """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
     second to import, and apply starts Spark before it needs them. Reading creates nothing: an embedded
@@ -71,16 +67,6 @@ def open_reader(config: CatalogConfig) -> CatalogReader:
     from runtime.catalog.reader import CatalogReader
 
     return CatalogReader(config, create=False)
-
-
-def caches_on(path: Path) -> bool:
-    """Caches live in ``.tablepolicy/`` when the project has that folder (init makes it; ``mkdir .tablepolicy``
-    turns them on in a clone): a read-only command never creates a file or folder of its own accord."""
-    return cache_dir(path).is_dir()
-
-
-def project_cache(path: Path) -> FileModelCache | None:
-    return FileModelCache.open(cache_dir(path) / "models.json") if caches_on(path) else None
 
 
 def valid_project(path: Path, *, use_cache: bool = True, environment: str | None = None) -> Project:
@@ -93,24 +79,6 @@ def valid_project(path: Path, *, use_cache: bool = True, environment: str | None
         raise PolicyError(diagnostics)
     show_diagnostics(diagnostics)
     return project
-
-
-def validate(path: Path, *, output: FindingsFormat = FindingsFormat.text, environment: str | None = None) -> int:
-    # without an environment every overlay is checked against the policies; with one, the tables under it
-    name, flag = requested_environment(environment)
-    _, files, diagnostics = load_selected(path, project_cache(path), name, every_environment=True,
-                                          environment_flag=flag, workers=FORKED)
-    match output:
-        case FindingsFormat.json:
-            typer.echo(findings_json(diagnostics, files), nl=False)
-        case FindingsFormat.github | FindingsFormat.text:
-            if output is FindingsFormat.github:  # annotations for the workflow; the same findings readable below
-                typer.echo(github_annotations(diagnostics), nl=False)
-            show_diagnostics(diagnostics)
-            typer.echo(summary_line(diagnostics, files), err=True)
-        case _:
-            assert_never(output)
-    return Exit.ERROR if diagnostics.has_errors else Exit.OK
 
 
 def init(directory: Path, *, install: str, force: bool) -> int:

@@ -25,7 +25,8 @@ from compiler.loader import Project, display_path
 from compiler.model.names import format_name
 from compiler.render.erasure import render_preview
 from compiler.render.erasure_report import proof_json, render_status, status_json
-from runtime.cli.commands import cache_dir, open_reader, valid_project
+from runtime.cli.checking import cache_dir
+from runtime.cli.commands import open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.formats import StatusFormat
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics

@@ -14,7 +14,8 @@ from pathlib import Path
 from compiler.model.names import format_name, parse_name
 from runtime.catalog.config import resolve_catalog
 from runtime.catalog.reader import CatalogReader
-from runtime.cli.commands import cache_dir, open_reader
+from runtime.cli.checking import cache_dir
+from runtime.cli.commands import open_reader
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint
 from runtime.lock import Found, LockStore, UnlockError, ago, lock_store, utc
