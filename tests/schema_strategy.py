@@ -1,11 +1,12 @@
 """Hypothesis strategies that build documents from a JSON Schema (the subset compiler.schema generates).
 
 hypothesis-jsonschema 0.23.1 does not work with the locked hypothesis 6.170.17, so this is a small one of our own:
-``$ref``/``$defs``, ``anyOf``/``oneOf``, ``const``/``enum``, string ``pattern`` (``st.from_regex``), ``format:
-date``, lengths, integer bounds, arrays with ``minItems``, objects with ``required``/optional ``properties``,
-``additionalProperties`` (false or a schema), ``propertyNames``, ``minProperties`` and one ``if``/``else`` (the
-``else`` is applied when the ``if`` does not hold). Recursion is bounded: past ``max_depth`` a union takes a
-member that does not nest, an object only its required keys and an array its fewest items.
+``$ref``/``$defs``, ``anyOf``/``oneOf``, ``const``/``enum``, string ``pattern`` (``st.from_regex``), ``format``
+``date`` and ``regex``, ``examples`` (drawn half the time), lengths, integer bounds, arrays with ``minItems``,
+objects with ``required``/optional ``properties``, ``additionalProperties`` (false or a schema),
+``propertyNames``, ``minProperties``, keywords beside a union, and one ``if``/``else`` (the ``else`` is applied
+when the ``if`` does not hold). Recursion is bounded: past ``max_depth`` a union takes a member that does not
+nest, an object only its required keys and an array its fewest items.
 
 ``wild``: 1 in ``wild`` values is any JSON value instead of one the schema allows (0: never), so documents also
 probe what the schema refuses. ``schema_validator`` checks a document as an editor would (ECMA-262 regular
@@ -69,7 +70,9 @@ class _Builder:
         if "enum" in schema:
             return st.sampled_from(schema["enum"])
         union = schema.get("anyOf", schema.get("oneOf"))
-        if union is not None:
+        if union is not None:  # a keyword beside the union (format, description) holds for each member
+            beside = {k: v for k, v in schema.items() if k not in ("anyOf", "oneOf", "default")}
+            union = [{**beside, **m} for m in union]
             flat = [m for m in union if not self._nests(m)] if depth >= self.max_depth else []
             return st.one_of([self.build(m, depth) for m in flat or union])
         kind = schema.get("type")
@@ -128,12 +131,24 @@ def _string(schema: Schema, max_size: int = 16) -> st.SearchStrategy[str]:
         return st.one_of(st.sampled_from(examples), _string({k: v for k, v in schema.items() if k != "examples"}))
     low, high = schema.get("minLength", 0), schema.get("maxLength")
     if schema.get("format") == "date":
-        return st.dates().map(date.isoformat)
+        dates = st.dates().map(date.isoformat)
+        return dates.filter(re.compile(schema["pattern"]).search) if "pattern" in schema else dates
+    if schema.get("format") == "regex":
+        return st.one_of(st.sampled_from(["^[a-z_]+$", r"^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$", ".*", "x|y"]),
+                         st.text(max_size=8).filter(_compiles)).filter(lambda s: len(s) >= low)
     if "pattern" in schema:
         within = (lambda s: low <= len(s) <= high) if high is not None else (lambda s: low <= len(s))
         return st.from_regex(schema["pattern"], fullmatch=True).filter(within)
     text = st.text(min_size=low, max_size=max(low, min(high or max_size, max_size)))
     return text if high is None else st.one_of(text, st.just("x" * high))  # a maximum is hit, not only neared
+
+
+def _compiles(text: str) -> bool:
+    try:
+        re.compile(text)
+    except re.error:
+        return False
+    return True
 
 
 def _ecma_pattern(validator: Any, pattern: str, instance: Any, schema: Schema) -> Any:

@@ -104,6 +104,7 @@ WILD = 12  # one value in 12 is any JSON value, not one the schema allows
 
 def fuzz(kind_name: str, wild: int) -> Callable[[], None]:
     def run(doc: Any) -> None:
+        assert wild or VALIDATORS[kind_name].is_valid(doc), f"the strategy drew {doc!r}, which the schema refuses"
         check(kind_name, doc)
 
     for doc in FOUND[kind_name] if wild else []:
