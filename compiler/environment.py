@@ -13,14 +13,15 @@ from __future__ import annotations
 import difflib
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.model.names import format_name, parse_name
+from compiler.model.names import format_name, natural_key, parse_name
+from compiler.overlay import Layer as Layer
+from compiler.overlay import LoadedEnvironment as LoadedEnvironment
+from compiler.overlay import OverlayFile as OverlayFile
 from compiler.spec.environment import STRUCTURE_KEYS, EnvironmentOverlay, OverlaySettings
 from compiler.spec.errors import findings_from
 from compiler.yamlsource import Path, SourceMap, parse_yaml
@@ -30,62 +31,6 @@ if TYPE_CHECKING:
 
 ENVIRONMENTS = "environments"  # the folder beside policies/ that holds the overlays
 SETTINGS_SECTIONS = ("owner", "properties", "workload", "lifecycle")
-
-# A layer of the overlay that applies to a table: its settings, the overlay's source, the YAML path of the layer
-Layer = tuple[OverlaySettings, SourceMap, Path]
-
-
-@dataclass(frozen=True)
-class LoadedEnvironment:
-    """A valid overlay; ``name`` is its file's name without the suffix."""
-
-    name: str
-    overlay: EnvironmentOverlay
-    source: SourceMap
-    digest: str  # sha256 of the file text: cache keys include it, so switching environment never reuses a plan
-
-    @property
-    def file(self) -> str:
-        return self.source.file
-
-    @cached_property
-    def _namespaces(self) -> list[tuple[tuple[str, ...], str]]:
-        """The namespaces the overlay names, outermost first (nested namespaces override their parents)."""
-        return sorted(((parse_name(key), key) for key in self.overlay.namespaces), key=lambda item: len(item[0]))
-
-    @cached_property
-    def _tables(self) -> dict[tuple[str, ...], str]:
-        return {parse_name(key): key for key in self.overlay.tables}
-
-    def layers(self, table: tuple[str, ...]) -> list[Layer]:
-        """The layers that apply to ``table``, weakest first: defaults, namespaces outermost first, the table."""
-        found: list[Layer] = []
-        if self.overlay.defaults is not None:
-            found.append((self.overlay.defaults, self.source, ("defaults",)))
-        namespace = table[:-1]
-        for name, key in self._namespaces:
-            if namespace[: len(name)] == name:
-                found.append((self.overlay.namespaces[key], self.source, ("namespaces", key)))
-        entry = self._tables.get(table)
-        if entry is not None:
-            found.append((self.overlay.tables[entry], self.source, ("tables", entry)))
-        return found
-
-    def catalog_origin(self) -> Location:
-        return self.source.value(("catalog",))
-
-
-@dataclass(frozen=True)
-class OverlayFile:
-    """An overlay file as written: the names it mentions are checked against the project even when some
-    value of it is wrong (every finding at once); ``loaded`` is the overlay, None when it has errors."""
-
-    name: str
-    source: SourceMap
-    tables: tuple[str, ...]  # the keys of tables: and namespaces:, as written
-    namespaces: tuple[str, ...]
-    loaded: LoadedEnvironment | None
-
 
 def parse_environment(name: str, text: str, file: str) -> tuple[OverlayFile | None, list[Diagnostic]]:
     """One overlay file; every problem of it as a finding (structure keys, unknown keys, wrong values)."""
@@ -212,7 +157,7 @@ def check_references(project: Project, overlay: OverlayFile) -> list[Diagnostic]
                 continue  # reported by parse_environment
             if name in known or (kind == "table" and len(name) < 2):
                 continue
-            names = sorted(format_name(n) for n in known)
+            names = sorted((format_name(n) for n in known), key=natural_key)
             close = difflib.get_close_matches(format_name(name), names, n=1, cutoff=0.6)
             listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
             hint = f"did you mean '{close[0]}'?" if close else f"declared {kind}s: {listed or 'none'}."

@@ -22,7 +22,7 @@ from compiler.spec.table import NamespaceDefaults, TablePolicy
 from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
 
 if TYPE_CHECKING:
-    from compiler.environment import LoadedEnvironment
+    from compiler.overlay import LoadedEnvironment
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 

@@ -212,3 +212,74 @@ def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> 
         )
         assert result.returncode in (0, 2), result.stderr
         assert "blocked" not in result.stderr
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Module -> the modules of compiler/ and runtime/ it imports, wherever the import stands (a function's lazy
+    import is as much a dependency as one at the top; only ``if TYPE_CHECKING:`` blocks, which never run, are
+    left out)."""
+    modules = {".".join(f.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): f
+               for package in ("compiler", "runtime") for f in (root / package).rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for module, file in modules.items():
+        tree = ast.parse(file.read_text(encoding="utf-8"))
+        skipped = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                   and "TYPE_CHECKING" in ast.unparse(block.test) for stmt in block.body for n in ast.walk(stmt)}
+        named: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in skipped:
+                continue
+            if isinstance(node, ast.Import):
+                named |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
+        deps = set()
+        for name in named:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                deps.add(name)
+        graph[module] = deps
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for dep in sorted(graph[module]):
+            if dep not in index:
+                visit(dep)
+                low[module] = min(low[module], low[dep])
+            elif dep in stack:
+                low[module] = min(low[module], index[dep])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_import_circle_in_compiler_or_runtime() -> None:
+    """Each module has one room: a module that imports another which imports it back (even lazily, inside a
+    function) is two rooms pretending to be one; split what they share into a module both import."""
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_a_lazy_circle() -> None:
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
