@@ -54,13 +54,6 @@ def environment_files(paths: ProjectPaths) -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
-def requested_environment(name: str | None) -> tuple[str | None, str]:
-    """The environment asked for and how: the flag, else TABLEPOLICY_ENV (an empty value is no request)."""
-    if name is not None:
-        return name, "--env"
-    return os.environ.get("TABLEPOLICY_ENV") or None, "TABLEPOLICY_ENV"
-
-
 def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, flag: str = "--env"
                      ) -> OverlayFile | None:
     """The overlay file ``name`` of the project; a name that resolves to no file is an error listing those

@@ -14,9 +14,17 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Location
 from compiler.environment import LoadedEnvironment
 from compiler.errors import CatalogError, PolicyError
 from compiler.paths import find_project
-from compiler.project import environment_files, read_environment, requested_environment
+from compiler.project import environment_files, read_environment
 from compiler.yamlsource import parse_yaml
 from runtime.catalog.config import configured_catalogs, resolve_catalog
+
+
+def requested_environment(name: str | None) -> tuple[str | None, str]:
+    """The environment asked for and how: the flag, else TABLEPOLICY_ENV (an empty value is no request). Read
+    here, at the edge: the compiler is handed the name, never reads the process environment."""
+    if name is not None:
+        return name, "--env"
+    return os.environ.get("TABLEPOLICY_ENV") or None, "TABLEPOLICY_ENV"
 
 
 class CatalogConflictError(CatalogError):

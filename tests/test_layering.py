@@ -283,3 +283,11 @@ def test_no_import_circle_in_compiler_or_runtime() -> None:
 
 def test_the_circle_check_finds_a_lazy_circle() -> None:
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_the_compiler_reads_no_process_environment() -> None:
+    """The runtime reads TABLEPOLICY_ENV and the like once, at the edge, and hands the compiler values."""
+    readers = [f"{file.relative_to(ROOT)}:{node.lineno}" for file in sorted((ROOT / "compiler").rglob("*.py"))
+               for node in ast.walk(ast.parse(file.read_text(encoding="utf-8")))
+               if isinstance(node, ast.Attribute) and node.attr in ("environ", "getenv", "environb")]
+    assert readers == []

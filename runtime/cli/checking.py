@@ -9,13 +9,14 @@ from typing import assert_never
 import typer
 
 from compiler.paths import find_project
-from compiler.project import load_selected, requested_environment
+from compiler.project import load_selected
 from compiler.render.findings import findings_json, github_annotations
 from runtime.caches.models import FileModelCache
 from runtime.cli.exits import Exit
 from runtime.cli.formats import FindingsFormat
 from runtime.cli.views import show_diagnostics, summary_line
 from runtime.forked import FORKED
+from runtime.target import requested_environment
 
 
 def cache_dir(path: Path) -> Path:

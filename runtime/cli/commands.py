@@ -34,7 +34,7 @@ from compiler.model.names import format_name
 from compiler.paths import find_project
 from compiler.plan.model import CatalogRef, Plan
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.project import SelectedProject, load_selected, requested_environment, restrict_plan
+from compiler.project import SelectedProject, load_selected, restrict_plan
 from compiler.render.drift import drift_json, render_drift
 from compiler.render.findings import findings_markdown
 from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
@@ -52,7 +52,7 @@ from runtime.cli.formats import DriftFormat, Format
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance
 from runtime.forked import FORKED
 from runtime.gitinfo import git_sha
-from runtime.target import Target, resolve_target
+from runtime.target import Target, requested_environment, resolve_target
 
 if TYPE_CHECKING:
     from compiler.model.table import TableState
