@@ -175,6 +175,10 @@ TP441 = register("TP441", ERROR, "an erasure key column that does not exist")
 TP442 = register("TP442", ERROR, "an erasure key column that is no string or integer column")
 TP443 = register("TP443", ERROR, "an erasure hold naming no tag or branch of the table, or `main` (checked by `erase`)")
 TP444 = register("TP444", WARNING, "an erasure key column that is an identity or truncate partition source")
+TP450 = register(
+    "TP450", ERROR, "a ref named `main`: the main branch is implicit (`lifecycle.snapshots` sets its retention)")
+TP451 = register("TP451", ERROR, "a branch or tag declared twice in one table")
+TP452 = register("TP452", WARNING, "a tag on a table without a snapshot: created by the first plan after a write")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")
@@ -208,6 +212,7 @@ TG107 = register("TG107", ERROR, "`required_properties`: a property unset, or se
 TG108 = register("TG108", ERROR, "`table_name`: a table name the rule's regular expression does not match")
 TG109 = register("TG109", ERROR, "`column_name`: a field name the rule's regular expression does not match")
 TG110 = register("TG110", ERROR, "`no_weakening`: a table loosening what its namespace defaults set")
+TG111 = register("TG111", ERROR, "`ref_max_age`: a branch or tag kept longer than the rule's `{min, max}` (or forever)")
 
 # --- TC: changes a plan holds, by safety (destructive ones need an `allow_destructive` approval)
 TC101 = register("TC101", SAFE, "create a namespace")
@@ -235,6 +240,10 @@ TC502 = register("TC502", SAFE, "unset table properties")
 TC503 = register("TC503", SAFE, "update the table comment")
 TC504 = register("TC504", DESTRUCTIVE, "tighten the retention (the next `maintain` deletes older rows)")
 TC505 = register("TC505", BREAKING, "expire snapshots sooner (time travel reaches less far back)")
+TC601 = register("TC601", SAFE, "create a branch or tag")
+TC602 = register("TC602", SAFE, "keep a branch or tag, or its snapshots, as long or longer")
+TC603 = register("TC603", DESTRUCTIVE, "shorten a branch's or tag's retention (snapshots become expirable)")
+TC604 = register("TC604", DESTRUCTIVE, "drop a branch or tag (its snapshots become expirable)")
 
 # --- TR: changes the planner refuses (exit 1), with what to do instead
 TR101 = register("TR101", ERROR, "a type change that is no legal promotion")
@@ -247,6 +256,8 @@ TR107 = register("TR107", ERROR, "a map's key type changed")
 TR108 = register("TR108", ERROR, "a pinned field id the table does not have")
 TR109 = register("TR109", ERROR, "a new column differing only by case from an existing one")
 TR110 = register("TR110", ERROR, "two columns claiming one existing field")
+TR111 = register("TR111", ERROR, "a tag declared where the table has a branch of that name, or the reverse")
+TR112 = register("TR112", ERROR, "a new ref starting at a snapshot id the table does not have")
 
 # --- TA: approvals
 TA101 = register("TA101", WARNING, "an `allow_destructive` entry that approves no change in this plan: delete it")

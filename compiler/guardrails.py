@@ -7,13 +7,14 @@
       retention_keep: {max: 730d}
       orphan_older_than: {min: 3d}
       erasure_within: {max: 30d}
+      ref_max_age: {max: 30d}               # each declared branch or tag, kept no longer than this
       required_properties: {write.format.default: parquet, write.object-storage.enabled: null}
       table_name: "^[a-z][a-z0-9_]*$"       # the table's last name part
       column_name: "^[a-z][a-z0-9_]*$"      # every field, nested ones included
       no_weakening: true                     # a table may not loosen what its namespace defaults set
       ignore_unmanaged: [scratch, "sales.tmp_*"]  # read by drift (compiler.drift), not a check on tables
 
-Each rule has its own code (TG101-TG110) and reports at the value that breaks it. A bound applies to
+Each rule has its own code (TG101-TG111) and reports at the value that breaks it. A bound applies to
 the value in effect for the table (its own file over its namespace defaults); an undeclared setting is
 left to its own rule (``owner_required``, ``pii_requires_erasure``).
 """
@@ -30,6 +31,7 @@ from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.effective import Effective, effective_settings, namespace_chain
 from compiler.loader import LoadedRules, LoadedTable, Project
 from compiler.spec.columns import Column, ListOf, MapOf, StructOf
+from compiler.spec.refs import TagRef, ref_name
 from compiler.spec.rules import DurationBounds, Rules
 from compiler.spec.units import Duration
 from compiler.yamlsource import Path
@@ -108,6 +110,29 @@ def _bounds(ctx: _Context) -> Iterator[Diagnostic]:
                               f"({ctx.rule(rule)})", f"declare at most {bounds.max}")
 
 
+def _refs(ctx: _Context) -> Iterator[Diagnostic]:
+    """Each declared ref's max age as expiry reads it: its own, else the table's max_ref_age, else forever."""
+    bounds = ctx.rules.ref_max_age
+    if bounds is None:
+        return
+    snapshots = ctx.effective.lifecycle.snapshots
+    inherited = snapshots.max_ref_age if snapshots is not None else None
+    for index, ref in enumerate(ctx.table.policy.refs):
+        kind = "tag" if isinstance(ref, TagRef) else "branch"
+        own = ref.max_ref_age
+        value = own or inherited
+        where = ctx.table.source.value(("refs", index, "max_ref_age")) if own else \
+            ctx.at("lifecycle.snapshots.max_ref_age", ("refs", index, kind))
+        kept = f"{kind} {ref_name(ref)} is kept " + (f"{value}" + ("" if own else " (the table's max_ref_age)")
+                                                     if value is not None else "forever (no max_ref_age)")
+        if bounds.max is not None and (value is None or value.millis > bounds.max.millis):
+            yield ctx.finding(codes.TG111, where, f"{kept}, longer than {bounds.max} ({ctx.rule('ref_max_age')})",
+                              f"declare max_ref_age: {bounds.max} (or less) on it")
+        if bounds.min is not None and value is not None and value.millis < bounds.min.millis:
+            yield ctx.finding(codes.TG111, where, f"{kept}, shorter than {bounds.min} ({ctx.rule('ref_max_age')})",
+                              f"declare max_ref_age: {bounds.min} (or more) on it")
+
+
 def _properties(ctx: _Context) -> Iterator[Diagnostic]:
     for key, wanted in sorted(ctx.rules.required_properties.items()):
         have = ctx.effective.properties.get(key)
@@ -176,6 +201,6 @@ def _columns(columns: list[Column], path: Path) -> Iterator[tuple[Path, Column]]
 
 
 RULE_CHECKS: tuple[Callable[[_Context], Iterator[Diagnostic]], ...] = (
-    _owner, _pii, _bounds, _properties, _names, _weakening,
+    _owner, _pii, _bounds, _refs, _properties, _names, _weakening,
 )
 

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from compiler.catalog.config import CatalogConfig
-from compiler.diff.changes import Change, CreateTable, DropColumn, DropTable, PropertyChange, SetProperties
+from compiler.diff.changes import Change, CreateTable, DropColumn, DropRef, DropTable, PropertyChange, SetProperties
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
-from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, declared_stamp
+from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from compiler.plan.applied import is_applied
 from compiler.plan.approvals import consumed_stamp
 from compiler.plan.model import CatalogRef, Plan
@@ -44,7 +44,8 @@ from runtime.spark.session import SparkOptions, start_in_background
 TAG_RETAIN_DAYS = 7
 # what a plan depends on, by Requirement field; a data commit changes none of them
 STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
-                    "format_version": "format version", "properties_digest": "table properties changed"}
+                    "format_version": "format version", "properties_digest": "table properties changed",
+                    "refs_digest": "branches or tags changed"}
 
 
 class StalePlanError(TablePolicyError):
@@ -110,6 +111,8 @@ def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
         if not table.changes:
             continue
         stamp = {**run_stamps, DECLARED_KEYS: declared_stamp(table.declared_properties)}
+        if table.declared_refs or any(isinstance(c, DropRef) for c in table.changes):
+            stamp[DECLARED_REFS] = declared_stamp(table.declared_refs)
         consumed = consumed_stamp(table.consumed_approvals, table.changes)
         if consumed is not None:  # the approvals this plan consumes now approve only what they approved
             stamp[APPROVALS_KEY] = consumed
@@ -179,7 +182,7 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
         elif current is not None and current.metadata_location != want.metadata_location:
             now = requirement_of(current)
             changed = [
-                f"{label} {getattr(want, key)} -> {getattr(now, key)}" if key != "properties_digest" else label
+                f"{label} {getattr(want, key)} -> {getattr(now, key)}" if not key.endswith("_digest") else label
                 for key, label in STALE_IF_CHANGED.items()
                 if getattr(want, key) != getattr(now, key)
             ]

@@ -25,7 +25,7 @@ from compiler.diagnostics import Diagnostics
 from compiler.diff.changes import RetentionEstimate
 from compiler.loader import Project, load_text
 from compiler.model.names import parse_name
-from compiler.model.properties import DECLARED_KEYS, declared_stamp
+from compiler.model.properties import DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from compiler.model.table import ColumnPath, TableState, iceberg_json
 
 # What Spark and Iceberg write on every table they create, which no policy owns: the planner must ignore it.
@@ -67,12 +67,17 @@ def table_metadata(
     properties: Mapping[str, str | None] = {},
     dropped: Sequence[str] = (),
     older_partition_sources: Sequence[ColumnPath] = (),
+    snapshots: bool = False,
+    refs: Mapping[str, dict[str, Any] | None] = {},
 ) -> dict[str, Any]:
     """Iceberg table metadata (format v1/v2 JSON) of ``state`` as created by one apply, with its stamps.
 
     ``properties``: changes to the table's properties after that apply (None removes a key);
     ``dropped``: top-level columns an older schema had; ``older_partition_sources``: columns an older
     partition spec used (identity). Either adds an older schema or spec to the history, as evolution does.
+    ``snapshots``: the table holds three snapshots (SNAPSHOTS, the last current), as it does anyway when the
+    policy declares refs, which the apply made at the current snapshot (or the declared one) and stamped;
+    ``refs``: changes to its refs since (Iceberg's JSON of a ref; None removes it).
     """
     schema_text, spec_text, order_text = iceberg_json(state)
     schema, spec, order = json.loads(schema_text), json.loads(spec_text), json.loads(order_text)
@@ -96,6 +101,8 @@ def table_metadata(
             {**f, "field-id": 1000 + len(older_partition_sources) + i} for i, f in enumerate(spec["fields"])]}]
     orders = [{"order-id": 0, "fields": []}, *([order] if order["order-id"] else [])]
     stored = {**ENGINE_PROPERTIES, **state.properties, DECLARED_KEYS: declared_stamp(state.declared_properties)}
+    if state.refs:
+        stored[DECLARED_REFS] = declared_stamp(r.name for r in state.refs)
     if state.comment is not None:
         stored["comment"] = state.comment
     for key, value in properties.items():
@@ -125,6 +132,8 @@ def table_metadata(
         "metadata-log": [],
         "refs": {},
     }
+    if snapshots or state.refs or refs:
+        _with_snapshots(metadata, state, refs)
     if state.format_version == 1:
         metadata.pop("last-sequence-number")
         metadata["schema"] = schemas[-1]
@@ -133,16 +142,44 @@ def table_metadata(
     return metadata
 
 
+SNAPSHOTS = (101, 102, 103)
+
+
+def _with_snapshots(metadata: dict[str, Any], state: TableState, edits: Mapping[str, dict[str, Any] | None]) -> None:
+    metadata["snapshots"] = [
+        {"snapshot-id": sid, **({"parent-snapshot-id": SNAPSHOTS[i - 1]} if i else {}), "sequence-number": i + 1,
+         "timestamp-ms": 1_700_000_000_000 + i, "manifest-list": f"{metadata['location']}/metadata/snap-{sid}.avro",
+         "summary": {"operation": "append"}, "schema-id": metadata["current-schema-id"]}
+        for i, sid in enumerate(SNAPSHOTS)]
+    metadata["current-snapshot-id"] = SNAPSHOTS[-1]
+    metadata["last-sequence-number"] = len(SNAPSHOTS)
+    refs: dict[str, Any] = {"main": {"snapshot-id": SNAPSHOTS[-1], "type": "branch"}}
+    for ref in state.refs:
+        keep = ref.retention
+        refs[ref.name] = {"snapshot-id": ref.snapshot_id or SNAPSHOTS[-1], "type": ref.kind, **{
+            k: v for k, v in (("max-ref-age-ms", keep.max_ref_age_ms), ("min-snapshots-to-keep",
+                              keep.min_snapshots_to_keep), ("max-snapshot-age-ms", keep.max_snapshot_age_ms))
+            if v is not None}}
+    for name, ref in edits.items():
+        if ref is None:
+            refs.pop(name, None)
+        else:
+            refs[name] = ref
+    metadata["refs"] = refs
+
+
 def applied(
     state: TableState,
     *,
     properties: Mapping[str, str | None] = {},
     dropped: Sequence[str] = (),
     older_partition_sources: Sequence[ColumnPath] = (),
+    snapshots: bool = False,
+    refs: Mapping[str, dict[str, Any] | None] = {},
 ) -> CurrentTable:
     """``state`` as the catalog holds it after an apply (see table_metadata), read as the planner reads it."""
     metadata = table_metadata(state, properties=properties, dropped=dropped,
-                              older_partition_sources=older_partition_sources)
+                              older_partition_sources=older_partition_sources, snapshots=snapshots, refs=refs)
     location = f"{metadata['location']}/metadata/00001-{metadata['table-uuid']}.metadata.json"
     return current_table(state.name, location, metadata)
 

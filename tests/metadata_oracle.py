@@ -7,10 +7,19 @@ this mapping of pyiceberg's own parse, on every table they make.
 from __future__ import annotations
 
 from pyiceberg.table import Table
+from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 from pyiceberg.table.sorting import NullOrder, SortDirection
 
 from compiler.catalog.current import CurrentTable
-from compiler.model.table import PartitionFieldState, SortFieldState, TableHistory, TableState, field_paths
+from compiler.model.table import (
+    PartitionFieldState,
+    RefRetention,
+    RefState,
+    SortFieldState,
+    TableHistory,
+    TableState,
+    field_paths,
+)
 from compiler.model.transforms import parse_iceberg_transform
 
 
@@ -37,6 +46,12 @@ def pyiceberg_reading(name: tuple[str, ...], table: Table) -> CurrentTable:
         comment=table.properties.get("comment"),
         location=table.location(),
         format_version=metadata.format_version,
+        refs=tuple(RefState(name=n, kind="tag" if r.snapshot_ref_type == SnapshotRefType.TAG else "branch",
+                            snapshot_id=r.snapshot_id,
+                            retention=RefRetention(max_ref_age_ms=r.max_ref_age_ms,
+                                                   min_snapshots_to_keep=r.min_snapshots_to_keep,
+                                                   max_snapshot_age_ms=r.max_snapshot_age_ms))
+                   for n, r in sorted(metadata.refs.items()) if n != MAIN_BRANCH),
     )
     live = set(paths)
     dropped = frozenset(path for old in metadata.schemas for fid, path in field_paths(old.as_struct()).items()
@@ -44,5 +59,7 @@ def pyiceberg_reading(name: tuple[str, ...], table: Table) -> CurrentTable:
     sources = frozenset(f.source_id for s in metadata.partition_specs for f in s.fields)
     return CurrentTable(state=state, metadata_location=table.metadata_location, schema_id=schema.schema_id,
                         spec_id=spec.spec_id, sort_order_id=order.order_id,
-                        history=TableHistory(partition_source_ids=sources, dropped_paths=dropped),
+                        history=TableHistory(partition_source_ids=sources, dropped_paths=dropped,
+                                             snapshot_ids=frozenset(s.snapshot_id for s in metadata.snapshots),
+                                             current_snapshot_id=metadata.current_snapshot_id),
                         snapshot_id=metadata.current_snapshot_id, uuid=str(metadata.table_uuid))

@@ -100,9 +100,14 @@ def test_evolved_table_with_data(catalog: tuple[SqlCatalog, CatalogConfig], vers
     with table.update_schema() as update:
         update.delete_column("tags")
     table.append(pa.Table.from_pylist([{"id": 2, "event_time": 0}], schema=table.schema().as_arrow()))
+    first = table.metadata.snapshots[0].snapshot_id
+    table.manage_snapshots().create_tag(first, "month_end", max_ref_age_ms=86_400_000).create_branch(
+        first, "audit", max_ref_age_ms=3_600_000, max_snapshot_age_ms=60_000, min_snapshots_to_keep=2).commit()
     reading = pyiceberg_reading(("sales", "orders"), sql.load_table(("sales", "orders")))
     assert ("tags", "element") in reading.history.dropped_paths and 3 in reading.history.partition_source_ids
     assert reading.snapshot_id is not None
+    assert [(r.name, r.kind, r.snapshot_id) for r in reading.state.refs] == [("audit", "branch", first),
+                                                                            ("month_end", "tag", first)]
     assert_same_reading(sql, config, ("sales", "orders"))
 
 

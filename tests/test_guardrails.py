@@ -38,6 +38,8 @@ CASES = [
     ("table_name: '^t_[a-z]+$'", GOOD, "TG108", 1),
     ("column_name: '^[a-z_]+$'", GOOD.replace("name: email", "name: eMail"), "TG109", 5),
     ("no_weakening: true", GOOD.replace("max_age: 1d", "max_age: 5d"), "TG110", 8),
+    ("ref_max_age: {max: 30d}", GOOD + "refs: [{tag: audit_2026, max_ref_age: 400d}]\n", "TG111", 10),
+    ("ref_max_age: {max: 30d} ", GOOD + "refs:\n  - {branch: audit, max_ref_age: 7d}\n  - {tag: kept}\n", "TG111", 12),
 ]
 
 

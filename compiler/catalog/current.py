@@ -17,6 +17,8 @@ from compiler.model.iceberg_types import struct_from_json
 from compiler.model.table import (
     ColumnPath,
     PartitionFieldState,
+    RefRetention,
+    RefState,
     SortFieldState,
     TableHistory,
     TableState,
@@ -72,6 +74,7 @@ def current_table(name: tuple[str, ...], location: str, metadata: dict[str, Any]
         comment=properties.get("comment"),
         location=metadata["location"],
         format_version=metadata["format-version"],
+        refs=current_refs(metadata),
     )
     snapshot_id = metadata.get("current-snapshot-id")
     return CurrentTable(
@@ -83,6 +86,17 @@ def current_table(name: tuple[str, ...], location: str, metadata: dict[str, Any]
         history=_history(metadata, set(paths)),
         snapshot_id=None if snapshot_id in (None, -1) else snapshot_id,
         uuid=metadata.get("table-uuid"),
+    )
+
+
+def current_refs(metadata: dict[str, Any]) -> tuple[RefState, ...]:
+    """Branches and tags other than main, by name, as pyiceberg's SnapshotRef reads them."""
+    return tuple(
+        RefState(name=name, kind="tag" if ref.get("type") == "tag" else "branch", snapshot_id=ref["snapshot-id"],
+                 retention=RefRetention(max_ref_age_ms=ref.get("max-ref-age-ms"),
+                                        min_snapshots_to_keep=ref.get("min-snapshots-to-keep"),
+                                        max_snapshot_age_ms=ref.get("max-snapshot-age-ms")))
+        for name, ref in sorted(metadata.get("refs", {}).items()) if name != "main"
     )
 
 
@@ -130,7 +144,10 @@ def _history(metadata: dict[str, Any], live: set[int]) -> TableHistory:
     dropped = frozenset(
         path for schema in _schemas(metadata) for field_id, path in _json_paths(schema, ()) if field_id not in live
     )
-    return TableHistory(partition_source_ids=sources, dropped_paths=dropped)
+    current = metadata.get("current-snapshot-id")
+    return TableHistory(partition_source_ids=sources, dropped_paths=dropped,
+                        snapshot_ids=frozenset(s["snapshot-id"] for s in metadata.get("snapshots") or ()),
+                        current_snapshot_id=None if current in (None, -1) else current)
 
 
 def _json_paths(type_json: Any, prefix: ColumnPath) -> Iterator[tuple[int, ColumnPath]]:

@@ -11,6 +11,7 @@ from compiler.checks.layout import check_layout
 from compiler.checks.lifecycle import check_lifecycle, declared_lifecycle
 from compiler.checks.names import check_names
 from compiler.checks.properties import check_namespace, check_properties
+from compiler.checks.refs import check_refs
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.effective import effective_settings, namespace_chain
 from compiler.loader import LoadedNamespace, LoadedTable, Project
@@ -22,6 +23,7 @@ TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
     check_layout,
     check_properties,
     check_lifecycle,
+    check_refs,
 )
 
 

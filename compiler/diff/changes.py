@@ -16,7 +16,7 @@ from pyiceberg.types import IcebergType, PrimitiveType
 from compiler.codes import registered_safety
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
-from compiler.model.table import ColumnPath, PartitionFieldState, SortFieldState, TableState
+from compiler.model.table import ColumnPath, PartitionFieldState, RefRetention, SortFieldState, TableState
 from compiler.model.types import primitive_spelling
 
 
@@ -400,6 +400,84 @@ class TightenRetention(ChangeBase):
         return "tighten_retention"
 
 
+TABLES = "the table's"
+_UNITS = (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000), ("ms", 1))
+
+
+def duration_text(ms: int) -> str:
+    """Milliseconds as a policy writes them, in the largest whole unit: ``2592000000`` -> ``30d``."""
+    return next(f"{ms // size}{unit}" for unit, size in _UNITS if ms % size == 0)
+
+
+def retention_text(keep: RefRetention, kind: str) -> str:
+    """What a ref keeps, unset values named as the table's: ``max_ref_age 30d, min_snapshots_to_keep table's``."""
+    values = [("max_ref_age", duration_text(keep.max_ref_age_ms) if keep.max_ref_age_ms else None)]
+    if kind == "branch":
+        values += [("min_snapshots_to_keep", str(keep.min_snapshots_to_keep) if keep.min_snapshots_to_keep else None),
+                   ("max_snapshot_age",
+                    duration_text(keep.max_snapshot_age_ms) if keep.max_snapshot_age_ms else None)]
+    return ", ".join(f"{key} {value or TABLES}" for key, value in values)
+
+
+class CreateRef(ChangeBase):
+    """A new branch or tag, at the snapshot the plan names (the current one when planned, or the declared one);
+    a branch of a table without a snapshot starts on an empty snapshot of its own."""
+
+    action: Literal["create_ref"] = "create_ref"
+    code: Literal["TC601"] = "TC601"
+    name: str
+    kind: Literal["branch", "tag"]
+    snapshot_id: int | None = Field(description="Where it starts; None: a branch of a table without a snapshot.")
+    declared_start: bool = Field(False, description="The policy names the snapshot (else the current one).")
+    retention: RefRetention
+
+    @property
+    def summary(self) -> str:
+        start = ("on a new empty snapshot" if self.snapshot_id is None else f"at snapshot {self.snapshot_id}"
+                 + ("" if self.declared_start else " (the current one)"))
+        return f"create {self.kind} {format_name((self.name,))} {start}; {retention_text(self.retention, self.kind)}"
+
+
+class SetRefRetention(ChangeBase):
+    """A ref's own retention set to what git declares, in one commit that never moves the ref."""
+
+    action: Literal["set_ref_retention"] = "set_ref_retention"
+    code: Literal["TC602", "TC603"] = "TC602"  # TC603: snapshots or the ref itself may expire sooner
+    name: str
+    kind: Literal["branch", "tag"]
+    snapshot_id: int = Field(description="Where the ref pointed when planned (shown; apply leaves it where it is).")
+    old: RefRetention
+    new: RefRetention
+
+    @property
+    def summary(self) -> str:
+        return (f"set retention of {self.kind} {format_name((self.name,))}: {retention_text(self.old, self.kind)} "
+                f"-> {retention_text(self.new, self.kind)}")
+
+    @property
+    def approval(self) -> str | None:
+        return f"shorten_ref {self.name}" if self.code == "TC603" else None
+
+
+class DropRef(ChangeBase):
+    """A ref an apply recorded as declared and git no longer declares."""
+
+    action: Literal["drop_ref"] = "drop_ref"
+    code: Literal["TC604"] = "TC604"
+    name: str
+    kind: Literal["branch", "tag"]
+    snapshot_id: int = Field(description="Where the ref points: an approval approves dropping it there only.")
+
+    @property
+    def summary(self) -> str:
+        return (f"drop {self.kind} {format_name((self.name,))} (at snapshot {self.snapshot_id}; snapshots only it "
+                "keeps become expirable)")
+
+    @property
+    def approval(self) -> str:
+        return f"drop_{self.kind} {self.name}"
+
+
 Change = Annotated[
     CreateNamespace
     | CreateTable
@@ -424,7 +502,10 @@ Change = Annotated[
     | SetComment
     | SetProperties
     | UnsetProperties
-    | TightenRetention,
+    | TightenRetention
+    | CreateRef
+    | SetRefRetention
+    | DropRef,
     Field(discriminator="action"),
 ]
 

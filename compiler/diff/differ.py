@@ -35,6 +35,7 @@ from compiler.diff.changes import (
     WidenType,
 )
 from compiler.diff.properties import diff_properties
+from compiler.diff.refs import diff_refs
 from compiler.diff.refusals import Refusal
 from compiler.model.names import format_name
 from compiler.model.promotion import can_promote, promotion_advice
@@ -85,7 +86,8 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
     if desired.format_version > current.format_version:
         changes.append(UpgradeFormat(table=d.table, old=current.format_version, new=desired.format_version))
     changes += diff_properties(current, desired)
-    return DiffResult(changes, d.refusals)
+    ref_changes, ref_refusals = diff_refs(current, d.history, desired)
+    return DiffResult(changes + ref_changes, d.refusals + ref_refusals)
 
 
 def _struct(d: _Diff, cur: StructType, des: StructType, cur_path: ColumnPath, des_path: ColumnPath) -> None:

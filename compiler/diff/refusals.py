@@ -14,3 +14,5 @@ class Refusal:
     code: str
     message: str
     hint: str
+    ref: str | None = None  # the branch or tag declared in ``refs:`` the finding is about
+    warning: bool = False  # planned around, not refused: the plan goes on (TP453)

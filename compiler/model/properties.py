@@ -75,7 +75,8 @@ MANAGED_PROPERTIES: dict[str, str] = {
 # other tools set are never touched). Records, not settings: never compared by the planner.
 DECLARED_KEYS = "tablepolicy.declared-properties"
 APPROVALS_KEY = "tablepolicy.approvals"  # approvals consumed on the table (compiler/plan/approvals.py)
-STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", DECLARED_KEYS, APPROVALS_KEY})
+DECLARED_REFS = "tablepolicy.declared-refs"  # branches and tags the policy declared (a JSON list of names)
+STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", DECLARED_KEYS, APPROVALS_KEY, DECLARED_REFS})
 
 
 def declared_stamp(keys: Iterable[str]) -> str:
@@ -83,10 +84,11 @@ def declared_stamp(keys: Iterable[str]) -> str:
     return json.dumps(sorted(keys), separators=(",", ":"))
 
 
-def declared_in(properties: Mapping[str, str]) -> set[str]:
-    """The keys a table's stamp says its policy declared at the last apply (none if unstamped or unreadable)."""
+def declared_in(properties: Mapping[str, str], stamp: str = DECLARED_KEYS) -> set[str]:
+    """The keys (or with ``stamp=DECLARED_REFS`` the branches and tags) a table's stamp says its policy declared
+    at the last apply (none if unstamped or unreadable)."""
     try:
-        keys = jsontext.loads(properties.get(DECLARED_KEYS, "[]"))
+        keys = jsontext.loads(properties.get(stamp, "[]"))
     except ValueError:
         return set()
     return {k for k in keys if isinstance(k, str)} if isinstance(keys, list) else set()

@@ -21,6 +21,7 @@ from compiler.model.properties import desired_properties
 from compiler.model.transforms import Transform, parse_expression
 from compiler.model.types import parse_primitive
 from compiler.spec.columns import Column, ListOf, MapOf, StructOf
+from compiler.spec.refs import BranchRef, TagRef, ref_name
 from compiler.spec.table import SortField, TablePolicy, split_sort
 
 ColumnPath = tuple[str, ...]
@@ -63,6 +64,24 @@ class SortFieldState(State):
     nulls: Literal["first", "last"]
 
 
+class RefRetention(State):
+    """A ref's own retention, as Iceberg's SnapshotRef holds it: None means the table's setting applies."""
+
+    max_ref_age_ms: int | None = None
+    min_snapshots_to_keep: int | None = None  # branches only
+    max_snapshot_age_ms: int | None = None  # branches only
+
+
+class RefState(State):
+    """A branch or tag other than main. ``snapshot_id``: where it points (in the catalog), or where a new one
+    starts (declared; None: the current snapshot)."""
+
+    name: str
+    kind: Literal["branch", "tag"]
+    snapshot_id: int | None = None
+    retention: RefRetention = RefRetention()
+
+
 class TableState(State):
     name: tuple[str, ...]
     columns: StructType = Field(description="The schema's fields, with their Iceberg field ids.")
@@ -79,6 +98,8 @@ class TableState(State):
     pinned_ids: PinsByPath = {}
     ignore_properties: SortedKeys = frozenset()
     declared_properties: SortedKeys = frozenset()  # keys written by hand under properties (table + defaults)
+    refs: tuple[RefState, ...] = Field((), description="Branches and tags other than main, by name.",
+                                       exclude_if=lambda refs: not refs)  # plan files without refs stay as they were
 
     @property
     def namespace(self) -> tuple[str, ...]:
@@ -217,7 +238,23 @@ def desired_state(policy: TablePolicy, effective: Effective) -> TableState:
         pinned_ids=pins,
         ignore_properties=frozenset(policy.ignore_properties),
         declared_properties=frozenset(effective.properties),
+        refs=declared_refs(policy.refs),
     )
+
+
+def declared_refs(refs: list[TagRef | BranchRef]) -> tuple[RefState, ...]:
+    """The refs a policy declares, by name, with their own retention in milliseconds."""
+    out = []
+    for ref in refs:
+        age = ref.max_ref_age.millis if ref.max_ref_age is not None else None
+        if isinstance(ref, BranchRef):
+            keep = RefRetention(max_ref_age_ms=age, min_snapshots_to_keep=ref.min_snapshots_to_keep,
+                                max_snapshot_age_ms=ref.max_snapshot_age.millis if ref.max_snapshot_age else None)
+        else:
+            keep = RefRetention(max_ref_age_ms=age)
+        out.append(RefState(name=ref_name(ref), kind="tag" if isinstance(ref, TagRef) else "branch",
+                            snapshot_id=ref.snapshot_id, retention=keep))
+    return tuple(sorted({r.name: r for r in reversed(out)}.values(), key=lambda r: r.name))
 
 
 class TableHistory(State):
@@ -225,6 +262,8 @@ class TableHistory(State):
 
     partition_source_ids: frozenset[int] = frozenset()
     dropped_paths: frozenset[ColumnPath] = frozenset()
+    snapshot_ids: frozenset[int] = frozenset()  # every snapshot the metadata keeps (where a new ref may start)
+    current_snapshot_id: int | None = None
 
 
 def field_paths(t: IcebergType, prefix: ColumnPath = ()) -> dict[int, ColumnPath]:

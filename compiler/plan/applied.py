@@ -75,6 +75,12 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
             return all(current.properties.get(c.key) == c.new for c in change.properties)
         case changes.UnsetProperties():
             return all(c.key not in current.properties for c in change.changes)
+        case changes.CreateRef():
+            return any(r.name == change.name and r.kind == change.kind for r in current.refs)
+        case changes.SetRefRetention():
+            return any(r.name == change.name and r.retention == change.new for r in current.refs)
+        case changes.DropRef():
+            return all(r.name != change.name for r in current.refs)
         case _:
             assert_never(change)
 

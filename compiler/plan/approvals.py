@@ -18,7 +18,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compiler import jsontext
-from compiler.diff.changes import Change, DropColumn, DropTable, TightenRetention
+from compiler.diff.changes import (
+    Change,
+    DropColumn,
+    DropRef,
+    DropTable,
+    SetRefRetention,
+    TightenRetention,
+    duration_text,
+)
 from compiler.model.properties import APPROVALS_KEY
 
 UNUSED_APPROVAL = "TA101"
@@ -33,6 +41,15 @@ def identity(change: Change) -> str | None:
         return f"keep {change.new}"
     if isinstance(change, DropTable) and change.uuid is not None:
         return f"table uuid {change.uuid}"
+    if isinstance(change, DropRef):
+        return f"snapshot {change.snapshot_id}"
+    if isinstance(change, SetRefRetention):
+        new = change.new
+        values = [("max_ref_age", new.max_ref_age_ms), *(
+            [("min_snapshots_to_keep", new.min_snapshots_to_keep), ("max_snapshot_age", new.max_snapshot_age_ms)]
+            if change.kind == "branch" else [])]
+        return ", ".join(f"{k} {'unset' if v is None else v if k == 'min_snapshots_to_keep' else duration_text(v)}"
+                         for k, v in values)
     return None
 
 

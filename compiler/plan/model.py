@@ -69,6 +69,8 @@ class Requirement(Frozen):
     sort_order_id: int | None = None
     format_version: int | None = None
     properties_digest: str | None = Field(None, description="sha256 of the table's properties.")
+    refs_digest: str | None = Field(None, description="sha256 of the table's branches and tags (not where they "
+                                    "point) other than main; None: it has none.", exclude_if=lambda v: v is None)
 
 
 class Blocked(Frozen):
@@ -89,6 +91,9 @@ class TablePlan(Frozen):
     declared_properties: tuple[str, ...] = Field(
         (), description="Property keys the policy declares by hand; apply records them on the table, so a key "
                         "later removed from git is unset and keys other tools set are never touched.")
+    declared_refs: tuple[str, ...] = Field(
+        (), description="Branches and tags the policy declares; apply records them on the table, so one later "
+                        "removed from git is dropped (with approval) and refs made by hand are never touched.")
     consumed_approvals: tuple[str, ...] = Field(
         (), description="Approvals earlier applies consumed on this table, each qualified by what it approved "
                         "(e.g. 'drop_column order_id (field id 3)'); apply adds the ones this plan consumes.")

@@ -28,10 +28,13 @@ from compiler.diff.changes import (
 )
 from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
+from compiler.diff.refs import diff_refs
+from compiler.diff.refusals import Refusal
 from compiler.effective import namespace_chain, overlaid_settings
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, Project
-from compiler.model.names import parse_name
+from compiler.model.names import natural_key, parse_name
+from compiler.model.table import TableHistory
 from compiler.parallel import IN_PROCESS, Workers
 from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from compiler.plan.locate import column_yaml_path
@@ -45,6 +48,7 @@ from compiler.plan.model import (
     TablePlan,
 )
 from compiler.plan.reuse import PlanCacheStore, plan_key
+from compiler.spec.refs import ref_name
 from compiler.spec.units import Duration
 
 
@@ -90,7 +94,7 @@ def make_plan(
     target = catalog if isinstance(catalog, CatalogRef) else _target(catalog, source)
     catalog = target.name
     day = today or datetime.now(UTC).date()
-    present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name)
+    present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name))
     diagnostics = Diagnostics()
     locations = source.metadata_locations() if cache is not None else None
     namespaces: list[Change] = [
@@ -103,10 +107,10 @@ def make_plan(
         tables = _plan_tables(project, present, source, catalog, day, diagnostics, cache, locations, settle,
                              workers)
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.state == "absent") if t]
-    tables.sort(key=lambda t: t.table)
+    tables.sort(key=lambda t: natural_key(t.table))
     declared = {t.name for t in project.tables}
     managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
-    unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared})
+    unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared}, key=natural_key)
     plan = Plan(target=target, git_sha=git_sha, environment=environment_of(project, present), namespaces=namespaces,
                 tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
     diagnostics.extend(unused_approvals(project, tables))
@@ -199,18 +203,30 @@ def plan_misses(
 def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnostics: Diagnostics) -> TablePlan:
     state, file = desired.state, desired.table.source.file
     current = source.table(state.name)
+    declared_refs = tuple(r.name for r in state.refs)
     if current is None:
+        refs, refusals = diff_refs(None, TableHistory(), state)
+        _report(refusals, desired, diagnostics)
         return TablePlan(table=state.name, policy_file=file, requirement=Requirement(exists=False),
-                         changes=creation_changes(state), declared_properties=tuple(sorted(state.declared_properties)),
+                         changes=[*creation_changes(state), *refs],
+                         declared_properties=tuple(sorted(state.declared_properties)), declared_refs=declared_refs,
                          consumed_approvals=spent_at_create(desired.table.policy.allow_destructive))
     result = diff_table(current.state, state, current.history)
-    for refusal in result.refusals:
-        where = desired.table.source.value(column_yaml_path(desired.table.policy.columns, refusal.path))
-        diagnostics.add(Diagnostic(refusal.code, Severity.ERROR, where, refusal.message, refusal.hint))
+    _report(result.refusals, desired, diagnostics)
     changes = [_annotate(c, desired, source, day) for c in result.changes]
     return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=changes,
-                     declared_properties=tuple(sorted(state.declared_properties)),
+                     declared_properties=tuple(sorted(state.declared_properties)), declared_refs=declared_refs,
                      consumed_approvals=consumed_in(current.state.properties))
+
+
+def _report(refusals: list[Refusal], desired: DesiredTable, diagnostics: Diagnostics) -> None:
+    """Each refusal as a finding where git wrote what it is about: the column, or the branch or tag."""
+    policy = desired.table.policy
+    for refusal in refusals:
+        index = next((i for i, r in enumerate(policy.refs) if ref_name(r) == refusal.ref), None)
+        path = ("refs", index) if index is not None else column_yaml_path(policy.columns, refusal.path)
+        diagnostics.add(Diagnostic(refusal.code, Severity.WARNING if refusal.warning else Severity.ERROR,
+                                   desired.table.source.value(path), refusal.message, refusal.hint))
 
 
 def _annotate(change: Change, desired: DesiredTable, source: StateSource, day: date) -> Change:
@@ -293,7 +309,17 @@ def requirement_of(current: CurrentTable) -> Requirement:
         sort_order_id=current.sort_order_id,
         format_version=current.state.format_version,
         properties_digest=properties_digest(current.state.properties),
+        refs_digest=refs_digest(current),
     )
+
+
+def refs_digest(current: CurrentTable) -> str | None:
+    """sha256 of the table's branches and tags other than main, by name, kind and retention (None: it has
+    none). Where they point is left out: writers move branches, which no plan depends on."""
+    if not current.state.refs:
+        return None
+    refs = [(r.name, r.kind, r.retention.model_dump()) for r in current.state.refs]
+    return hashlib.sha256(json.dumps(refs, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def properties_digest(properties: dict[str, str]) -> str:

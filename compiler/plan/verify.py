@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from compiler import __version__
-from compiler.diff.changes import Change, PropertyChange, SetProperties, TightenRetention
+from compiler.diff.changes import Change, CreateRef, PropertyChange, SetProperties, SetRefRetention, TightenRetention
 from compiler.model.names import format_name
 from compiler.plan.model import CatalogRef, Plan, TablePlan
 
@@ -35,12 +35,17 @@ def _environment(name: str | None) -> str:
 
 def informational(change: Change) -> Change:
     """The change without what legitimately differs between planning and apply, so only what runs is
-    compared: a retention estimate is computed from today's manifests and date, and a property's origin
-    names the file:line as the planning process spelled its path."""
+    compared: a retention estimate is computed from today's manifests and date, a property's origin names the
+    file:line as the planning process spelled its path, and a new ref's current snapshot or a branch's head
+    moves with every write (apply creates the ref where the reviewed plan says)."""
     if isinstance(change, TightenRetention):
         return change.model_copy(update={"estimate": None, "properties": _no_origin(change.properties)})
     if isinstance(change, SetProperties):
         return change.model_copy(update={"changes": _no_origin(change.changes)})
+    if isinstance(change, CreateRef) and not change.declared_start:  # writers move the current snapshot
+        return change.model_copy(update={"snapshot_id": None})
+    if isinstance(change, SetRefRetention):  # writers move a branch: apply leaves it where it is then
+        return change.model_copy(update={"snapshot_id": 0})
     return change
 
 
@@ -128,6 +133,8 @@ def _table_difference(saved: TablePlan | None, derived: TablePlan | None) -> str
         return f"the {which} also hold(s) '{more[min(len(ours), len(theirs))].summary}'; the other does not"
     if saved.declared_properties != derived.declared_properties:
         return "the declared property keys differ from the policies"
+    if saved.declared_refs != derived.declared_refs:
+        return "the declared branches and tags differ from the policies"
     if saved.consumed_approvals != derived.consumed_approvals:
         return "the approvals recorded as consumed differ from the table's"
     return None

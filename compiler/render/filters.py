@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 from compiler.diff.changes import ColumnAdd
-from compiler.model.table import PartitionFieldState, SortFieldState
+from compiler.model.table import PartitionFieldState, RefRetention, SortFieldState
 from compiler.model.transforms import TRANSFORM_RULES, Transform
 from compiler.model.types import spark_ddl_type
 
@@ -155,7 +155,25 @@ def string_map(options: Mapping[str, str]) -> str:
     return "map(" + ", ".join(f"{literal(k)}, {literal(v)}" for k, v in options.items()) + ")"
 
 
+_SPARK_UNITS = (("DAYS", 86_400_000), ("HOURS", 3_600_000), ("MINUTES", 60_000))
+
+
+def time_span(ms: int) -> str:
+    """Milliseconds as Spark's ref DDL counts them, in the largest whole unit: ``7 DAYS``, ``90 MINUTES``."""
+    unit, size = next((u, s) for u, s in _SPARK_UNITS if ms % s == 0 or u == "MINUTES")
+    return f"{ms // size} {unit}"
+
+
+def ref_options(retention: RefRetention) -> str:
+    """`` RETAIN n DAYS WITH SNAPSHOT RETENTION n SNAPSHOTS n DAYS``: the values a ref sets itself (none: '')."""
+    out = f" RETAIN {time_span(retention.max_ref_age_ms)}" if retention.max_ref_age_ms is not None else ""
+    keep = [f"{retention.min_snapshots_to_keep} SNAPSHOTS"] if retention.min_snapshots_to_keep is not None else []
+    keep += [time_span(retention.max_snapshot_age_ms)] if retention.max_snapshot_age_ms is not None else []
+    return out + (f" WITH SNAPSHOT RETENTION {' '.join(keep)}" if keep else "")
+
+
 FILTERS = {
+    "ref_options": ref_options,
     "time_literal": time_literal,
     "named_arguments": named_arguments,
     "position_clause": position_clause,

@@ -61,6 +61,7 @@ def plan_to_json(plan: Plan) -> str:
                 "policy_file": t.policy_file,
                 "requirement": t.requirement.model_dump(mode="json"),
                 "declared_properties": list(t.declared_properties),
+                **({"declared_refs": list(t.declared_refs)} if t.declared_refs else {}),
                 "consumed_approvals": list(t.consumed_approvals),
                 "changes": [_change_view(c, plan.catalog) for c in t.changes],
             }
@@ -102,7 +103,7 @@ def plan_from_json(text: str) -> Plan:
                 "namespaces": [c["change"] for c in document["namespaces"]],
                 "tables": [
                     {"table": t["name"], "policy_file": t.get("policy_file"), "requirement": t["requirement"],
-                     "declared_properties": t["declared_properties"],
+                     "declared_properties": t["declared_properties"], "declared_refs": t.get("declared_refs", []),
                      "consumed_approvals": t["consumed_approvals"], "changes": [c["change"] for c in t["changes"]]}
                     for t in document["tables"]
                 ],

@@ -98,8 +98,30 @@ def change_sql(change: Change, catalog: str) -> list[str]:
             return [render("set_properties", table=table, properties=_values(change_properties(change)))]
         case changes.UnsetProperties():
             return [render("unset_properties", table=table, keys=[c.key for c in change.changes])]
+        case changes.CreateRef():
+            return [render("create_ref", table=table, kind=change.kind, name=change.name,
+                           snapshot_id=change.snapshot_id, retention=change.retention)]
+        case changes.SetRefRetention():
+            return [render("replace_ref", table=table, kind=change.kind, name=change.name, retention=change.new,
+                           snapshot_id=change.snapshot_id, unset=", ".join(unset_retention(change)))]
+        case changes.DropRef():
+            return [render("drop_ref", table=table, kind=change.kind, name=change.name)]
         case _:
             assert_never(change)
+
+
+def unset_retention(change: changes.SetRefRetention) -> list[str]:
+    """The retention values the change unsets on the ref, which Spark's REPLACE cannot say."""
+    new, old = change.new, change.old
+    pairs = [("max_ref_age", old.max_ref_age_ms, new.max_ref_age_ms),
+             ("min_snapshots_to_keep", old.min_snapshots_to_keep, new.min_snapshots_to_keep),
+             ("max_snapshot_age", old.max_snapshot_age_ms, new.max_snapshot_age_ms)]
+    return [key for key, was, now in pairs if was is not None and now is None]
+
+
+def replace_ref_statement(sql: str) -> str:
+    """The Spark SQL of a retention change, without the comment line above it."""
+    return sql.split("\n", 1)[1]
 
 
 def change_properties(change: changes.SetProperties | changes.TightenRetention) -> tuple[PropertyChange, ...]:

@@ -32,6 +32,9 @@ class Rules(Spec):
     retention_keep: DurationBounds | None = Field(None, description="Bounds of lifecycle.retention.keep.")
     orphan_older_than: DurationBounds | None = Field(None, description="Bounds of orphan_files.older_than.")
     erasure_within: DurationBounds | None = Field(None, description="Bounds of lifecycle.erasure.within.")
+    ref_max_age: DurationBounds | None = Field(
+        None, description="Bounds of how long each declared branch or tag is kept: its max_ref_age, else the "
+        "table's lifecycle.snapshots.max_ref_age, else forever (which breaks a max).")
     required_properties: dict[NonEmpty, PropertyValue | None] = Field(
         default_factory=dict, description="Properties every table must set (a null value: any value).")
     table_name: str | None = Field(

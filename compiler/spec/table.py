@@ -22,6 +22,7 @@ from compiler.model.transforms import TransformError, parse_expression
 from compiler.spec.base import NonEmpty, Spec
 from compiler.spec.columns import Column, FieldName
 from compiler.spec.lifecycle import Lifecycle, Workload
+from compiler.spec.refs import Ref
 
 # the characters compiler.model.names refuses in any name, as a JSON Schema pattern
 SAFE_NAME = "^[^" + _UNSAFE.pattern[1:-1] + "]*$"
@@ -195,10 +196,13 @@ class TablePolicy(Spec):
     )
     workload: Workload | None = Field(None, description="Facts about readers and writers lifecycle must respect.")
     lifecycle: Lifecycle | None = Field(None, description="Maintenance policy (merged over namespace defaults).")
+    refs: list[Ref] = Field(
+        default_factory=list, description="Branches and tags other than main, with their retention; one the "
+        "table has and git does not declare is left alone unless an apply recorded it as declared.")
     allow_destructive: list[NonEmpty] = Field(
         default_factory=list,
         description="Destructive changes approved in git, as the plan names them: 'drop_column api.uid', "
-        "'drop_table', 'tighten_retention'.",
+        "'drop_table', 'tighten_retention', 'drop_tag month_end', 'shorten_ref audit'.",
     )
 
     @field_validator("columns", mode="before")

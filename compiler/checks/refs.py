@@ -1,0 +1,22 @@
+"""Branches and tags of one table: each name declared once (TP451)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from compiler import codes
+from compiler.checks.context import TableContext
+from compiler.diagnostics import Diagnostic, Severity
+from compiler.spec.refs import TagRef, ref_name
+
+
+def check_refs(ctx: TableContext) -> Iterator[Diagnostic]:
+    first: dict[str, int] = {}
+    for index, ref in enumerate(ctx.table.policy.refs):
+        name, key = ref_name(ref), "tag" if isinstance(ref, TagRef) else "branch"
+        if name in first:
+            yield Diagnostic(codes.TP451, Severity.ERROR, ctx.at(("refs", index, key)),
+                             f"ref '{name}' is declared twice", f"first declared at {ctx.at(('refs', first[name]))}; "
+                             "keep one entry (a name is a branch or a tag, not both)")
+        else:
+            first[name] = index
