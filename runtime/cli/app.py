@@ -200,6 +200,17 @@ def plan(
 
 
 @app.command()
+def show(
+    plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="A saved plan (tablepolicy plan --out FILE).")],
+    output: Annotated[
+        Format, typer.Option("--format", "-f", help="text (terminal), markdown (PR comment) or json (plan file).")
+    ] = Format.text,
+) -> None:
+    """Print a saved plan in any format, checked as apply checks it, without a catalog or policies."""
+    run(lambda: commands().show(plan_file, output=output))
+
+
+@app.command()
 def apply(
     path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.")] = Path("policies"),
     catalog: CatalogName = None,

@@ -203,6 +203,24 @@ def plan(
     return Exit.OK
 
 
+def show(path: Path, *, output: Format) -> int:
+    """A saved plan in any format, as reviewed (Terraform's show): no catalog, no policies, nothing written."""
+    saved = read_plan_file(path)
+    target = saved.target
+    where = f" · environment {saved.environment.name}" if saved.environment is not None else ""
+    header = f"Catalog: {target.name} ({target.type or '?'}, {target.uri or '?'}){where} · saved plan {path}"
+    match output:
+        case Format.text:
+            typer.echo(header + "\n" + render_text(saved, lambda t, c: paint(t, c)), nl=False)
+        case Format.markdown:
+            typer.echo(render_markdown(saved, Diagnostics(), catalog=header), nl=False)
+        case Format.json:
+            typer.echo(plan_to_json(saved), nl=False)
+        case _:
+            assert_never(output)
+    return Exit.OK
+
+
 @dataclass(frozen=True)
 class ApplyInput:
     """What an apply runs: a saved plan (checked against ``policies`` before Spark starts) or one derived now."""
