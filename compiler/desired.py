@@ -8,6 +8,7 @@ from compiler.diff.changes import Change, CreateNamespace
 from compiler.diff.create import creation_changes
 from compiler.effective import Effective, effective_settings
 from compiler.loader import LoadedTable, Project
+from compiler.model.names import natural_key
 from compiler.model.table import TableState, desired_state
 
 
@@ -26,13 +27,13 @@ def desired_table(project: Project, table: LoadedTable) -> DesiredTable:
 def desired_states(project: Project) -> list[TableState]:
     """Tables declared present, as the catalog should hold them, sorted by name."""
     present = [desired_table(project, t).state for t in project.tables if t.state == "present"]
-    return sorted(present, key=lambda s: s.name)
+    return sorted(present, key=lambda s: natural_key(s.name))
 
 
 def namespaces_of(tables: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
     """Every namespace the tables need, parents before children."""
     needed = {name[:k] for name in tables for k in range(1, len(name))}
-    return sorted(needed, key=lambda ns: (len(ns), ns))
+    return sorted(needed, key=lambda ns: (len(ns), natural_key(ns)))
 
 
 def create_all(project: Project) -> list[Change]:

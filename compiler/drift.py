@@ -24,7 +24,7 @@ from compiler.diff.changes import Change
 from compiler.diff.properties import owned_keys
 from compiler.importer import Inventory
 from compiler.loader import Project
-from compiler.model.names import format_name
+from compiler.model.names import format_name, natural_key
 from compiler.model.table import TableState
 from compiler.plan.model import Plan
 
@@ -93,8 +93,8 @@ def unmanaged(project: Project, inventory: Inventory) -> tuple[Unmanaged, Unmana
     declared = {t.name for t in project.tables}
     managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
     mentioned = {name[:end] for name in managed for end in range(1, len(name) + 1)}
-    namespaces = sorted(ns for ns in inventory.namespaces if ns not in mentioned)
-    tables = sorted(t for t in inventory.tables if t not in declared and t[:-1] not in managed)
+    namespaces = sorted((ns for ns in inventory.namespaces if ns not in mentioned), key=natural_key)
+    tables = sorted((t for t in inventory.tables if t not in declared and t[:-1] not in managed), key=natural_key)
     patterns = ignore_patterns(project)
     listed = Unmanaged(tuple(n for n in namespaces if not ignored(n, patterns)),
                        tuple(t for t in tables if not ignored(t, patterns)))
@@ -132,4 +132,5 @@ def find_drift(plan: Plan, source: TableSource, desired: dict[Name, TableState],
     listed, hidden = (unmanaged(project, inventory) if inventory is not None
                       else (None, Unmanaged()))
     return Drift(tuple(table_drift(plan, source, desired)), undeclared, listed,
-                 Unmanaged(hidden.namespaces, tuple(sorted(hidden.tables + hidden_undeclared))), patterns)
+                 Unmanaged(hidden.namespaces, tuple(sorted(hidden.tables + hidden_undeclared, key=natural_key))),
+                 patterns)

@@ -23,7 +23,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from compiler.fmt import format_text
-from compiler.model.names import format_name, parse_name
+from compiler.model.names import format_name, natural_key, parse_name
 from compiler.model.properties import ICEBERG_RESERVED, LIFECYCLE_PROPERTIES, MANAGED_PROPERTIES, SPARK_RESERVED
 from compiler.model.table import PartitionFieldState, SortFieldState, TableState
 from compiler.model.types import primitive_spelling
@@ -144,11 +144,11 @@ def select_tables(selectors: list[Selector], inventory: Inventory) -> Selection:
                     problems.append(_empty_selection(selector, inventory))
             case _:
                 assert_never(selector)
-    return Selection(tuple(sorted(chosen)), tuple(problems))
+    return Selection(tuple(sorted(chosen, key=natural_key)), tuple(problems))
 
 
 def _names(names: set[tuple[str, ...]] | frozenset[tuple[str, ...]]) -> str:
-    shown = [format_name(n) for n in sorted(names)]
+    shown = [format_name(n) for n in sorted(names, key=natural_key)]
     more = f" and {len(shown) - _SHOWN} more" if len(shown) > _SHOWN else ""
     return ", ".join(shown[:_SHOWN]) + more
 

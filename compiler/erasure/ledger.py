@@ -20,7 +20,7 @@ from typing import Any
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.erasure.plan import Subject, TableErasure
 from compiler.erasure.requests import KeyValue, LoadedRequests
-from compiler.model.names import format_name
+from compiler.model.names import format_name, natural_key
 
 
 class State(StrEnum):
@@ -140,7 +140,8 @@ def statuses(entries: Iterable[Entry]) -> list[RequestStatus]:
     grouped: dict[str, list[Entry]] = {}
     for entry in entries:
         grouped.setdefault(entry.request, []).append(entry)
-    return [RequestStatus(request, min(e.received for e in found), tuple(sorted(found, key=lambda e: e.table)))
+    return [RequestStatus(request, min(e.received for e in found),
+                          tuple(sorted(found, key=lambda e: natural_key(e.table))))
             for request, found in sorted(grouped.items())]
 
 

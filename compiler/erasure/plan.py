@@ -18,7 +18,7 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.effective import effective_settings
 from compiler.erasure.requests import KeyValue, LoadedRequests, column_value
 from compiler.loader import Project
-from compiler.model.names import format_name, parse_name
+from compiler.model.names import format_name, natural_key, parse_name
 from compiler.model.table import ColumnPath, TableState
 from compiler.yamlsource import Path as YamlPath
 from compiler.yamlsource import SourceMap
@@ -98,7 +98,7 @@ def erasure_plan(
 ) -> tuple[list[TableErasure], Diagnostics]:
     """``states``: the tables as the catalog holds them (column types decide how values are quoted)."""
     diagnostics, plans, reached = Diagnostics(), [], set()
-    for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
+    for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name)):
         effective = effective_settings(project, loaded)
         erasure = effective.lifecycle.erasure
         state = states.get(loaded.name)

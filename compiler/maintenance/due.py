@@ -18,7 +18,7 @@ from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.select import EVERYTHING, Selection
-from compiler.model.names import parse_name
+from compiler.model.names import natural_key, parse_name
 from compiler.model.table import ColumnPath, TableState
 
 
@@ -105,7 +105,7 @@ def maintenance_plan(
     ``on_work``: told of each table with due actions as soon as it is decided (a run starts Spark then, while
     the remaining tables are read)."""
     tables, missing = [], []
-    for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: t.name):
+    for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name)):
         if not selection.covers_table(loaded.name):
             continue
         current = source.table(loaded.name)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from compiler.errors import TablePolicyError
 from compiler.maintenance.actions import SECTIONS
-from compiler.model.names import format_name, parse_name
+from compiler.model.names import format_name, natural_key, parse_name
 
 CLOSE_NAMES = 5
 
@@ -55,7 +55,7 @@ def selection(declared: Iterable[tuple[str, ...]], tables: list[str], only: list
         found = by_text.get(text) or _parsed(text, names)
         if found is None:
             close = difflib.get_close_matches(text, sorted(by_text), n=CLOSE_NAMES, cutoff=0.5)
-            listed = close or sorted(by_text)[:CLOSE_NAMES]
+            listed = close or sorted(by_text, key=natural_key)[:CLOSE_NAMES]
             more = "" if close or len(by_text) <= CLOSE_NAMES else f" (and {len(by_text) - CLOSE_NAMES} more)"
             what = "close declared names" if close else "declared tables"
             raise SelectionError(f"TM402 --table '{text}': no policy under this path declares it; {what}: "
