@@ -4,9 +4,9 @@ Every step is prepared before any runs (``check_steps``): its SQL parsed by Spar
 request built, so nothing is committed to a table before every statement for it is known to be well
 formed. A create runs as one atomic commit through the Iceberg catalog API of the session's catalog
 plugin (spec 0, sort order and identifier fields as declared), a multi-field partition evolution as one
-UpdatePartitionSpec commit; everything else as the plan's SQL, with Spark resolving names
-case-sensitively: tablepolicy spells every name exactly as the catalog or the policy does, and a
-``case_sensitive: true`` table may hold names that differ only by case.
+UpdatePartitionSpec commit, a ref's retention as one metadata commit that never moves the ref; everything
+else as the plan's SQL, with Spark resolving names case-sensitively: tablepolicy spells every name exactly
+as the catalog or the policy does, and a ``case_sensitive: true`` table may hold names that differ only by case.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
-from compiler.diff.changes import Change, CreateTable, UpdatePartitionSpec
+from compiler.diff.changes import Change, CreateTable, SetRefRetention, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
 from compiler.model.table import PartitionFieldState, iceberg_json
 from compiler.render.filters import ident
-from compiler.render.sql import partition_spec_statements
+from compiler.render.sql import partition_spec_statements, replace_ref_statement
 from runtime.redaction import redact
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
 from runtime.spark.sqlite_pool import renew_connections
@@ -93,6 +93,9 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
                 for statement in partition_spec_statements(change, catalog):
                     _parse(spark, statement)
                 return lambda: guard(what, sql, lambda: _update_spec(spark, catalog, change))
+            case SetRefRetention():
+                _parse(spark, replace_ref_statement(sql))
+                return lambda: guard(what, sql, lambda: _set_ref_retention(spark, catalog, change))
             case _:
                 _parse(spark, sql)
                 return lambda: _run_case_sensitive(spark, sql, what)
@@ -185,6 +188,28 @@ def _update_spec(spark: Any, catalog: str, change: UpdatePartitionSpec) -> None:
     for new in change.add:
         update = update.addField(new.name, _term(spark, new)) if new.name else update.addField(_term(spark, new))
     update.commit()
+
+
+def _set_ref_retention(spark: Any, catalog: str, change: SetRefRetention) -> None:
+    """The ref's retention as declared, unset values included, in one commit on the table as it is now: the ref
+    keeps pointing where it points (Spark's REPLACE BRANCH would move it to the snapshot it names, and cannot
+    unset a value). A concurrent commit fails this one, which is retried on the table afresh."""
+    iceberg = spark._jvm.org.apache.iceberg
+    operations = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, change.table)).operations()
+    base = operations.refresh()
+    ref = base.ref(change.name)
+    if ref is None or ref.isBranch() != (change.kind == "branch"):
+        raise ExecutionError(f"the table has no {change.kind} {change.name} any more")
+
+    def long(value: int | None) -> Any:
+        return None if value is None else spark._jvm.java.lang.Long.valueOf(str(value))
+
+    keep = change.new
+    builder = iceberg.SnapshotRef.builderFrom(ref).maxRefAgeMs(long(keep.max_ref_age_ms))
+    if change.kind == "branch":
+        builder = builder.minSnapshotsToKeep(keep.min_snapshots_to_keep).maxSnapshotAgeMs(
+            long(keep.max_snapshot_age_ms))
+    operations.commit(base, iceberg.TableMetadata.buildFrom(base).setRef(change.name, builder.build()).build())
 
 
 def run_sql(spark: Any, sql: str, what: str) -> None:
