@@ -13,6 +13,7 @@ from typing import Any
 
 from pyiceberg.conversions import from_bytes
 from pyiceberg.manifest import DataFile, DataFileContent
+from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 
 from compiler.catalog.current import CurrentTable
@@ -28,6 +29,7 @@ from compiler.maintenance.health import (
     SmallGroup,
     TableHealth,
 )
+from compiler.model.partition_values import readable_partition
 from compiler.model.table import ColumnPath
 from runtime.catalog.estimate import column_field, estimate_retention, physical_cutoff
 from runtime.catalog.reader import CatalogReader
@@ -152,8 +154,26 @@ def _top_partitions(table: Table, files: Counter[tuple[int, Any]], small: Counte
             return "(unpartitioned)"
         return "/".join(f"{f.name}={record[i]}" for i, f in enumerate(spec.fields))
 
+    def readable(key: tuple[int, Any]) -> str:
+        spec_id, record = key
+        spec, schema = table.specs().get(spec_id), table.schema()
+        if spec is None or not spec.fields:
+            return "(unpartitioned)"
+        return readable_partition((f.name, str(f.transform), _type_name(schema, f.source_id), record[i])
+                                  for i, f in enumerate(spec.fields))
+
     ranked = sorted(files, key=lambda k: (-small[k], -files[k], label(k)))[:TOP_PARTITIONS]
-    return tuple(PartitionFiles(partition=label(k), files=files[k], small=small[k]) for k in ranked)
+    return tuple(PartitionFiles(partition=label(k), readable=readable(k), files=files[k], small=small[k])
+                 for k in ranked)
+
+
+def _type_name(schema: Schema, field_id: int) -> str:
+    """The type of a partition source column ('' when an old spec's source is no longer in the schema: its
+    transform alone then says how to read the value)."""
+    try:
+        return str(schema.find_type(field_id))
+    except ValueError:
+        return ""
 
 
 def _bound_test(table: Table, bound: tuple[ColumnPath, datetime] | None, *, at_or_after: bool

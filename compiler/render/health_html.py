@@ -65,9 +65,9 @@ def _partitions(health: TableHealth) -> str:
     rows = []
     for p in health.partitions:
         share = p.small / p.files if p.files else 0
-        rows.append(f'<tr><td>{escape(p.partition)}</td><td>{p.small} / {p.files}</td><td><svg width="120" '
-                    f'height="10"><rect width="120" height="10" fill="#eaeef2"/><rect width="{round(120 * share)}" '
-                    f'height="10" fill="#bf8700"/></svg></td></tr>')
+        rows.append(f'<tr><td title="{escape(p.partition)}">{escape(p.readable)}</td><td>{p.small} / {p.files}</td>'
+                    f'<td><svg width="120" height="10"><rect width="120" height="10" fill="#eaeef2"/>'
+                    f'<rect width="{round(120 * share)}" height="10" fill="#bf8700"/></svg></td></tr>')
     table = "<table><tr><th>partition</th><th>small / files</th><th>small share</th></tr>" + "".join(rows)
     return _chart("Small files per partition", table + "</table>")
 

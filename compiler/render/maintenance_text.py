@@ -32,9 +32,20 @@ def health_lines(h: TableHealth) -> list[str]:
         f"  manifests     {h.manifests:,}",
         f"  metadata      {h.metadata_files:,} file(s)",
         f"  rows          {rows}",
+        *_partition_lines(h),
         *([f"  orphan files  {h.orphans.files:,} ({h.orphans.bytes:,} bytes) past the guard, {h.orphans.young:,} newer"
            + (f"; removal refused: {h.orphans.refused}" if h.orphans.refused else "")] if h.orphans else []),
     ]
+
+
+SHOWN_PARTITIONS = 3  # partitions with the most small files in the text view (the HTML page lists 20)
+
+
+def _partition_lines(h: TableHealth) -> list[str]:
+    """The partitions with the most small files, their values as a person reads them (``hour=2026-11-24 05:00``)."""
+    worst = [p for p in h.partitions if p.small][:SHOWN_PARTITIONS]
+    return [f"  {'small files' if i == 0 else '':<14}{p.readable}: {p.small:,} of {p.files:,} file(s)"
+            for i, p in enumerate(worst)]
 
 
 def action_lines(action: Action, paint: Painter, catalog: str | None = None) -> list[str]:
