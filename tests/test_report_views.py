@@ -78,3 +78,20 @@ def test_a_proof_is_complete_only_when_every_tables_is() -> None:
     held = {**PROOF, "table": "shop.customers", "state": "held", "complete": False}
     text = proof_json(CATALOG, AT, ["r-1"], [PROOF, held], [], statuses(ERASED), date(2026, 3, 2))
     assert '\n  "complete": false,\n' in text
+
+
+def test_the_certificate_counts_the_debris_erase_deleted_and_kept() -> None:
+    """Unreadable leftovers of a killed writer: deleted ones are counted; ones younger than the age guard keep
+    the erasure unverified, and the status says why and what to do."""
+    from compiler.render.erasure_report import render_status
+
+    cleaned = {**PROOF, "debris_deleted": ["t/data/torn-1.parquet", "t/data/torn-2.parquet"]}
+    pending = {**PROOF, "complete": False, "debris_pending": [{"path": "t/data/young.parquet", "age_seconds": 60}]}
+    shown = {}
+    for name, proof in (("cleaned", cleaned), ("pending", pending)):
+        entry = Entry("r-1", "shop.orders", date(2026, 3, 1), date(2026, 3, 31), "done", "s:f", proof, AT, AT)
+        shown[name] = render_status(statuses([entry]), date(2026, 3, 2), lambda text, _color: text)
+    assert "2 unreadable leftover file(s) of a killed writer deleted, verified: no key" in shown["cleaned"]
+    assert ("NOT verified: 0 row(s), 0 referenced and 0 stored file(s) still hold a key; 1 unreadable file(s) "
+            "younger than the debris age guard kept (maybe a write in flight): run erase again once they are "
+            "older") in shown["pending"], shown["pending"]

@@ -19,7 +19,8 @@ Paint = Callable[[str, str], str]  # (text, colour) -> text, coloured or not
 _COLOURS = {"done": "green", "pending": "yellow", "held": "magenta", "failed": "red", "OVERDUE": "red"}
 # Counts the erasure engine may add to a table proof: shown when present, under these names.
 _OPTIONAL_COUNTS = (("files_rewritten", "file(s) rewritten"), ("files_deleted", "file(s) deleted"),
-                    ("snapshots_expired", "snapshot(s) expired"))
+                    ("snapshots_expired", "snapshot(s) expired"),
+                    ("debris_deleted", "unreadable leftover file(s) of a killed writer deleted"))
 
 
 def _count(value: Any) -> int:
@@ -40,6 +41,9 @@ def proof_summary(proof: Mapping[str, Any] | None) -> dict[str, Any] | None:
         "files_still_referenced": _count(proof.get("files_still_referenced")),
         "files_still_stored": _count(proof.get("files_still_stored")),
         "blocking_refs": list(proof.get("blocking_refs") or []),
+        # unreadable files no snapshot reads, younger than the age guard: a write in flight, or debris that may
+        # hold a key; the erasure is not verified while they stay
+        "debris_pending": _count(proof.get("debris_pending")),
     }
     for key, _ in _OPTIONAL_COUNTS:
         if key in proof:
@@ -56,7 +60,10 @@ def _proof_text(summary: dict[str, Any]) -> str:
     else:
         parts.append(f"NOT verified: {summary['rows_after']} row(s), {summary['files_still_referenced']} "
                      f"referenced and {summary['files_still_stored']} stored file(s) still hold a key"
-                     + (f"; kept by {', '.join(summary['blocking_refs'])}" if summary["blocking_refs"] else ""))
+                     + (f"; kept by {', '.join(summary['blocking_refs'])}" if summary["blocking_refs"] else "")
+                     + (f"; {summary['debris_pending']} unreadable file(s) younger than the debris age guard kept "
+                        "(maybe a write in flight): run erase again once they are older"
+                        if summary["debris_pending"] else ""))
     return ", ".join(parts)
 
 
