@@ -22,10 +22,11 @@ from pyiceberg.types import IcebergType, ListType, MapType, NestedField, Primiti
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
+from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.fmt import format_text
 from compiler.model.names import format_name, natural_key, parse_name
 from compiler.model.properties import ICEBERG_RESERVED, LIFECYCLE_PROPERTIES, MANAGED_PROPERTIES, SPARK_RESERVED
-from compiler.model.table import PartitionFieldState, SortFieldState, TableState
+from compiler.model.table import PartitionFieldState, RefState, SortFieldState, TableState
 from compiler.model.types import primitive_spelling
 from compiler.spec.units import Duration, Size
 
@@ -215,7 +216,20 @@ def policy_document(state: TableState) -> CommentedMap:
     lifecycle = _lifecycle(props)
     if lifecycle:
         doc["lifecycle"] = lifecycle
+    refs = [r for r in state.refs if not r.name.startswith(SAFETY_TAG_PREFIX)]
+    if refs:
+        doc["refs"] = CommentedSeq(_ref(r) for r in refs)
     return doc
+
+
+def _ref(ref: RefState) -> CommentedMap:
+    """A branch or tag with its own retention; no snapshot_id: the ref exists, and a new one (another
+    environment) starts at its table's current snapshot."""
+    keep = ref.retention
+    values = [(ref.kind, ref.name), ("max_ref_age", keep.max_ref_age_ms and duration_text(keep.max_ref_age_ms)),
+              ("min_snapshots_to_keep", keep.min_snapshots_to_keep),
+              ("max_snapshot_age", keep.max_snapshot_age_ms and duration_text(keep.max_snapshot_age_ms))]
+    return _flow_map({key: value for key, value in values if value is not None})
 
 
 def _free_property(key: str) -> bool:

@@ -21,6 +21,7 @@ from typing import Any
 
 from compiler.catalog.config import CatalogConfig
 from compiler.diff.changes import Change, CreateTable, DropColumn, DropRef, DropTable, PropertyChange, SetProperties
+from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
 from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
@@ -296,7 +297,7 @@ class _Run:
         snapshot = current.snapshot_id if current else None
         if snapshot is None:
             return  # an empty table has nothing to lose
-        tag = f"tablepolicy-before-{self.report.plan_id[:8]}"
+        tag = f"{SAFETY_TAG_PREFIX}{self.report.plan_id[:8]}"
         catalog = self.reader.config.name
         table = qualified((catalog, *step.change.table))
         create_tag(self.spark, table, tag, snapshot, TAG_RETAIN_DAYS, f"safety tag before step {step.index}")

@@ -19,6 +19,7 @@ from compiler.model.names import format_name
 from compiler.model.properties import DECLARED_REFS, declared_in
 from compiler.model.table import RefRetention, RefState, TableHistory, TableState
 
+SAFETY_TAG_PREFIX = "tablepolicy-before-"  # apply's tags before a destructive step (kept 7 days, never declared)
 NEVER = 2**63 - 1  # Iceberg's default max-ref-age: refs are kept forever
 # Iceberg's table properties a ref's unset value falls back to, and their defaults
 REF_DEFAULTS = {

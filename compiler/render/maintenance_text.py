@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from compiler.maintenance.actions import Action
 from compiler.maintenance.due import MaintenancePlan, TableMaintenance
 from compiler.maintenance.health import TableHealth
+from compiler.maintenance.refs import ref_health, ref_lines
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from compiler.render.text import MARKERS, Painter, no_color
@@ -65,6 +66,7 @@ def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
         line
         for t in plan.tables
         for line in [*_heading(t, paint), *health_lines(t.health),
+                     *(ref_lines(ref_health(t.health, t.basis.effective, t.basis.now)) if t.basis else []),
                      f"  due now       {', '.join(a.action for a in t.actions) or 'nothing'}",
                      *(f"  not due       {k.action}: {k.reason}" for k in t.skips)]
     ]
