@@ -136,14 +136,15 @@ def _snapshots(due: Due) -> Action | Skip | None:
     keep = snapshots.min_keep or DEFAULT_MIN_KEEP
     older_than = due.now - timedelta(milliseconds=snapshots.max_age.millis)
     expiry = snapshot_expiry(due.health, older_than, keep, due.now)
-    if not expiry.expire:
+    if not expiry.expire and not expiry.dropped_refs:
         return Skip("TM301", "expire_snapshots", f"none of {len(times)} snapshot(s) is older than "
                                                   f"{snapshots.max_age} beyond the newest {keep} (min_keep)")
     held = [f"{name} keeps {n}" for name, n in expiry.held_by_refs.items()]
+    dropped = [f"{name} is dropped (older than its max_ref_age)" for name in expiry.dropped_refs]
     return actions.ExpireSnapshots(
         table=due.state.name, older_than=older_than, retain_last=keep,
         reason=f"{len(expiry.expire)} of {len(times)} snapshots expire: older than {snapshots.max_age} beyond the "
-               f"newest {keep} (min_keep)" + (f"; {', '.join(held)}" if held else ""))
+               f"newest {keep} (min_keep)" + "".join(f"; {', '.join(x)}" for x in (held, dropped) if x))
 
 
 def snapshot_expiry(health: TableHealth, older_than: datetime, retain_last: int, now: datetime) -> Expiry:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from compiler.desired import desired_table
+from compiler.maintenance.decide import maintenance_for
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.refs import ref_health, ref_lines
 from tests.memory_catalog import project_of
@@ -18,7 +19,7 @@ def ms(days_ago: float) -> int:
     return int((NOW - timedelta(days=days_ago)).timestamp() * 1000)
 
 
-def test_each_ref_its_age_and_what_it_keeps() -> None:
+def figures() -> TableHealth:
     # main: 1 <- 2 <- 3 <- 4 (head, today); audit branches off 1 with 5 and 6; month_end tags 2; old tags 1
     log = [{"id": 1, "timestamp_ms": ms(40)}, {"id": 2, "parent_id": 1, "timestamp_ms": ms(30)},
            {"id": 3, "parent_id": 2, "timestamp_ms": ms(20)}, {"id": 4, "parent_id": 3, "timestamp_ms": ms(0)},
@@ -27,10 +28,14 @@ def test_each_ref_its_age_and_what_it_keeps() -> None:
             {"name": "audit", "snapshot_id": 6, "branch": True, "min_snapshots_to_keep": 2},
             {"name": "month_end", "snapshot_id": 2, "branch": False, "max_ref_age_ms": 400 * DAY},
             {"name": "old", "snapshot_id": 1, "branch": False, "max_ref_age_ms": 7 * DAY}]
-    health = TableHealth.model_validate(dict(
+    return TableHealth.model_validate(dict(
         table=("u", "t"), snapshot_times=tuple(s["timestamp_ms"] for s in log), current_snapshot_id=4, data_files=0,
         data_bytes=0, rows=0, small_files=0, target_file_size=1, position_delete_files=0, equality_delete_files=0,
         manifests=1, metadata_files=1, snapshot_log=log, refs=refs))
+
+
+def test_each_ref_its_age_and_what_it_keeps() -> None:
+    health = figures()
     project = project_of("table: u.t\ncolumns: [{name: id, type: long}]\nlifecycle: {snapshots: {max_age: 7d}}")
     effective = desired_table(project, project.tables[0]).effective
     assert ref_lines(ref_health(health, effective, NOW)) == [
@@ -38,3 +43,11 @@ def test_each_ref_its_age_and_what_it_keeps() -> None:
         "                tag month_end: snapshot 2, 30d old, alone keeps 1 snapshot(s) from expiry",
         "                tag old: snapshot 1, 40d old, alone keeps 0 snapshot(s) from expiry; the next expiry drops it "
         "(older than its max_ref_age)"]
+
+
+def test_maintain_expires_what_each_ref_lets_go_and_drops_a_tag_past_its_max_ref_age() -> None:
+    project = project_of("table: u.t\ncolumns: [{name: id, type: long}]\nlifecycle: {snapshots: {max_age: 7d}}")
+    desired = desired_table(project, project.tables[0])
+    [expire] = maintenance_for(desired.effective, desired.state, figures(), NOW)
+    assert expire.reason == ("2 of 6 snapshots expire: older than 7d beyond the newest 1 (min_keep); audit keeps 2, "
+                             "month_end keeps 1; old is dropped (older than its max_ref_age)")
