@@ -120,3 +120,33 @@ def test_a_ref_changed_since_the_plan_makes_it_stale(lake: Lake, tmp_path: Path)
     with pytest.raises(StalePlanError, match=r"ops.refs_stale: changed since the plan was made \(branches or tags "
                        r"changed\)"):
         apply_plan(plan, lake.config, SparkOptions(), journal_path=tmp_path / "stale.jsonl", policies=policies)
+
+
+def test_a_new_table_with_a_branch_then_the_branch_dropped(lake: Lake, tmp_path: Path) -> None:
+    """The branch of a table created in the same apply starts on an empty snapshot of its own (Spark's CREATE
+    BRANCH without AS OF VERSION); a tag there waits for the first write (TP452)."""
+    policies = tmp_path / "new"
+    policies.mkdir()
+    text = BASE.replace("refs_t", "refs_new") + "refs:\n  - {branch: staging, max_ref_age: 7d}\n  - {tag: first}\n"
+    (policies / "t.yaml").write_text(text)
+    assert summaries(lake, policies)[-1] == "TC601 create branch staging on a new empty snapshot; max_ref_age 7d, " \
+                                            "min_snapshots_to_keep the table's, max_snapshot_age the table's"
+    apply_dir(lake, policies, tmp_path)
+    with CatalogReader(lake.config) as reader:
+        table = reader.table(("ops", "refs_new"))
+    assert table is not None and table.snapshot_id is None  # main has no snapshot; the branch has its own
+    assert [(r.name, r.kind, r.retention.max_ref_age_ms) for r in table.state.refs] == [("staging", "branch", 7 * DAY)]
+    lake.spark.sql("INSERT INTO lake.ops.refs_new VALUES (1)")
+    assert summaries(lake, policies) == [f"TC601 create tag first at snapshot {_head(lake)} (the current one); "
+                                         "max_ref_age the table's"]
+    (policies / "t.yaml").write_text(BASE.replace("refs_t", "refs_new") + "allow_destructive: [drop_branch staging]\n")
+    apply_dir(lake, policies, tmp_path)
+    with CatalogReader(lake.config) as reader:
+        after = reader.table(("ops", "refs_new"))
+    assert after is not None and after.state.refs == ()
+
+
+def _head(lake: Lake) -> int | None:
+    with CatalogReader(lake.config) as reader:
+        table = reader.table(("ops", "refs_new"))
+    return table.snapshot_id if table is not None else None
