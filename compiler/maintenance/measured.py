@@ -3,6 +3,7 @@ after it (the run's counterpart of compiler/maintenance/projection.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, assert_never
 
 from compiler.maintenance import actions
@@ -12,7 +13,13 @@ from compiler.maintenance.report import Effect
 
 
 def measured(action: Action, rows: list[dict[str, Any]], before: TableHealth, after: TableHealth) -> Effect:
-    """``rows``: every row the statement returned (``remove_orphan_files`` returns one per file removed)."""
+    """``rows``: every row the statement returned (``remove_orphan_files`` returns one per file removed); every
+    effect also carries the table's data bytes before and after."""
+    return replace(_measured(action, rows, before, after), data_bytes_before=before.data_bytes,
+                   data_bytes_after=after.data_bytes)
+
+
+def _measured(action: Action, rows: list[dict[str, Any]], before: TableHealth, after: TableHealth) -> Effect:
     output = rows[0] if rows else {}
     match action:
         case actions.DeleteExpiredRows():

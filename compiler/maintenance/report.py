@@ -43,9 +43,20 @@ class Effect:
     snapshots_expired: int | None = None
     files_removed: int | None = None
     bytes_removed: int | None = None
+    # the table's data bytes (current snapshot) re-read before and after the action: what every action that ran
+    # changed, whatever its kind (a dry run leaves them unknown)
+    data_bytes_before: int | None = None
+    data_bytes_after: int | None = None
 
     def as_json(self) -> dict[str, int]:
-        return {k: v for k, v in self.__dict__.items() if v is not None}
+        """What the action did (the table's data bytes around it are in ``bytes_json``)."""
+        return {k: v for k, v in self.__dict__.items() if v is not None and not k.startswith("data_bytes_")}
+
+    def bytes_json(self) -> dict[str, int | None]:
+        """Every byte figure under one stable set of keys, null where the action or a dry run does not know it:
+        ``read``/``written`` by compaction, ``removed`` by orphan removal, the table's data bytes around it."""
+        return {"data_before": self.data_bytes_before, "data_after": self.data_bytes_after,
+                "read": self.bytes_rewritten, "written": self.bytes_written, "removed": self.bytes_removed}
 
 
 @dataclass(frozen=True)

@@ -201,6 +201,7 @@ def _step(step: Step) -> dict[str, Any]:
     return {"section": SECTIONS[action.action], "action": action.action, "code": action.code,
             "safety": str(action.safety), "summary": action.summary, "reason": action.reason,
             "status": step.status, "effect": step.effect.as_json(), "seconds": round(step.seconds, 3),
+            "bytes": step.effect.bytes_json(),
             "sql": step.sql, "output": step.output, "error": step.error}
 
 
