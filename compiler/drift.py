@@ -25,6 +25,7 @@ from compiler.diff.properties import owned_keys
 from compiler.importer import Inventory
 from compiler.loader import Project
 from compiler.model.names import format_name, natural_key
+from compiler.model.properties import DECLARED_REFS, declared_in
 from compiler.model.table import TableState
 from compiler.plan.model import Plan
 
@@ -40,12 +41,13 @@ class TableSource(Protocol):
 @dataclass(frozen=True)
 class TableDrift:
     """One declared table: ``missing`` from the catalog, or the ``changes`` apply would make (none: in sync),
-    and the properties set outside git (listed, not drift)."""
+    and the properties, branches and tags set outside git (listed, not drift)."""
 
     table: Name
     missing: bool = False
     changes: tuple[Change, ...] = ()
     unowned: tuple[tuple[str, str], ...] = ()
+    unowned_refs: tuple[tuple[str, str], ...] = ()  # (kind, name) of refs git never declared (apply leaves them)
 
     @property
     def status(self) -> str:
@@ -117,8 +119,12 @@ def table_drift(plan: Plan, source: TableSource, desired: dict[Name, TableState]
         owned = owned_keys(current.state, want) if want is not None else set(current.state.properties)
         unowned = sorted(k for k in set(current.state.properties) - owned - ENGINE_KEYS
                          if not k.startswith("tablepolicy."))
+        declared = {r.name for r in want.refs} if want is not None else set()
+        declared |= declared_in(current.state.properties, DECLARED_REFS)
         found.append(TableDrift(table.table, changes=tuple(table.changes),
-                                unowned=tuple((k, current.state.properties[k]) for k in unowned)))
+                                unowned=tuple((k, current.state.properties[k]) for k in unowned),
+                                unowned_refs=tuple((r.kind, r.name) for r in current.state.refs
+                                                   if r.name not in declared)))
     return found
 
 

@@ -88,7 +88,8 @@ def test_json_reports_drift_and_exit_codes(project: Path) -> None:
     assert code == 2 and document["drift"] is True
     tables = {t["table"]: t for t in document["tables"]}
     assert tables["logs.app_events"] == {"table": "logs.app_events", "name": ["logs", "app_events"],
-                                         "status": "missing", "changes": [], "unowned_properties": {}}
+                                         "status": "missing", "changes": [], "unowned_properties": {},
+                                         "unowned_refs": []}
     click_log = tables["ads.click_log"]
     assert click_log["status"] == "differs" and click_log["unowned_properties"] == {"other.tool.setting": "x"}
     assert [(c["action"], c["safety"], c["summary"]) for c in click_log["changes"]] == [

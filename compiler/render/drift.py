@@ -21,6 +21,7 @@ def render_drift(drift: Drift) -> str:
             continue
         block = [f"  catalog differs: apply would {c.summary}" for c in table.changes]
         block += [f"  not in git: property {k} = {v} (set by another tool?)" for k, v in table.unowned]
+        block += [f"  not in git: {kind} {ref} (made outside git; apply leaves it)" for kind, ref in table.unowned_refs]
         if block:
             lines += [f"table {name}", *block]
     lines += [f"table {format_name(n)}: in a managed namespace, not declared in git" for n in drift.undeclared]
@@ -72,6 +73,7 @@ def drift_json(drift: Drift, catalog: Mapping[str, str], environment: str | None
             "changes": [{"action": c.action, "safety": str(c.safety), "code": c.code, "summary": c.summary}
                         for c in t.changes],
             "unowned_properties": dict(t.unowned),
+            "unowned_refs": [{"kind": kind, "name": ref} for kind, ref in t.unowned_refs],
         } for t in drift.tables],
         "undeclared": [_name(n) for n in drift.undeclared],
         "unmanaged": None if drift.unmanaged is None else unmanaged(drift.unmanaged),
