@@ -27,7 +27,7 @@ do (arrow_rewrite.LeftToSpark). Its JVM's boot and first calls were most of a sm
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,7 @@ from runtime.erasure.commits import (
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
-from runtime.erasure.proof import TableProof
+from runtime.erasure.proof import ProofStep, TableProof
 from runtime.erasure.refs import hold_findings, kept_by_refs
 from runtime.erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
 from runtime.erasure.survey import FileReader, Survey, survey, table_reach
@@ -187,6 +187,7 @@ def _erase(
     proof.files_with_keys = sorted(found.held)
     proof.rows_before = sum(found.held[f].rows for f in current)
     name, latest = format_name(erasure.table), run.latest
+    steps = _Steps(proof)
     if current:
         on_progress(f"deleting the rows of {len(erasure.subjects)} subject(s) from {len(current)} file(s)")
         holding = frozenset(current)
@@ -199,11 +200,11 @@ def _erase(
             proof.statements.append(delete_rows(session(), erasure.table, catalog, run.keys, holding, staged))
         else:
             proof.statements.append(BY_PYARROW + delete_statement(erasure.table, catalog, run.keys))
-        found = _drop_dangling(run, proof, name)
-        if found.live_in(run.current):
+        found = steps.done("delete_rows", current, _drop_dangling(run, proof, name), sizes=found.sizes)
+        if masked := found.live_in(run.current):
             on_progress("rewriting the files a merge-on-read delete masked")
             proof.statements.append(rewrite_masked(session(), erasure.table, catalog))
-            found = _drop_dangling(run, proof, name)
+            found = steps.done("rewrite_masked", masked, _drop_dangling(run, proof, name), sizes=found.sizes)
         if still := found.live_in(run.current):
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the DELETE the current snapshot "
                                  f"still reads {len(still)} file(s) holding a key: {', '.join(sorted(still))}")
@@ -214,7 +215,7 @@ def _erase(
         revealing = frozenset(found.manifests_with_keys) & found.reach.manifests.get(run.current or 0, frozenset())
         rewrite_manifests(name, latest, revealing)
         proof.statements.append(rewrite_manifests_text(erasure.table, catalog))
-        found = run.survey()
+        found = steps.done("rewrite_manifests", revealing, run.survey(), sizes=found.sizes)
         if left := found.bounded_in(run.current):
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the manifest rewrite the current "
                                  f"snapshot still reads manifests with {len(left)} entr(ies) whose column bounds "
@@ -227,17 +228,19 @@ def _erase(
         on_progress(f"deleted {len(deleted)} file(s) only the expired snapshots read")
         proof.statements.append(expire_text(erasure.table, catalog, ids))
         proof.snapshots_expired = targets
-        found = run.survey()
+        found = steps.done("expire_snapshots", deleted, run.survey(), sizes=found.sizes)
     if found.orphans:
         on_progress(f"deleting {len(found.orphans)} unreferenced file(s) that hold a key")
         pause()
         proof.orphans_deleted = delete_unreferenced(latest, {p: found.stored[p] for p in found.orphans},
                                                     run.filesystems)
+        steps.done("delete_orphans", proof.orphans_deleted, found)
     if found.manifest_orphans:
         on_progress(f"deleting {len(found.manifest_orphans)} unreferenced manifest(s) whose column bounds hold a key")
         pause()
         proof.manifests_deleted = delete_unreferenced(
             latest, {p: found.stored[p] for p in found.manifest_orphans}, run.filesystems, manifests)
+        steps.done("delete_manifests", proof.manifests_deleted, found)
     if debris := found.debris:
         on_progress(f"deleting {len(debris)} unreadable file(s) no snapshot reads (a killed writer's leftovers; "
                     "they might hold a key)")
@@ -245,10 +248,31 @@ def _erase(
         proof.debris_deleted, proof.debris_pending = delete_debris(
             latest, {p: found.stored[p] for p in debris}, found.sizes, run.filesystems, now=guard.now,
             min_age=guard.min_age)
+        steps.done("delete_debris", proof.debris_deleted, found)
         if proof.debris_pending:
             on_progress(f"kept {len(proof.debris_pending)} of them: written less than {age_text(guard.min_age)} "
                         "ago, maybe by a writer still running")
     _prove(run, proof)
+
+
+class _Steps:
+    """Each step of a table's erasure into its proof: seconds since the step before ended (the first starts
+    after the survey that found the keys, so a step's time includes the survey that checks it), the files it
+    replaced or deleted and their bytes as the listing before it sized them."""
+
+    def __init__(self, proof: TableProof) -> None:
+        self.proof, self.mark = proof, time.perf_counter()
+
+    def done(self, action: str, files: Iterable[str], after: Survey, *, sizes: Mapping[str, int] | None = None
+             ) -> Survey:
+        """``sizes``: the listing before the step (default: ``after``'s, for deletions that list nothing again);
+        returns ``after``, the survey the run goes on with."""
+        now, paths = time.perf_counter(), sorted(set(files))
+        known = [size for p in paths if (size := (after.sizes if sizes is None else sizes).get(p)) is not None]
+        self.proof.steps.append(ProofStep(action, now - self.mark, len(paths),
+                                          sum(known) if len(known) == len(paths) else None))
+        self.mark = now
+        return after
 
 
 def age_text(age: timedelta) -> str:

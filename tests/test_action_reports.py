@@ -9,15 +9,22 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
 
 from compiler.maintenance.actions import ExpireSnapshots, RemoveOrphanFiles, RewriteDataFiles, RewriteManifests
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.health import OrphanFigures
 from compiler.maintenance.measured import measured
 from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+from compiler.render.erasure_report import proof_json
 from compiler.render.maintenance_report import report_json
+from runtime.erasure.proof import ProofStep, TableProof
+from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.test_maintenance import health
 from tests.test_report_views import CATALOG, check
+from tests.test_torn_files import _table as torn_files_table
 
 NOW = datetime(2026, 11, 24, 6, 0, tzinfo=UTC)
 T = ("shop", "t2")
@@ -78,3 +85,43 @@ def test_a_dry_runs_steps_have_the_same_keys() -> None:
     steps = json.loads(report_json(dry))["tables"][0]["steps"]
     assert [s["seconds"] for s in steps] == [0.0] * 4
     assert steps[0]["bytes"] == {**dict.fromkeys(BYTES_KEYS), "read": 40_000}  # what compaction will read
+
+
+def erase_proof() -> TableProof:
+    """A table's erasure as run_erasure returns it: the rows deleted (pyarrow), the expiry of the snapshot that
+    still read them, an orphan deleted; sizes as the listing before each step gave them."""
+    proof = TableProof(("privacy", "events"), ["REQ-1"], files_with_keys=["data/a.parquet"], rows_before=1,
+                       statements=["DELETE ..."], files_rewritten=["data/a.parquet"],
+                       snapshots_checked=[3], files_scanned=1, bytes_scanned=900, seconds=2.4567)
+    proof.steps += [ProofStep("delete_rows", 1.23456, 1, 1024), ProofStep("expire_snapshots", 0.5, 3, 5120),
+                    ProofStep("delete_orphans", 0.125, 1, None)]
+    return proof
+
+
+def test_the_erase_proof_gives_each_steps_seconds_files_and_bytes() -> None:
+    text = proof_json(CATALOG, NOW, ["REQ-1"], [erase_proof().as_json()], [], [], NOW.date())
+    check("erase_proof_steps.json", text)
+    (table,) = json.loads(text)["tables"]
+    assert table["steps"] == [
+        {"action": "delete_rows", "seconds": 1.235, "files": 1, "bytes": 1024},
+        {"action": "expire_snapshots", "seconds": 0.5, "files": 3, "bytes": 5120},
+        {"action": "delete_orphans", "seconds": 0.125, "files": 1, "bytes": None}]  # not under a listed location
+    assert table["seconds"] == 2.457
+
+
+def test_a_real_erasure_records_its_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the CLI with no JVM (the pyarrow path) on test_torn_files' table (two files, one holding the
+    key): that file is replaced, then the snapshots that still read it expire, each step with the bytes of the
+    files it took as listed before it."""
+    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: NOW)
+    table = torn_files_table(tmp_path)
+    [holding] = [t.file.file_size_in_bytes for t in table.scan().plan_files() if t.file.record_count == 2]
+    with pyspark_unimportable():
+        run = tablepolicy("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    steps = {s["action"]: s for s in proof["steps"]}
+    assert proof["steps"][0]["action"] == "delete_rows" and steps["delete_rows"]["files"] == 1
+    assert steps["delete_rows"]["bytes"] == holding  # the data file that held the key, as listed
+    assert "expire_snapshots" in steps and steps["expire_snapshots"]["files"] >= 1
+    assert all(s["seconds"] >= 0 and s["bytes"] is not None for s in proof["steps"]), proof["steps"]

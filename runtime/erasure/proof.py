@@ -29,6 +29,20 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
+@dataclass(frozen=True)
+class ProofStep:
+    """One step of a table's erasure as it ran: its time (with the survey that checked it), the files it replaced
+    or deleted and their bytes as listed before it (None when a file was not under a listed location)."""
+
+    action: str  # delete_rows, rewrite_masked, rewrite_manifests, expire_snapshots, delete_orphans, ...
+    seconds: float
+    files: int
+    bytes: int | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"action": self.action, "seconds": round(self.seconds, 3), "files": self.files, "bytes": self.bytes}
+
+
 # complete: no file under the location or referenced by a kept snapshot holds a key (as a row, or as a
 # manifest's column bound);
 # held: the only files left are kept by declared legal holds; incomplete: something else still holds a
@@ -69,6 +83,7 @@ class TableProof:
     held_by: dict[str, list[str]] = field(default_factory=dict)  # declared hold -> the files it keeps
     blocking_refs: list[str] = field(default_factory=list)  # undeclared refs keeping a file with a key
     unreadable: list[str] = field(default_factory=list)
+    steps: list[ProofStep] = field(default_factory=list)  # what ran, in order, each with its seconds and bytes
     seconds: float = 0.0
     error: str | None = None  # a step failed: this table is not done, the others still run
 
@@ -101,4 +116,4 @@ class TableProof:
                 "files_still_stored": self.files_still_stored, "manifests_scanned": self.manifests_scanned,
                 "manifests_with_keys": self.manifests_with_keys, "held_by": self.held_by,
                 "blocking_refs": self.blocking_refs, "unreadable": self.unreadable,
-                "error": self.error, "seconds": round(self.seconds, 3)}
+                "steps": [s.as_json() for s in self.steps], "error": self.error, "seconds": round(self.seconds, 3)}
