@@ -1,4 +1,9 @@
-"""maintain: run the maintenance each table needs now, through Spark, one table at a time.
+"""maintain: run the maintenance each table needs now, one table at a time.
+
+Rewrites and retention deletes run in Spark; snapshot expiry (runtime/expiry.py) and orphan removal
+(runtime/orphans.py) run without an engine, through the FileIO and filesystem the decisions read with. Spark
+is started once, on the first action that needs it (or earlier, on a thread, when the decisions found one):
+a run whose due actions need no engine starts no JVM.
 
 After each action the table's health is read again from its new metadata (pyiceberg, no JVM) and the
 compiler decides again before the next action (compiler/maintenance/sequence.py): an action the one before
@@ -13,15 +18,15 @@ scheduled run decides again from the health it then reads.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
-from datetime import datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compiler.catalog.config import CatalogConfig
-from compiler.maintenance.actions import Action, RemoveOrphanFiles
+from compiler.maintenance.actions import Action, ExpireSnapshots, RemoveOrphanFiles
 from compiler.maintenance.decide import Skip
-from compiler.maintenance.due import MaintenancePlan, TableMaintenance
+from compiler.maintenance.due import MaintenancePlan, TableMaintenance, needs_spark
 from compiler.maintenance.health import OrphanFigures
 from compiler.maintenance.measured import measured
 from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
@@ -30,15 +35,20 @@ from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from runtime.catalog.reader import CatalogReader, read_metadata
 from runtime.executor import ExecutionError, query_sql, with_conflict_retries
+from runtime.expiry import ExpiryRefused, expire
 from runtime.health import CatalogHealth, OrphanScanner
 from runtime.lock import catalog_locks
 from runtime.manifests import damaged_in
-from runtime.orphans import normalize, orphan_figures, stored_files
+from runtime.orphans import normalize, orphan_figures, remove_orphans, stored_files
 from runtime.redaction import register
 from runtime.spark.session import SessionOnDemand, SparkOptions
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
+
+
+class _Refused(Exception):
+    """An action not started because it would be unsafe (the step is reported refused)."""
 
 
 class Progress(Protocol):
@@ -150,7 +160,8 @@ def run_maintenance(
 ) -> MaintenanceReport:
     """Every table with due actions, in order; the others are reported unchanged. ``locations``: the map the
     decisions were made with (read on first use otherwise); ``session``: the run's Spark session, perhaps
-    already starting since the first table with due work was decided (started here otherwise)."""
+    already starting since the first table needing it was decided (started here, on the first action that
+    needs Spark, otherwise; never when none does)."""
     register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     progress = progress or Silent()
     locations = locations or Locations()
@@ -158,11 +169,8 @@ def run_maintenance(
     due = [t for t in plan.tables if t.actions]
     if due:
         session = session or SessionOnDemand(catalog, options)
-        if not session.ready:
-            progress.starting_spark()
-        spark = session.session()
         with CatalogReader(catalog) as reader, catalog_locks(reader, [format_name(t.table) for t in due], lock_dir):
-            run = _Run(spark, reader, catalog.name, locations, progress)
+            run = _Run(session, reader, catalog.name, locations, progress)
             for number, planned in enumerate(due, 1):
                 progress.table(number, len(due), planned.table)
                 outcomes[planned.table] = run.table(planned)
@@ -170,13 +178,24 @@ def run_maintenance(
                              tuple(plan.missing))
 
 
+ENGINE_FREE = "-- without Spark (pyiceberg and the table's filesystem), to the effect of:\n"
+
+
 @dataclass(frozen=True)
 class _Run:
-    spark: Any
+    session: SessionOnDemand
     reader: CatalogReader
     catalog: str
     locations: Locations
     progress: Progress
+    filesystems: dict[tuple[str, str], Any] = field(default_factory=dict)  # one per scheme and bucket of the run
+
+    @property
+    def spark(self) -> Any:
+        """The run's session, started on the first action that needs it."""
+        if not self.session.ready:
+            self.progress.starting_spark()
+        return self.session.session()
 
     def sql(self, action: Action) -> str:
         return action_sql(action, self.catalog)
@@ -193,15 +212,26 @@ class _Run:
     def execute(self, action: Action, current: TableMaintenance) -> tuple[Step, TableMaintenance | None]:
         self.progress.action(action)
         sql, name = self.sql(action), action.table
+        engine = needs_spark(action, current.health)
         if isinstance(action, RemoveOrphanFiles):
             table = self.reader.pyiceberg_table(name, fresh=True)
             refusal = self.locations.overlap(self.reader, name, table.location()) if table is not None else None
             if refusal is not None:
                 return Step(action, sql, Status.REFUSED, error=refusal), None
         started = time.perf_counter()
+        if not engine:
+            sql = ENGINE_FREE + sql
+            try:
+                rows = self._without_engine(action)
+            except (ExecutionError, ExpiryRefused, OSError) as exc:
+                return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=str(exc)), None
+            except _Refused as refused:
+                return Step(action, sql, Status.REFUSED, error=str(refused)), None
+            return self._done(action, current, sql, rows, time.perf_counter() - started)
         try:
             what = f"{format_name(name)}: {action.summary}"
-            rows = with_conflict_retries(self.spark, lambda: query_sql(self.spark, sql, what)) or []
+            spark = self.spark
+            rows = with_conflict_retries(spark, lambda: query_sql(spark, sql, what)) or []
         except ExecutionError as exc:  # on a torn file a snapshot reads: the finding names it and what to do
             table = self.reader.pyiceberg_table(name, fresh=True)
             try:
@@ -209,13 +239,40 @@ class _Run:
             except ExecutionError as damage:  # a manifest the table reads is torn too
                 error = str(damage)
             return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=error), None
-        seconds = time.perf_counter() - started
+        return self._done(action, current, sql, rows, time.perf_counter() - started)
+
+    def _done(self, action: Action, current: TableMaintenance, sql: str, rows: list[dict[str, Any]],
+              seconds: float) -> tuple[Step, TableMaintenance | None]:
+        name = action.table
         fresh = self._decide_again(current)
         if fresh is None:
             gone = f"{format_name(name)}: the table is no longer in the catalog after this action"
             return Step(action, sql, Status.FAILED, seconds=seconds, error=gone), None
         effect = measured(action, rows, current.health, fresh.health)
         return Step(action, sql, Status.DONE, effect, seconds, rows[0] if rows else {}), fresh
+
+    def _without_engine(self, action: Action) -> list[dict[str, Any]]:
+        """Run an expiry or orphan removal with no JVM; the rows Spark's procedure would return."""
+        name = action.table
+        table = self.reader.pyiceberg_table(name, fresh=True)
+        if table is None:
+            raise ExecutionError(f"{format_name(name)}: the table is no longer in the catalog")
+        if isinstance(action, ExpireSnapshots):
+            def latest() -> Table:
+                found = self.reader.pyiceberg_table(name, fresh=True)
+                if found is None:
+                    raise ExecutionError(f"{format_name(name)}: the table is no longer in the catalog")
+                return found
+
+            expired = expire(format_name(name), latest, older_than=action.older_than,
+                             retain_last=action.retain_last, clock=lambda: datetime.now(UTC),
+                             filesystems=self.filesystems)
+            return [expired.output()]
+        assert isinstance(action, RemoveOrphanFiles), action.action
+        removal = remove_orphans(table, action.older_than)
+        if removal.scan.refused is not None:
+            raise _Refused(f"{format_name(name)}: {removal.scan.refused}")
+        return [{"orphan_file_location": path} for path in removal.deleted]
 
     def _decide_again(self, current: TableMaintenance) -> TableMaintenance | None:
         if current.basis is None:

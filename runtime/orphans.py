@@ -12,8 +12,9 @@ field so named (``_year=2024``): Spark's listing skips them, so counting them wo
 
 Schemes naming one store are one (Iceberg's ``equal_schemes``: ``s3``, ``s3a``, ``s3n``); a listed file that
 the metadata names under another bucket, scheme or prefix refuses removal, as ``prefix_mismatch_mode`` ERROR
-does in Spark. Spark's procedure still does the deleting with its own checks; this only decides whether it
-is due, and refuses when the candidates look implausible.
+does in Spark. The scan decides whether removal is due and refuses when the candidates look implausible;
+``remove_orphans`` deletes what a scan right before finds, through the same filesystem (no JVM), as
+Spark's ``remove_orphan_files`` would: the files older than the guard that nothing reaches.
 """
 
 from __future__ import annotations
@@ -249,3 +250,42 @@ def orphan_figures(table: Table, older_than: datetime) -> OrphanFigures:
     """The scan as maintenance decisions read it."""
     scan = scan_orphans(table, older_than)
     return OrphanFigures(files=scan.files, bytes=scan.bytes, young=scan.young, refused=scan.refused)
+
+
+@dataclass(frozen=True)
+class Removal:
+    """What ``remove_orphans`` did: the scan it removed by, and the files it deleted as the location spells them."""
+
+    scan: OrphanScan
+    deleted: tuple[str, ...] = ()
+
+
+def remove_orphans(table: Table, older_than: datetime) -> Removal:
+    """Scan the table location now and delete the unreferenced files older than ``older_than``; nothing when the
+    scan refuses (its ``refused`` says why). A file gone meanwhile is not counted."""
+    scan = scan_orphans(table, older_than)
+    if scan.refused is not None:
+        return Removal(scan)
+    location = table.location()
+    files, deleted = filesystem(location, table.io.properties), []
+    for orphan in scan.old:
+        try:
+            files.delete_file(orphan.path)
+        except FileNotFoundError:
+            continue
+        deleted.append(listed_location(location, orphan.path))
+    drop_checksums(files, [orphan.path for orphan in scan.old])
+    return Removal(scan, tuple(deleted))
+
+
+def drop_checksums(files: pafs.FileSystem, deleted: Iterable[str]) -> None:
+    """Delete the ``.NAME.crc`` beside each deleted file on local disk: Hadoop's local filesystem (Spark's) writes
+    one per file and deletes it with the file; hidden, it is never an orphan, so nothing else would."""
+    if not isinstance(files, pafs.LocalFileSystem):
+        return
+    for path in deleted:
+        folder, _, name = path.rpartition("/")
+        try:
+            files.delete_file(f"{folder}/.{name}.crc")
+        except FileNotFoundError:
+            continue

@@ -1,7 +1,8 @@
 """Which maintenance every declared table needs now: health, decided by policy.
 
 Health comes through a HealthSource (runtime/health.py reads metadata and manifests with pyiceberg, no JVM);
-this module only asks for it and decides. The runtime executes the result in Spark.
+this module only asks for it and decides. The runtime executes the result: rewrites and retention deletes in
+Spark, snapshot expiry and orphan removal without an engine (``needs_spark``).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Protocol
 from compiler.catalog.current import CurrentTable
 from compiler.effective import Effective, effective_settings
 from compiler.loader import Project
-from compiler.maintenance.actions import Action
+from compiler.maintenance.actions import Action, ExpireSnapshots, RemoveOrphanFiles
 from compiler.maintenance.decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.select import EVERYTHING, Selection
@@ -83,6 +84,18 @@ class TableMaintenance:
     skips: list[Skip] = field(default_factory=list)  # declared actions not due now, each with its reason
     basis: Basis | None = None  # None for figures made by hand (tests, health views)
 
+    @property
+    def needs_spark(self) -> bool:
+        """Whether a due action runs on Spark: rewrites and retention deletes do; snapshot expiry does not, nor
+        orphan removal where this process listed the table location (its health holds the orphans found)."""
+        return any(needs_spark(a, self.health) for a in self.actions)
+
+
+def needs_spark(action: Action, health: TableHealth) -> bool:
+    if isinstance(action, RemoveOrphanFiles):
+        return health.orphans is None
+    return not isinstance(action, ExpireSnapshots)
+
 
 @dataclass(frozen=True)
 class MaintenancePlan:
@@ -103,7 +116,7 @@ def maintenance_plan(
     due only when there are old unreferenced files (and Spark is not started to find there are none).
     ``selection``: the tables and actions of this run (``--table``, ``--only``); health is read for those only.
     ``on_work``: told of each table with due actions as soon as it is decided (a run starts Spark then, while
-    the remaining tables are read)."""
+    the remaining tables are read, if the table ``needs_spark``)."""
     tables, missing = [], []
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name)):
         if not selection.covers_table(loaded.name):

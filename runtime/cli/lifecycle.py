@@ -89,10 +89,11 @@ def maintain(
 
     locations = Locations()
     target = resolve_target(path, catalog, environment)
-    # Spark starts on a thread as soon as a table with due work is decided, never on an idle run
+    # Spark starts on a thread as soon as a table with work for Spark is decided, never on a run that needs none
     spark = None if dry_run else SessionOnDemand(target.catalog, SparkOptions.from_flags(master, conf))
     plan, target = due_now(path, catalog, environment, tables=tables, only=only, locations=locations,
-                           on_work=lambda _t: spark.start() if spark is not None else None, target=target)
+                           on_work=lambda t: spark.start() if spark is not None and t.needs_spark else None,
+                           target=target)
     config = target.catalog
     if output is Format.text:
         catalog_header(target)
