@@ -44,7 +44,8 @@ def format_text(text: str) -> str:
 
 def _reorder(node: Any, model: type[BaseModel], path: Path) -> None:
     if isinstance(node, CommentedMap):
-        order = field_names(models_at(model, path))
+        models = models_at(model, path)  # a union's member whose keys the mapping uses (a tag, a branch) orders it
+        order = field_names([m for m in models if set(node) <= set(field_names([m]))] or models)
         rank = {key: i for i, key in enumerate(order)}
         for key in sorted(node, key=lambda k: rank.get(k, len(rank))):
             node.move_to_end(key)

@@ -45,3 +45,11 @@ def test_each_mistake_is_one_finding_with_a_hint(refs: str, first_line: str) -> 
 def test_a_tag_and_a_branch_with_their_retention_validate() -> None:
     assert findings(TABLE + "  - {tag: month_end, max_ref_age: 400d, snapshot_id: 5}\n"
                     "  - {branch: audit, max_ref_age: 30d, min_snapshots_to_keep: 2, max_snapshot_age: 2d}\n") == []
+
+
+def test_fmt_orders_a_tag_and_a_branch_by_their_own_keys() -> None:
+    from compiler.fmt import format_text
+
+    text = TABLE + "  - {max_ref_age: 30d, branch: audit, min_snapshots_to_keep: 2}\n  - {snapshot_id: 3, tag: m}\n"
+    assert format_text(text).split("refs:\n")[1] == ("  - {branch: audit, max_ref_age: 30d, min_snapshots_to_keep: 2}\n"
+                                                     "  - {tag: m, snapshot_id: 3}\n")
