@@ -7,6 +7,7 @@ as soon as that table is done. ``status`` reads only the ledger and the catalog 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -264,6 +265,15 @@ def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def mask_value(text: str, value: str) -> str:
+    """``text`` with ``value`` masked wherever it stands as a value: a word-like value (``u1``, ``_``) only as a
+    whole word, so it is not masked inside identifiers (``vals.values_spark``) or longer values; any other
+    value wherever it occurs (masking too much is safe, too little is not)."""
+    if re.fullmatch(r"\w+", value):
+        return re.sub(rf"(?<!\w){re.escape(value)}(?!\w)", "***", text)
+    return text.replace(value, "***")
+
+
 def _scrubbed(proof: dict[str, Any], table: TableErasure) -> dict[str, Any]:
     """The proof with no key value in it: an error's statement (which holds the keys) is cut, and any value
     Spark quoted in its first line is masked."""
@@ -271,7 +281,7 @@ def _scrubbed(proof: dict[str, Any], table: TableErasure) -> dict[str, Any]:
     if message:
         message = str(message).split("\n", 1)[0]
         for value in sorted({str(v) for s in table.subjects for v in s.values}, key=len, reverse=True):
-            message = message.replace(value, "***")
+            message = mask_value(message, value)
         proof = {**proof, "error": message + " (statement withheld: it holds key values)"}
     return proof
 
