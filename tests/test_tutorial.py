@@ -134,6 +134,14 @@ def imported(ran: Ran) -> None:
     assert "error TG101: table sales.orders has no owner" in ran.output  # what the next step fixes
 
 
+def published(ran: Ran) -> None:
+    """main moved to the audited head: it reads the batch, and the branch points where main does."""
+    table = catalog(ran.cwd).load_table("analytics.page_views")
+    assert "published: main is at the audited snapshot" in ran.output
+    assert {"w0", "w1", "w2"} <= set(table.scan().to_arrow().column("user_id").to_pylist())
+    assert table.metadata.refs["audit"].snapshot_id == table.metadata.current_snapshot_id
+
+
 # command (as the tutorial writes it) -> exit code and what must hold after it
 EXPECTED: list[tuple[str, int, Check]] = [
     ("tablepolicy init my-lake", 0, files("my-lake/policies/analytics/page_views.yaml", "my-lake/policy.schema.json",
@@ -159,10 +167,15 @@ EXPECTED: list[tuple[str, int, Check]] = [
     ("tablepolicy validate", 0, shows("0 error(s)")),
     ("tablepolicy plan", 0, plan_sets_only_owners),
     ("tablepolicy erase --requests privacy/requests.yaml --proof proof.json", 0, erasure_proven),
+    ("tablepolicy plan --out plan.json", 0, shows("+ create branch audit")),
+    ("tablepolicy apply plan.json", 0, shows("Apply complete")),
+    ("python wap_write.py", 0, shows("3 rows written to branch audit; main still reads")),
+    ("python wap_publish.py", 0, published),
+    ("tablepolicy plan --detailed-exitcode", 0, shows("No changes.")),
 ]
 
 FILES = ["policies/analytics/page_views.yaml", "load_rows.py", "another_team.py", "policies/sales/_namespace.yaml",
-         "privacy/requests.yaml"]
+         "privacy/requests.yaml", "policies/analytics/page_views.yaml", "wap_write.py", "wap_publish.py"]
 
 
 def test_the_tutorial_and_this_table_name_the_same_commands() -> None:
@@ -174,11 +187,13 @@ def test_the_tutorial_and_this_table_name_the_same_commands() -> None:
 def test_the_edited_table_differs_from_the_scaffold_by_one_column() -> None:
     from runtime.scaffold import EXAMPLE_TABLE
 
-    [edited] = [s for s in tutorial_steps(TUTORIAL.read_text(encoding="utf-8"))
-                if isinstance(s, WriteFile) and s.path.endswith("page_views.yaml")]
+    [edited, branched] = [s for s in tutorial_steps(TUTORIAL.read_text(encoding="utf-8"))
+                          if isinstance(s, WriteFile) and s.path.endswith("page_views.yaml")]
     added = set(edited.content.splitlines()) - set(EXAMPLE_TABLE.splitlines())
     assert added == {"# yaml-language-server: $schema=../../policy.schema.json",
                      "  - {name: country, type: string, doc: ISO 3166 code}"}
+    assert branched.content.startswith(edited.content)  # step 9 adds the audit branch and nothing else
+    assert branched.content.removeprefix(edited.content).startswith("refs:\n  - branch: audit")
 
 
 @pytest.mark.spark
