@@ -179,6 +179,8 @@ TP450 = register(
     "TP450", ERROR, "a ref named `main`: the main branch is implicit (`lifecycle.snapshots` sets its retention)")
 TP451 = register("TP451", ERROR, "a branch or tag declared twice in one table")
 TP452 = register("TP452", WARNING, "a tag on a table without a snapshot: created by the first plan after a write")
+TP460 = register("TP460", ERROR, "a view declared twice")
+TP461 = register("TP461", ERROR, "a name declared both as a table and as a view")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")
@@ -244,6 +246,9 @@ TC601 = register("TC601", SAFE, "create a branch or tag")
 TC602 = register("TC602", SAFE, "keep a branch or tag, or its snapshots, as long or longer")
 TC603 = register("TC603", DESTRUCTIVE, "shorten a branch's or tag's retention (snapshots become expirable)")
 TC604 = register("TC604", DESTRUCTIVE, "drop a branch or tag (its snapshots become expirable)")
+TC701 = register("TC701", SAFE, "create a view")
+TC702 = register("TC702", SAFE, "replace a view's SQL, column comments or properties (one commit)")
+TC703 = register("TC703", DESTRUCTIVE, "drop a view (state: absent)")
 
 # --- TR: changes the planner refuses (exit 1), with what to do instead
 TR101 = register("TR101", ERROR, "a type change that is no legal promotion")

@@ -19,6 +19,7 @@ from compiler.modelcache import ModelCache
 from compiler.spec.errors import findings_from
 from compiler.spec.rules import Rules, RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
+from compiler.spec.view import ViewPolicy
 from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
 
 if TYPE_CHECKING:
@@ -67,6 +68,26 @@ class LoadedNamespace:
 
 
 @dataclass(frozen=True)
+class LoadedView:
+    """A valid view policy (``view:``); never restored from the model cache: views are few and small."""
+
+    policy: ViewPolicy
+    source: SourceMap
+
+    @property
+    def declared(self) -> str:
+        return self.policy.view
+
+    @property
+    def state(self) -> Literal["present", "absent"]:
+        return self.policy.state
+
+    @cached_property
+    def name(self) -> tuple[str, ...]:
+        return parse_name(self.policy.view)
+
+
+@dataclass(frozen=True)
 class LoadedRules:
     """An org rules file (``_rules.yaml``): checked against every table by compiler.guardrails."""
 
@@ -82,6 +103,7 @@ class Project:
     tables: list[LoadedTable] = field(default_factory=list)
     namespaces: list[LoadedNamespace] = field(default_factory=list)
     rules: list[LoadedRules] = field(default_factory=list)
+    views: list[LoadedView] = field(default_factory=list)
     environment: LoadedEnvironment | None = None  # the overlay selected with --env: the strongest layer
 
 
@@ -200,8 +222,8 @@ def load_text(
                 codes.TP003,
                 Severity.ERROR,
                 Location(file, 1, 1),
-                "a policy file is a mapping with a 'table:' key (a table), a 'namespace:' key (defaults) or a "
-                "'rules:' key (org rules)",
+                "a policy file is a mapping with a 'table:' key (a table), a 'view:' key (a view), a 'namespace:' "
+                "key (defaults) or a 'rules:' key (org rules)",
                 "start the file with 'table: namespace.name'",
             )
         )
@@ -215,6 +237,8 @@ def load_text(
         project.tables.append(LoadedTable.of(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):
         project.namespaces.append(LoadedNamespace(model, parsed.source, digest))
+    elif isinstance(model, ViewPolicy):
+        project.views.append(LoadedView(model, parsed.source))
 
 
 def _document_kind(doc: YamlDocument) -> type[BaseModel] | None:
@@ -222,6 +246,8 @@ def _document_kind(doc: YamlDocument) -> type[BaseModel] | None:
         return None
     if "table" in doc.data:
         return TablePolicy
+    if "view" in doc.data:
+        return ViewPolicy
     if "namespace" in doc.data:
         return NamespaceDefaults
     if "rules" in doc.data:

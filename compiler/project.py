@@ -138,6 +138,7 @@ def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) ->
     kept = Diagnostics([d for d in diagnostics.items if selected(d.location.file) or (
         d.location.file not in other_files and not _declares_table(d.location.file))])
     return SelectedProject(root=project.root, tables=tables, namespaces=project.namespaces, rules=project.rules,
+                           views=[v for v in project.views if selected(v.source.file)],
                            environment=project.environment, declared_elsewhere=frozenset(t.name for t in others),
                            managed=frozenset(managed)), kept
 
@@ -159,5 +160,5 @@ def restrict_plan(plan: Plan, project: Project) -> Plan:
         return plan
     unmanaged = [n for n in plan.unmanaged if n not in project.declared_elsewhere and n[:-1] in project.managed]
     # recorded in the plan file, so apply compares only these tables with the plan it derives from git
-    selected = sorted({t.name for t in project.tables})
+    selected = sorted({t.name for t in project.tables} | {v.name for v in project.views})
     return plan.model_copy(update={"unmanaged": unmanaged, "selected": selected})

@@ -1,9 +1,9 @@
 """JSON Schemas of the files tablepolicy reads, generated from the spec models (for editors, CI and tests).
 
-``policy_json_schema`` is the one editors use (``tablepolicy schema``, docs/policy.schema.json): a table policy or
-namespace defaults. The org rules file (``_rules.yaml``), an environment overlay (``environments/<name>.yaml``)
-and an erasure requests file (``requests.yaml``; a JSON lines file holds one request per line, each of the
-schema of ``requests.items``) have their own, from the models that validate them.
+``policy_json_schema`` is the one editors use (``tablepolicy schema``, docs/policy.schema.json): a table policy, a
+view policy or namespace defaults. The org rules file (``_rules.yaml``), an environment overlay
+(``environments/<name>.yaml``) and an erasure requests file (``requests.yaml``; a JSON lines file holds one
+request per line, each of the schema of ``requests.items``) have their own, from the models that validate them.
 """
 
 from __future__ import annotations
@@ -18,20 +18,23 @@ from compiler.erasure.requests import ErasureRequests
 from compiler.spec.environment import EnvironmentOverlay
 from compiler.spec.rules import RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
+from compiler.spec.view import ViewPolicy
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def policy_json_schema() -> dict[str, Any]:
     _, schema = models_json_schema(
-        [(TablePolicy, "validation"), (NamespaceDefaults, "validation")],
+        [(TablePolicy, "validation"), (ViewPolicy, "validation"), (NamespaceDefaults, "validation")],
         title="tablepolicy policy file",
-        description="A table policy (has 'table:') or namespace defaults (has 'namespace:').",
+        description="A table policy (has 'table:'), a view policy (has 'view:') or namespace defaults (has "
+                    "'namespace:').",
     )
     return {
         "$schema": DRAFT,
         **schema,
-        "anyOf": [{"$ref": "#/$defs/TablePolicy"}, {"$ref": "#/$defs/NamespaceDefaults"}],
+        "anyOf": [{"$ref": "#/$defs/TablePolicy"}, {"$ref": "#/$defs/ViewPolicy"},
+                  {"$ref": "#/$defs/NamespaceDefaults"}],
     }
 
 

@@ -20,14 +20,26 @@ from pathlib import Path
 from typing import Any
 
 from compiler.catalog.config import CatalogConfig
-from compiler.diff.changes import Change, CreateTable, DropColumn, DropRef, DropTable, PropertyChange, SetProperties
+from compiler.diff.changes import (
+    Change,
+    CreateTable,
+    CreateView,
+    DropColumn,
+    DropRef,
+    DropTable,
+    DropView,
+    PropertyChange,
+    ReplaceView,
+    SetProperties,
+)
 from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
 from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
+from compiler.model.view import CurrentView
 from compiler.plan.applied import is_applied
 from compiler.plan.approvals import consumed_stamp
-from compiler.plan.model import CatalogRef, Plan
+from compiler.plan.model import CatalogRef, Plan, Requirement
 from compiler.plan.planner import make_plan, requirement_of
 from compiler.plan.verify import check_origin, compare
 from compiler.project import find_project, load_selected
@@ -111,6 +123,9 @@ def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
     for table in plan.tables:
         if not table.changes:
             continue
+        if table.kind == "view":  # one commit each, nothing to stamp: a view's plan is its metadata file
+            changes += table.changes
+            continue
         stamp = {**run_stamps, DECLARED_KEYS: declared_stamp(table.declared_properties)}
         if table.declared_refs or any(isinstance(c, DropRef) for c in table.changes):
             stamp[DECLARED_REFS] = declared_stamp(table.declared_refs)
@@ -166,9 +181,13 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
     for table in plan.tables:
         if not table.changes:
             continue
-        current = reader.table(table.table)
         want = table.requirement
         name = format_name(table.table)
+        if table.kind == "view":
+            if table.table not in in_progress:
+                stale += _stale_view(name, want, reader.view(table.table))
+            continue
+        current = reader.table(table.table)
         if current is not None and current.state.properties.get("tablepolicy.plan-id") == plan_id:
             in_progress.add(table.table)
         if table.table in in_progress:
@@ -193,6 +212,17 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
         raise StalePlanError("plan is stale, nothing was applied:\n  " + "\n  ".join(stale)
                              + "\nrun tablepolicy plan again and review the new plan")
     return in_progress
+
+
+def _stale_view(name: str, want: Requirement, current: CurrentView | None) -> list[str]:
+    """Why a view's plan is stale: it appeared, went, or has a new version since the plan was made."""
+    if not want.exists and current is not None:
+        return [f"view {name}: planned as new, but it exists now"]
+    if want.exists and current is None:
+        return [f"view {name}: it was dropped since the plan was made"]
+    if current is not None and current.metadata_location != want.metadata_location:
+        return [f"view {name}: replaced since the plan was made (version {current.version_id} now)"]
+    return []
 
 
 def apply_plan(
@@ -284,6 +314,9 @@ class _Run:
     def _applied(self, change: Change) -> bool:
         if change.action == "create_namespace":
             return is_applied(change, None, self.reader.namespace_exists(change.table))
+        if isinstance(change, CreateView | ReplaceView | DropView):
+            view = self.reader.view(change.table)
+            return is_applied(change, view.state if view else None)
         current = self.reader.table(change.table, fresh=True)
         return is_applied(change, current.state if current else None)
 

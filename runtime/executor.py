@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, Protocol, TypeVar
 
-from compiler.diff.changes import Change, CreateTable, SetRefRetention, UpdatePartitionSpec
+from compiler.diff.changes import Change, CreateTable, CreateView, ReplaceView, SetRefRetention, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
 from compiler.model.table import PartitionFieldState, iceberg_json
 from compiler.render.filters import ident
@@ -96,6 +96,9 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
             case SetRefRetention():
                 _parse(spark, replace_ref_statement(sql))
                 return lambda: guard(what, sql, lambda: _set_ref_retention(spark, catalog, change))
+            case CreateView() | ReplaceView():
+                _parse(spark, sql)
+                return lambda: _run_in_catalog(spark, catalog, sql, what)
             case _:
                 _parse(spark, sql)
                 return lambda: _run_case_sensitive(spark, sql, what)
@@ -109,6 +112,18 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
 def _run_case_sensitive(spark: Any, sql: str, what: str) -> None:
     with case_sensitive(spark):
         run_sql(spark, sql, what)
+
+
+def _run_in_catalog(spark: Any, catalog: str, sql: str, what: str) -> None:
+    """A view's statement with the plan's catalog current: Spark resolves the names of its SELECT (written
+    namespace.table, as policies name tables) in that catalog, and the view records it as its default. The
+    session's current catalog is restored after."""
+    previous = spark.catalog.currentCatalog()
+    spark.catalog.setCurrentCatalog(catalog)
+    try:
+        _run_case_sensitive(spark, sql, what)
+    finally:
+        spark.catalog.setCurrentCatalog(previous)
 
 
 def _parse(spark: Any, sql: str) -> None:

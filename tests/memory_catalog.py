@@ -27,6 +27,7 @@ from compiler.loader import Project, load_text
 from compiler.model.names import parse_name
 from compiler.model.properties import DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from compiler.model.table import ColumnPath, TableState, iceberg_json
+from compiler.model.view import CurrentView
 
 # What Spark and Iceberg write on every table they create, which no policy owns: the planner must ignore it.
 ENGINE_PROPERTIES = {"owner": "spark", "write.parquet.compression-codec": "zstd"}
@@ -44,9 +45,9 @@ def project_of(*texts: str, files: Sequence[str] = ()) -> Project:
 
 
 def _file_of(text: str) -> str:
-    first = next(line for line in text.splitlines() if line.startswith(("table:", "namespace:")))
+    first = next(line for line in text.splitlines() if line.startswith(("table:", "view:", "namespace:")))
     name = parse_name(first.split(":", 1)[1].strip())
-    return "policies/" + "/".join(name) + ".yaml" if first.startswith("table:") else \
+    return "policies/" + "/".join(name) + ".yaml" if first.startswith(("table:", "view:")) else \
         "policies/" + "/".join(name) + "/_namespace.yaml"
 
 
@@ -191,6 +192,7 @@ class MemoryCatalog:
     held: dict[tuple[str, ...], CurrentTable] = field(default_factory=dict)
     namespaces: set[tuple[str, ...]] = field(default_factory=set)
     estimate: RetentionEstimate | None = None  # what every retention estimate reads from "metadata"
+    views: dict[tuple[str, ...], CurrentView] = field(default_factory=dict)
 
     @classmethod
     def of(cls, *tables: CurrentTable, estimate: RetentionEstimate | None = None) -> MemoryCatalog:
@@ -213,3 +215,6 @@ class MemoryCatalog:
 
     def metadata_locations(self) -> dict[tuple[str, ...], str] | None:
         return None
+
+    def view(self, name: tuple[str, ...]) -> CurrentView | None:
+        return self.views.get(name)

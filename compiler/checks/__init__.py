@@ -12,6 +12,7 @@ from compiler.checks.lifecycle import check_lifecycle, declared_lifecycle
 from compiler.checks.names import check_names
 from compiler.checks.properties import check_namespace, check_properties
 from compiler.checks.refs import check_refs
+from compiler.checks.views import check_views
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.effective import effective_settings, namespace_chain
 from compiler.loader import LoadedNamespace, LoadedTable, Project
@@ -72,4 +73,5 @@ def check_project(project: Project, cache: ModelCache | None = None) -> Diagnost
         first_namespace[namespace.name] = namespace
         diagnostics.extend(check_namespace(namespace))
         diagnostics.extend(declared_lifecycle(namespace.defaults.lifecycle, namespace.source))
+    diagnostics.extend(check_views(project))
     return diagnostics

@@ -18,6 +18,7 @@ from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.model.table import ColumnPath, PartitionFieldState, RefRetention, SortFieldState, TableState
 from compiler.model.types import primitive_spelling
+from compiler.model.view import ViewState
 
 
 def _load_type(value: object) -> IcebergType:
@@ -478,6 +479,48 @@ class DropRef(ChangeBase):
         return f"drop_{self.kind} {self.name}"
 
 
+class CreateView(ChangeBase):
+    """A new view: its SQL, column comments, comment and properties in one commit (``table``: the view)."""
+
+    action: Literal["create_view"] = "create_view"
+    code: Literal["TC701"] = "TC701"
+    state: ViewState
+
+    @property
+    def summary(self) -> str:
+        return f"create view {format_name(self.table)}"
+
+
+class ReplaceView(ChangeBase):
+    """The view as git declares it, in one commit (CREATE OR REPLACE VIEW): a new version of the view."""
+
+    action: Literal["replace_view"] = "replace_view"
+    code: Literal["TC702"] = "TC702"
+    state: ViewState
+    differs: tuple[Literal["sql", "columns", "comment", "properties"], ...] = Field(
+        description="What differs from the view's current version, as git declares it.")
+    version_id: int = Field(description="The view's current version when planned (replaced by a new one).")
+
+    @property
+    def summary(self) -> str:
+        verb = "differs" if len(self.differs) == 1 else "differ"
+        return f"replace view {format_name(self.table)} (version {self.version_id}): {', '.join(self.differs)} {verb}"
+
+
+class DropView(ChangeBase):
+    action: Literal["drop_view"] = "drop_view"
+    code: Literal["TC703"] = "TC703"
+    uuid: str = Field(description="The view dropped: an approval approves this view only.")
+
+    @property
+    def summary(self) -> str:
+        return f"drop view {format_name(self.table)} (state: absent)"
+
+    @property
+    def approval(self) -> str:
+        return "drop_view"
+
+
 Change = Annotated[
     CreateNamespace
     | CreateTable
@@ -505,7 +548,10 @@ Change = Annotated[
     | TightenRetention
     | CreateRef
     | SetRefRetention
-    | DropRef,
+    | DropRef
+    | CreateView
+    | ReplaceView
+    | DropView,
     Field(discriminator="action"),
 ]
 

@@ -7,13 +7,20 @@ from typing import assert_never
 
 from compiler.diff import changes
 from compiler.diff.changes import Change, PartitionRename
+from compiler.diff.views import view_differences
 from compiler.model.table import ColumnPath, PartitionFieldState, TableState
+from compiler.model.view import ViewState
 
 
-def is_applied(change: Change, current: TableState | None, namespace_exists: bool = False) -> bool:
-    """``current`` is the table as the catalog holds it now (None: it does not exist)."""
+def is_applied(change: Change, current: TableState | ViewState | None, namespace_exists: bool = False) -> bool:
+    """``current`` is the table (for a view's change, the view) as the catalog holds it now (None: it does not
+    exist)."""
     if isinstance(change, changes.CreateNamespace):
         return namespace_exists
+    if isinstance(change, changes.CreateView | changes.ReplaceView | changes.DropView):
+        return _view_applied(change, current if isinstance(current, ViewState) else None)
+    if isinstance(current, ViewState):
+        raise TypeError(f"a table's change ({change.summary}) compared with a view")
     if isinstance(change, changes.CreateTable | changes.DropTable):
         return (current is not None) == isinstance(change, changes.CreateTable)
     if current is None:
@@ -81,8 +88,19 @@ def is_applied(change: Change, current: TableState | None, namespace_exists: boo
             return any(r.name == change.name and r.retention == change.new for r in current.refs)
         case changes.DropRef():
             return all(r.name != change.name for r in current.refs)
+        case changes.CreateView() | changes.ReplaceView() | changes.DropView():
+            raise AssertionError("unreachable: a view's change is decided above")
         case _:
             assert_never(change)
+
+
+def _view_applied(change: changes.CreateView | changes.ReplaceView | changes.DropView,
+                  current: ViewState | None) -> bool:
+    if isinstance(change, changes.DropView):
+        return current is None
+    if isinstance(change, changes.CreateView):
+        return current is not None
+    return current is not None and not view_differences(current, change.state)
 
 
 def _spec(current: TableState) -> set[tuple[ColumnPath, object]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -85,6 +85,8 @@ class Blocked(Frozen):
 
 class TablePlan(Frozen):
     table: tuple[str, ...]
+    kind: Literal["table", "view"] = Field("table", description="A view's plan holds view changes only.",
+                                           exclude_if=lambda v: v == "table")
     policy_file: str | None = Field(None, description="The policy file that declares the table.")
     requirement: Requirement
     changes: list[Change] = Field(default_factory=list)

@@ -22,6 +22,7 @@ from compiler.diff.changes import (
     Change,
     CreateNamespace,
     DropTable,
+    DropView,
     RetentionEstimate,
     SetProperties,
     TightenRetention,
@@ -30,11 +31,13 @@ from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
 from compiler.diff.refs import diff_refs
 from compiler.diff.refusals import Refusal
+from compiler.diff.views import diff_view
 from compiler.effective import namespace_chain, overlaid_settings
 from compiler.heap import settled_heap
-from compiler.loader import LoadedTable, Project
+from compiler.loader import LoadedTable, LoadedView, Project
 from compiler.model.names import natural_key, parse_name
 from compiler.model.table import TableHistory
+from compiler.model.view import CurrentView, desired_view
 from compiler.parallel import IN_PROCESS, Workers
 from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from compiler.plan.locate import column_yaml_path
@@ -64,6 +67,8 @@ class StateSource(Protocol):
     ) -> RetentionEstimate | None: ...
 
     def metadata_locations(self) -> dict[tuple[str, ...], str] | None: ...
+
+    def view(self, name: tuple[str, ...]) -> CurrentView | None: ...
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,10 @@ def make_plan(
     present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name))
     diagnostics = Diagnostics()
     locations = source.metadata_locations() if cache is not None else None
+    views = sorted((v for v in project.views if v.state == "present"), key=lambda v: natural_key(v.name))
     namespaces: list[Change] = [
         CreateNamespace(table=ns)
-        for ns in namespaces_of([t.name for t in present])
+        for ns in namespaces_of([*(t.name for t in present), *(v.name for v in views)])
         if not source.namespace_exists(ns)
     ]
     tables = []
@@ -108,6 +114,9 @@ def make_plan(
                              workers)
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.state == "absent") if t]
     tables.sort(key=lambda t: natural_key(t.table))
+    # views after every table: a view's SELECT is resolved when it is created, over tables this plan may create
+    tables += [_plan_view(v, source) for v in views]
+    tables += [t for t in (_view_tombstone(v, source) for v in project.views if v.state == "absent") if t]
     declared = {t.name for t in project.tables}
     managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
     unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared}, key=natural_key)
@@ -254,15 +263,43 @@ def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
                      consumed_approvals=consumed_in(current.state.properties))
 
 
+def _plan_view(view: LoadedView, source: StateSource) -> TablePlan:
+    current = source.view(view.name)
+    return TablePlan(table=view.name, kind="view", policy_file=view.source.file,
+                     requirement=_view_requirement(current), changes=diff_view(current, desired_view(view.policy,
+                                                                                                     view.name)))
+
+
+def _view_tombstone(view: LoadedView, source: StateSource) -> TablePlan | None:
+    current = source.view(view.name)
+    if current is None:
+        return None
+    return TablePlan(table=view.name, kind="view", policy_file=view.source.file,
+                     requirement=_view_requirement(current), changes=[DropView(table=view.name, uuid=current.uuid)])
+
+
+def _view_requirement(current: CurrentView | None) -> Requirement:
+    """A view is planned against its metadata file: any new version since makes the plan stale."""
+    if current is None:
+        return Requirement(exists=False)
+    return Requirement(exists=True, metadata_location=current.metadata_location, uuid=current.uuid)
+
+
+def _allowed(project: Project, plan: TablePlan) -> list[str]:
+    """The approvals git holds for a table or view (policies are read only for plans with such changes)."""
+    if plan.kind == "view":
+        return next((v.policy.allow_destructive for v in project.views if v.name == plan.table), [])
+    declared = next((t for t in project.tables if t.name == plan.table), None)
+    return declared.policy.allow_destructive if declared is not None else []
+
+
 def _blocked(project: Project, tables: list[TablePlan]) -> list[Blocked]:
-    declared = {t.name: t for t in project.tables}
     blocked = []
     for t in tables:
         for c in t.changes:
             if c.approval is None:
                 continue
-            # policies are read only for tables with such changes
-            allowed = declared[t.table].policy.allow_destructive if t.table in declared else []
+            allowed = _allowed(project, t)
             verdict = judge(c, allowed, t.consumed_approvals)
             if not verdict.approved:
                 summary = f"{c.summary}: {verdict.reason}" if verdict.reason else c.summary
@@ -288,6 +325,15 @@ def unused_approvals(project: Project, tables: list[TablePlan]) -> list[Diagnost
             found.append(Diagnostic(
                 UNUSED_APPROVAL, Severity.WARNING, table.source.value(("allow_destructive", index)),
                 f"allow_destructive entry '{entry}' approves no change in this plan{used}",
+                "delete this line: a leftover approval must not approve a later change"))
+    views = {t.table: t for t in tables if t.kind == "view"}
+    for view in project.views:
+        allowed = view.policy.allow_destructive
+        view_plan = views.get(view.name)
+        for index in unused(allowed, view_plan.changes if view_plan is not None else [], ()):
+            found.append(Diagnostic(
+                UNUSED_APPROVAL, Severity.WARNING, view.source.value(("allow_destructive", index)),
+                f"allow_destructive entry '{allowed[index]}' approves no change in this plan",
                 "delete this line: a leftover approval must not approve a later change"))
     return found
 

@@ -58,6 +58,7 @@ def plan_to_json(plan: Plan) -> str:
             {
                 "table": ".".join(t.table),
                 "name": list(t.table),
+                **({"kind": t.kind} if t.kind != "table" else {}),
                 "policy_file": t.policy_file,
                 "requirement": t.requirement.model_dump(mode="json"),
                 "declared_properties": list(t.declared_properties),
@@ -102,7 +103,8 @@ def plan_from_json(text: str) -> Plan:
                 "environment": _environment(document.get("environment")),
                 "namespaces": [c["change"] for c in document["namespaces"]],
                 "tables": [
-                    {"table": t["name"], "policy_file": t.get("policy_file"), "requirement": t["requirement"],
+                    {"table": t["name"], "kind": t.get("kind", "table"), "policy_file": t.get("policy_file"),
+                     "requirement": t["requirement"],
                      "declared_properties": t["declared_properties"], "declared_refs": t.get("declared_refs", []),
                      "consumed_approvals": t["consumed_approvals"], "changes": [c["change"] for c in t["changes"]]}
                     for t in document["tables"]

@@ -106,6 +106,12 @@ def change_sql(change: Change, catalog: str) -> list[str]:
                            snapshot_id=change.snapshot_id, unset=", ".join(unset_retention(change)))]
         case changes.DropRef():
             return [render("drop_ref", table=table, kind=change.kind, name=change.name)]
+        case changes.CreateView() | changes.ReplaceView():
+            state = change.state
+            return [render("create_view", view=table, replace=isinstance(change, changes.ReplaceView),
+                           columns=state.columns, comment=state.comment, properties=state.properties, sql=state.sql)]
+        case changes.DropView():
+            return [render("drop_view", view=table)]
         case _:
             assert_never(change)
 

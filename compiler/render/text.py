@@ -68,7 +68,7 @@ def render_text(plan: Plan, paint: Painter = no_color) -> str:
     for table in plan.tables:
         if not table.changes:
             continue
-        lines += ["", paint(f"table {format_name(table.table)}", "cyan")]
+        lines += ["", paint(f"{table.kind} {format_name(table.table)}", "cyan")]
         for change in table.changes:
             lines += change_lines(change, paint)
     for name in plan.unmanaged:

@@ -29,6 +29,7 @@ from compiler.catalog.current import CurrentTable, current_table
 from compiler.diff.changes import RetentionEstimate
 from compiler.errors import CatalogError
 from compiler.model.table import ColumnPath
+from compiler.model.view import CurrentView, ViewFormatError, current_view
 from runtime.catalog.estimate import estimate_retention
 
 if TYPE_CHECKING:
@@ -267,14 +268,48 @@ class CatalogReader:
             return None
         from sqlalchemy import text
 
-        query = text("SELECT table_namespace, table_name, metadata_location FROM iceberg_tables "
-                     "WHERE catalog_name = :name")
-        try:
-            with engine.connect() as connection:
-                rows = connection.execute(query, {"name": self.catalog.name}).all()
-        except Exception:
+        # views are rows too where the catalog's schema has iceberg_type (Iceberg's JDBC schema V1); one without
+        # that column holds no views
+        base = "SELECT table_namespace, table_name, metadata_location FROM iceberg_tables WHERE catalog_name = :name"
+        rows = None
+        for query in (f"{base} AND (iceberg_type IS NULL OR iceberg_type = 'TABLE')", base):
+            try:
+                with engine.connect() as connection:
+                    rows = connection.execute(text(query), {"name": self.catalog.name}).all()
+                break
+            except Exception:
+                continue
+        if rows is None:
             return None
         return {(*str(ns).split("."), str(name)): str(location) for ns, name, location in rows if location}
+
+    def view(self, name: tuple[str, ...]) -> CurrentView | None:
+        """The view as the catalog holds it now (None: no view of that name), read without a JVM: a SQL
+        catalog's row with iceberg_type VIEW (Iceberg's JDBC catalog, schema V1) and its metadata file."""
+        engine = getattr(self.catalog, "engine", None)
+        if engine is None:
+            raise CatalogError(f"cannot read view {'.'.join(name)}: tablepolicy reads views from SQL catalogs "
+                               f"(Iceberg's JDBC catalog) only, and {self.config.describe()} is none")
+        from sqlalchemy import text
+
+        query = text("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = :catalog AND "
+                     "table_namespace = :namespace AND table_name = :name AND iceberg_type = 'VIEW'")
+        try:
+            with engine.connect() as connection:
+                location = connection.execute(query, {"catalog": self.catalog.name, "namespace": ".".join(name[:-1]),
+                                                      "name": name[-1]}).scalar()
+        except Exception as exc:
+            if "iceberg_type" in str(exc):  # a catalog schema without the column (V0) holds no views
+                return None
+            raise CatalogError(f"cannot read view {'.'.join(name)} from {self.config.describe()}: "
+                               f"{_clean(exc, self.config)}") from None
+        if location is None:
+            return None
+        try:
+            return current_view(name, str(location), read_metadata(self.catalog, str(location)))
+        except (ViewFormatError, ValueError, OSError) as exc:
+            raise CatalogError(f"cannot read view {'.'.join(name)} from {self.config.describe()}: "
+                               f"{_clean(exc, self.config)}") from None
 
     def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
         """A namespace holding a listed table exists (a SQL catalog's own rule); others are asked for."""

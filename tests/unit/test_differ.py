@@ -23,6 +23,7 @@ from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.sql import change_sql
 from tests.memory_catalog import MemoryCatalog, applied, declared_state, project_of
+from tests.memory_views import applied_view
 
 T = "`lake`.`u`.`t`"
 TODAY = date(2026, 1, 15)
@@ -50,6 +51,9 @@ class Case:
     snapshots: bool = False  # the table holds snapshots 101-103 (103 current); so does a table with refs
     refs: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # its refs changed since (None: dropped)
     xfail: str | None = None  # why the planner is wrong here (the expectation is what is right)
+    view: str | None = None  # a view policy in git (after "view: u.v")
+    view_current: str | None = None  # the view policy it was last applied from (None: no view)
+    view_properties: dict[str, str] = field(default_factory=dict)  # properties set on the view since
 
 
 def plan_case(case: Case, catalog: CatalogRef = CATALOG) -> PlanResult:
@@ -61,7 +65,11 @@ def plan_case(case: Case, catalog: CatalogRef = CATALOG) -> PlanResult:
                           dropped=case.dropped, older_partition_sources=case.older_partition_sources,
                           snapshots=case.snapshots, refs=case.refs)
         source = MemoryCatalog.of(current, estimate=ESTIMATE)
-    return make_plan(project_of("table: u.t\n" + case.desired), source, catalog, git_sha=GIT_SHA, today=TODAY)
+    if case.view_current is not None:
+        source.views[("u", "v")] = applied_view("view: u.v\n" + case.view_current, properties=case.view_properties)
+    views = ["view: u.v\n" + case.view] if case.view is not None else []
+    return make_plan(project_of("table: u.t\n" + case.desired, *views), source, catalog, git_sha=GIT_SHA,
+                     today=TODAY)
 
 
 def outcome(result: PlanResult) -> tuple[list[tuple[str, str, str, str]], list[str], list[tuple[str, str]]]:
@@ -93,6 +101,8 @@ def ref_retention(safety: str, code: str, kind: str, sql: str, unset: str = "") 
 
 
 ID = "columns: [{name: id, type: long}]"
+V = "`lake`.`u`.`v`"
+VIEW = "sql: SELECT id FROM u.t"
 ID_R = "columns: [{name: id, type: long}, {name: r, type: float}]"
 TS = "columns: [{name: id, type: long}, {name: ts, type: timestamptz}]"
 STRUCT = "columns: [{name: id, type: long}, {name: s, type: {struct: [{name: x, type: int}, {name: y, type: int}]}}]"
@@ -464,6 +474,27 @@ CASES = [
          "min_snapshots_to_keep: 2}]", ID + "\nrefs: [{branch: audit, min_snapshots_to_keep: 2}, "
          "{tag: m, max_ref_age: 400d}]", [], refs={"audit": {"snapshot-id": 101, "type": "branch",
                                                              "min-snapshots-to-keep": 2}}),
+    # --- views (a view policy beside the table u.t)
+    Case("a new view is created after the tables", ID, ID, [
+        ("create_view", "safe", "TC701", f"CREATE VIEW {V}\n(\n  `id` COMMENT 'the key'\n)\nCOMMENT 'ids'\n"
+         "TBLPROPERTIES (\n  'tablepolicy.owner' = 'data'\n)\nAS\nSELECT id FROM u.t")],
+         view=VIEW + "\ncolumns: {id: the key}\ndescription: ids\nowner: data"),
+    Case("a view whose SQL differs is replaced in one commit", ID, ID, [
+        ("replace_view", "safe", "TC702", f"CREATE OR REPLACE VIEW {V}\nAS\nSELECT id FROM u.t WHERE id > 0")],
+         view=VIEW + " WHERE id > 0", view_current=VIEW),
+    Case("a view whose column comment or property differs is replaced", ID, ID, [
+        ("replace_view", "safe", "TC702", f"CREATE OR REPLACE VIEW {V}\n(\n  `id` COMMENT 'new'\n)\n"
+         "TBLPROPERTIES (\n  'k' = 'v'\n)\nAS\nSELECT id FROM u.t")],
+         view=VIEW + "\ncolumns: {id: new}\nproperties: {k: v}", view_current=VIEW + "\ncolumns: {id: old}"),
+    Case("a view as applied: no changes (Spark's own properties and other keys left alone)", ID, ID, [],
+         view=VIEW + "\n\n\ncolumns: {id: the key}", view_current=VIEW + "\ncolumns: {id: the key}",
+         view_properties={"other.tool": "x"}),
+    Case("a view with state absent is dropped, with approval", ID, ID,
+         [("drop_view", "destructive", "TC703", f"DROP VIEW {V}")], blocked=[("TC703", "drop_view")],
+         view="state: absent", view_current=VIEW),
+    Case("a view drop approved", ID, ID, [("drop_view", "destructive", "TC703", f"DROP VIEW {V}")],
+         view="state: absent\nallow_destructive: [drop_view]", view_current=VIEW),
+    Case("a view with state absent the catalog does not hold: nothing", ID, ID, [], view="state: absent"),
     # --- nothing to do
     Case("the table as applied: no changes", NESTED + "partition_by: ['bucket(8, id)']\nsort_by: [id]\n"
          "lifecycle: {snapshots: {max_age: 1d}}", NESTED + "partition_by: ['bucket(8, id)']\nsort_by: [id]\n"

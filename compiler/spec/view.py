@@ -1,0 +1,56 @@
+"""A view policy file: one Iceberg view, its SELECT text, column comments and properties, declared in git."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
+
+from compiler import codes
+from compiler.spec.base import NonEmpty, Spec
+from compiler.spec.table import PropertyValue, TableName
+
+
+def _present_needs_sql(schema: dict[str, Any]) -> None:
+    schema["properties"]["sql"].pop("default", None)
+    schema["if"] = {"properties": {"state": {"const": "absent"}}, "required": ["state"]}
+    schema["else"] = {"required": ["sql"]}
+
+
+class ViewPolicy(Spec):
+    """One Iceberg view declared in git: created, and replaced in one commit when its SQL text, column comments
+    or properties differ from git; dropped only with 'state: absent' and the approval 'drop_view'."""
+
+    model_config = ConfigDict(json_schema_extra=_present_needs_sql)
+
+    view: TableName = Field(description="Fully qualified name: namespace(s).view; backticks quote parts.")
+    state: Literal["present", "absent"] = Field(
+        "present", description="'absent' is a tombstone: the planner drops the view (with approval 'drop_view').")
+    sql: str = Field(
+        None,  # validated below: required unless state is absent
+        validate_default=True, json_schema_extra={"minLength": 1},
+        description="The view's SELECT, in Spark SQL; tables are named namespace.table (the catalog the plan is "
+                    "applied to resolves them).")
+    columns: dict[NonEmpty, str | None] = Field(
+        default_factory=dict,
+        description="The view's columns in the SELECT's order, each with its comment (null: none); when given, "
+                    "every column the SELECT returns is listed.")
+    description: str | None = Field(None, description="View comment.")
+    owner: str | None = Field(None, min_length=1, description="Owning team; stored as property tablepolicy.owner.")
+    properties: dict[NonEmpty, PropertyValue] = Field(
+        default_factory=dict, description="Iceberg view properties git declares (other keys on the view are left "
+                                          "alone).")
+    allow_destructive: list[NonEmpty] = Field(
+        default_factory=list, description="Destructive changes approved in git: 'drop_view' (with state: absent).")
+
+    @field_validator("sql", mode="before")
+    @classmethod
+    def _sql_unless_absent(cls, value: Any, info: ValidationInfo) -> Any:
+        present = info.data.get("state", "present") == "present"
+        if value is None and present:
+            raise PydanticCustomError(codes.TP103, "missing required key 'sql'",
+                                      {"hint": "write the view's SELECT, or set 'state: absent' to drop the view"})
+        if isinstance(value, str) and not value.strip() and present:
+            raise PydanticCustomError(codes.TP112, "a view needs its SELECT text", {"hint": "write sql: SELECT ..."})
+        return "" if value is None else value

@@ -1,0 +1,69 @@
+"""View policy files (``view:``): what validate says about each mistake, at its file:line:col with a hint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compiler.checks import check_project
+from compiler.diagnostics import Diagnostics
+from compiler.loader import Project, load_text
+from compiler.model.view import desired_view
+
+TABLE = ("policies/u/t.yaml", "table: u.t\ncolumns: [{name: id, type: long}]\n")
+
+
+def findings(*files: tuple[str, str]) -> list[str]:
+    project, diagnostics = Project(root=Path("policies")), Diagnostics()
+    for file, text in files:
+        load_text(text, file, project, diagnostics)
+    if not diagnostics.has_errors:
+        diagnostics.extend(check_project(project))
+    return [d.render() for d in diagnostics]
+
+
+CASES = [
+    ("view: u.v\n", "policies/u/v.yaml:1:1: error TP103: document: missing required key 'sql'\n"
+     "    hint: write the view's SELECT, or set 'state: absent' to drop the view"),
+    ("view: u.v\nsql: '  '\n", "policies/u/v.yaml:2:6: error TP112: sql: a view needs its SELECT text\n"
+     "    hint: write sql: SELECT ..."),
+    ("view: v\nsql: SELECT 1\n", "policies/u/v.yaml:1:7: error TP109: view: table name 'v' has no namespace\n"
+     "    hint: write namespace.table"),
+    ("view: u.v\nsql: SELECT 1\ncolumns: [id]\n", "policies/u/v.yaml:3:10: error TP104: columns: wrong type: "
+     "input should be a valid dictionary\n    hint: write a mapping: {key: value} or one 'key: value' per line"),
+    ("view: u.v\nsql: SELECT 1\nsq: x\n", "policies/u/v.yaml:3:1: error TP102: unknown key 'sq' in document\n"
+     "    hint: did you mean 'sql'?"),
+    ("view: u.t\nsql: SELECT 1\n", "policies/u/v.yaml:1:7: error TP461: 'u.t' is declared both as a view and as a "
+     "table\n    hint: the table is declared at policies/u/t.yaml:1:8; rename one of them (a catalog holds one "
+     "table or view per name)"),
+]
+
+
+@pytest.mark.parametrize(("text", "finding"), CASES, ids=[c[1].split(": ")[1].split()[1] + str(i)
+                                                         for i, c in enumerate(CASES)])
+def test_each_mistake_is_one_finding_with_a_hint(text: str, finding: str) -> None:
+    assert findings(TABLE, ("policies/u/v.yaml", text)) == [finding]
+
+
+def test_a_view_declared_twice() -> None:
+    text = "view: u.v\nsql: SELECT 1\n"
+    assert findings(("policies/a.yaml", text), ("policies/b.yaml", text)) == [
+        "policies/b.yaml:1:7: error TP460: view 'u.v' is declared twice\n"
+        "    hint: first declared at policies/a.yaml:1:7; keep one file"]
+
+
+def test_a_valid_view_is_loaded_beside_tables() -> None:
+    project, diagnostics = Project(root=Path("policies")), Diagnostics()
+    load_text(TABLE[1], TABLE[0], project, diagnostics)
+    load_text("view: u.v\nsql: |\n  SELECT id\n  FROM u.t\ncolumns: {id: the key}\nowner: data\nproperties: {n: 1}\n"
+              "state: present\n", "policies/u/v.yaml", project, diagnostics)
+    assert not diagnostics.items and [t.declared for t in project.tables] == ["u.t"]
+    [view] = project.views
+    state = desired_view(view.policy, view.name)
+    assert (state.sql, state.columns, state.properties) == (
+        "SELECT id\nFROM u.t", (("id", "the key"),), {"n": "1", "tablepolicy.owner": "data"})
+
+
+def test_an_absent_view_needs_no_sql() -> None:
+    assert findings(TABLE, ("policies/u/v.yaml", "view: u.v\nstate: absent\nallow_destructive: [drop_view]\n")) == []
