@@ -20,6 +20,7 @@ is taken; TABLES other than 100 is for a quick look, the targets are for 100; SC
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -191,7 +192,10 @@ def newest_commit(catalog: object, work: int) -> float:
 
 
 def restore(pristine: Path, project: Path) -> None:
-    shutil.rmtree(project)
+    gc.collect()  # catalogs read meanwhile close their SQLite connections (which delete the WAL files) first
+    shutil.rmtree(project, ignore_errors=True)
+    if project.exists():
+        shutil.rmtree(project)
     shutil.copytree(pristine, project)  # copy2: file times kept (the stray stays 5 days old)
 
 
