@@ -181,6 +181,7 @@ TP451 = register("TP451", ERROR, "a branch or tag declared twice in one table")
 TP452 = register("TP452", WARNING, "a tag on a table without a snapshot: created by the first plan after a write")
 TP460 = register("TP460", ERROR, "a view declared twice")
 TP461 = register("TP461", ERROR, "a name declared both as a table and as a view")
+TP462 = register("TP462", WARNING, "a view reading a column this plan drops or renames (the view breaks)")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")

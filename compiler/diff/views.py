@@ -7,9 +7,11 @@ included); other keys on the view (Spark's own, another tool's) are left alone.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from compiler.diff.changes import Change, CreateView, ReplaceView
+from compiler.diff.changes import Change, CreateView, DropColumn, DropTable, RenameColumn, ReplaceView
+from compiler.model.names import format_name
 from compiler.model.view import CurrentView, ViewState
 
 Differ = Literal["sql", "columns", "comment", "properties"]
@@ -35,3 +37,41 @@ def diff_view(current: CurrentView | None, desired: ViewState) -> list[Change]:
     if not differs:
         return []
     return [ReplaceView(table=desired.name, state=desired, differs=differs, version_id=current.version_id)]
+
+
+def _words(parts: tuple[str, ...]) -> re.Pattern[str]:
+    """The dotted name as SQL may write it: each part bare or backquoted, any case, not inside a longer name."""
+    dotted = r"\s*\.\s*".join(rf"`?{re.escape(part)}`?" for part in parts)
+    return re.compile(rf"(?<![\w`]){dotted}(?![\w`])", re.IGNORECASE)
+
+
+_STAR = re.compile(r"select\s+(distinct\s+)?\*|\.\s*\*", re.IGNORECASE)
+
+
+def reads_column(sql: str, table: tuple[str, ...], column: tuple[str, ...]) -> bool:
+    """Whether a view's SQL may read ``column`` of ``table``: it names the table, and the column's own name
+    or a ``*``. A text match, not a parse (Spark parses the SQL at apply): a name that only looks alike counts
+    too, so a warning may be one too many, never one too few for a view naming the table."""
+    if not _words(table).search(sql):
+        return False
+    return bool(_words(column[-1:]).search(sql) or _STAR.search(sql))
+
+
+def broken_views(views: list[ViewState], table: tuple[str, ...], changes: list[Change]) -> list[tuple[ViewState, str]]:
+    """Each view (as git declares it) that reads a column this plan drops or renames on ``table``, or the table
+    this plan drops, with what happens to it."""
+    found = []
+    for change in changes:
+        if isinstance(change, DropColumn):
+            what = f"column {format_name(change.path)} of {format_name(table)}, which this plan drops"
+        elif isinstance(change, RenameColumn):
+            what = (f"column {format_name(change.path)} of {format_name(table)}, which this plan renames to "
+                    f"{format_name((change.new_name,))}")
+        elif isinstance(change, DropTable):
+            found += [(view, f"table {format_name(table)}, which this plan drops") for view in views
+                      if _words(table).search(view.sql)]
+            continue
+        else:
+            continue
+        found += [(view, what) for view in views if reads_column(view.sql, table, change.path)]
+    return found

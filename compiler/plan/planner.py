@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Protocol
 
+from compiler import codes
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.current import CurrentTable
 from compiler.catalog.retention import retention_cutoff
@@ -31,11 +32,11 @@ from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
 from compiler.diff.refs import diff_refs
 from compiler.diff.refusals import Refusal
-from compiler.diff.views import diff_view
+from compiler.diff.views import broken_views, diff_view
 from compiler.effective import namespace_chain, overlaid_settings
 from compiler.heap import settled_heap
 from compiler.loader import LoadedTable, LoadedView, Project
-from compiler.model.names import natural_key, parse_name
+from compiler.model.names import format_name, natural_key, parse_name
 from compiler.model.table import TableHistory
 from compiler.model.view import CurrentView, desired_view
 from compiler.parallel import IN_PROCESS, Workers
@@ -123,6 +124,7 @@ def make_plan(
     plan = Plan(target=target, git_sha=git_sha, environment=environment_of(project, present), namespaces=namespaces,
                 tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
     diagnostics.extend(unused_approvals(project, tables))
+    diagnostics.extend(_breaking_for_views(views, tables))
     return PlanResult(plan, diagnostics)
 
 
@@ -276,6 +278,22 @@ def _view_tombstone(view: LoadedView, source: StateSource) -> TablePlan | None:
         return None
     return TablePlan(table=view.name, kind="view", policy_file=view.source.file,
                      requirement=_view_requirement(current), changes=[DropView(table=view.name, uuid=current.uuid)])
+
+
+def _breaking_for_views(views: list[LoadedView], tables: list[TablePlan]) -> list[Diagnostic]:
+    """A warning at each view's SQL that reads a column this plan drops or renames (TP462): the change breaks
+    the view, which the table's plan alone does not show."""
+    states = {v.name: desired_view(v.policy, v.name) for v in views}
+    where = {v.name: v.source.value(("sql",)) for v in views}
+    found = []
+    for plan in tables:
+        if plan.kind == "table":
+            for view, what in broken_views(list(states.values()), plan.table, plan.changes):
+                found.append(Diagnostic(codes.TP462, Severity.WARNING, where[view.name],
+                                        f"view {format_name(view.name)} reads {what}: the view breaks",
+                                        "change the view's sql in the same commit (views are replaced after the "
+                                        "tables), or keep the column"))
+    return found
 
 
 def _view_requirement(current: CurrentView | None) -> Requirement:

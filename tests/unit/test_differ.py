@@ -495,6 +495,27 @@ CASES = [
     Case("a view drop approved", ID, ID, [("drop_view", "destructive", "TC703", f"DROP VIEW {V}")],
          view="state: absent\nallow_destructive: [drop_view]", view_current=VIEW),
     Case("a view with state absent the catalog does not hold: nothing", ID, ID, [], view="state: absent"),
+    Case("a view reading a column the plan drops breaks: a warning at its SQL", ID_R,
+         "allow_destructive: [drop_column r]\n" + ID,
+         [alter("drop_column", "destructive", "TC301", "DROP COLUMN `r`")],
+         refused=["policies/u/v.yaml:2:6: warning TP462: view u.v reads column r of u.t, which this plan drops: "
+                  "the view breaks"], view="sql: SELECT `id`, R FROM lake.u.t",
+         view_current="sql: SELECT `id`, R FROM lake.u.t"),
+    Case("a view reading a column the plan renames breaks", "columns: [{name: amount, type: long}]",
+         "columns: [{name: total, type: long, renamed_from: amount}]",
+         [alter("rename_column", "breaking", "TC202", "RENAME COLUMN `amount` TO `total`")],
+         refused=["policies/u/v.yaml:2:6: warning TP462: view u.v reads column amount of u.t, which this plan "
+                  "renames to total: the view breaks"], view="sql: SELECT * FROM u . `t`",
+         view_current="sql: SELECT * FROM u . `t`"),
+    Case("a view reading a table the plan drops breaks", ID, "state: absent\nallow_destructive: [drop_table]",
+         [("drop_table", "destructive", "TC302", f"DROP TABLE {T}")],
+         refused=["policies/u/v.yaml:2:6: warning TP462: view u.v reads table u.t, which this plan drops: the view "
+                  "breaks"], view=VIEW, view_current=VIEW),
+    Case("a view whose SQL no longer reads the dropped column: no warning", ID_R,
+         "allow_destructive: [drop_column r]\n" + ID,
+         [alter("drop_column", "destructive", "TC301", "DROP COLUMN `r`"),
+          ("replace_view", "safe", "TC702", f"CREATE OR REPLACE VIEW {V}\nAS\nSELECT id, rr FROM u.t")],
+         view="sql: SELECT id, rr FROM u.t", view_current="sql: SELECT id, r FROM u.t"),
     # --- nothing to do
     Case("the table as applied: no changes", NESTED + "partition_by: ['bucket(8, id)']\nsort_by: [id]\n"
          "lifecycle: {snapshots: {max_age: 1d}}", NESTED + "partition_by: ['bucket(8, id)']\nsort_by: [id]\n"

@@ -35,7 +35,8 @@ def after(current: ViewState | None, change: changes.CreateView | changes.Replac
 
 
 def test_every_view_kind_has_a_case() -> None:
-    assert {a for c in VIEW_CASES for a, *_ in c.changes} == {"create_view", "replace_view", "drop_view"}
+    assert {a for c in VIEW_CASES for a, *_ in c.changes if a.endswith("_view")} == {
+        "create_view", "replace_view", "drop_view"}
 
 
 @pytest.mark.parametrize("case", VIEW_CASES, ids=[c.id for c in VIEW_CASES])
