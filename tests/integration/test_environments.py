@@ -85,11 +85,12 @@ def test_apply_env_prod_writes_the_prod_values(lake: Lake, tmp_path: Path, monke
     assert {key: properties.get(key) for key in PROD_PROPERTIES} == PROD_PROPERTIES
 
     assert cli("plan", "policies", "--env", "prod", "--detailed-exitcode")[0] == 0  # prod's values are in place
-    # the base policies differ in exactly those values; their shorter retention is blocked like any other
+    # the base policies are never planned against a catalog an environment is bound to: both name it
     code, output = cli("plan", "policies", "--detailed-exitcode")
-    assert code == 3, output
-    assert "history.expire.max-snapshot-age-ms: from policies/envs/events.yaml:10:24" in output
-    assert "retention on ts: 365d -> 30d" in output
+    assert code == 1 and "catalog 'lake' is the catalog of environment 'dev' (environments/dev.yaml:2:10), " \
+        "'prod' (environments/prod.yaml:2:10), and no environment is selected" in output, output
+    assert "pass --env dev or --env prod" in output
+    # another environment differs in its values; its shorter snapshot age is blocked like any other
     code, output = cli("plan", "policies", "--env", "dev", "--detailed-exitcode")
     assert code == 3 and "history.expire.max-snapshot-age-ms: from environments/dev.yaml:4:43" in output, output
 
