@@ -48,6 +48,7 @@ class TableDrift:
     changes: tuple[Change, ...] = ()
     unowned: tuple[tuple[str, str], ...] = ()
     unowned_refs: tuple[tuple[str, str], ...] = ()  # (kind, name) of refs git never declared (apply leaves them)
+    kind: str = "table"  # or "view"
 
     @property
     def status(self) -> str:
@@ -109,7 +110,9 @@ def table_drift(plan: Plan, source: TableSource, desired: dict[Name, TableState]
     """Each table of the plan as the catalog holds it; a table dropped while drift read it is left out."""
     found = []
     for table in plan.tables:
-        if table.kind == "view":  # drift does not report views yet (README, Views)
+        if table.kind == "view":  # missing, or what apply would replace
+            found.append(TableDrift(table.table, missing=not table.requirement.exists,
+                                    changes=tuple(table.changes) if table.requirement.exists else (), kind="view"))
             continue
         if not table.requirement.exists:
             found.append(TableDrift(table.table, missing=True))

@@ -34,6 +34,8 @@ CASES = [
      "input should be a valid dictionary\n    hint: write a mapping: {key: value} or one 'key: value' per line"),
     ("view: u.v\nsql: SELECT 1\nsq: x\n", "policies/u/v.yaml:3:1: error TP102: unknown key 'sq' in document\n"
      "    hint: did you mean 'sql'?"),
+    ("view: u.v\nsql: SELECT 1\nproperties: {comment: x}\n", "policies/u/v.yaml:3:14: error TP501: 'comment' is a "
+     "view property this policy cannot declare\n    hint: write the view's comment as top-level 'description:'"),
     ("view: u.t\nsql: SELECT 1\n", "policies/u/v.yaml:1:7: error TP461: 'u.t' is declared both as a view and as a "
      "table\n    hint: the table is declared at policies/u/t.yaml:1:8; rename one of them (a catalog holds one "
      "table or view per name)"),

@@ -72,9 +72,9 @@ def test_a_view_plans_against_what_the_catalog_holds(lake: CatalogConfig, tmp_pa
     assert summaries(lake, TABLE, VIEW) == []
     assert summaries(lake, TABLE, VIEW.replace("ops.v", "ops.w")) == ["create view ops.w"]
     assert summaries(lake, TABLE, VIEW.replace("the key", "the id") + "owner: data\n") == [
-        "replace view ops.v (version 1): columns, properties differ"]
+        "replace view ops.v (version 1): new columns, properties"]
     write_view(lake, VIEW.replace("ops.t", "ops.t WHERE id > 0"), tmp_path / "v2.gz.metadata.json", version_id=2)
-    assert summaries(lake, TABLE, VIEW) == ["replace view ops.v (version 2): sql differs"]
+    assert summaries(lake, TABLE, VIEW) == ["replace view ops.v (version 2): new sql"]
 
 
 def test_a_view_whose_metadata_has_no_spark_sql_is_an_error(lake: CatalogConfig, tmp_path: Path) -> None:

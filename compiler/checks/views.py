@@ -1,4 +1,5 @@
-"""Views across the project: each declared once (TP460), and no name both a table and a view (TP461)."""
+"""Views across the project: each declared once (TP460), no name both a table and a view (TP461), no property
+Spark, Iceberg or another key of the policy sets (TP501)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,17 @@ from collections.abc import Iterator
 from compiler import codes
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.loader import LoadedView, Project
+from compiler.model.view import OWNER_KEY
+
+# view properties Spark or Iceberg set themselves, or that a key of the view policy owns, and what to write instead
+VIEW_RESERVED = {
+    "comment": "write the view's comment as top-level 'description:'",
+    "owner": "Spark sets 'owner' itself; declare the team with top-level 'owner:'",
+    OWNER_KEY: "declare the team with top-level 'owner:'",
+    "create_engine_version": "Iceberg's Spark catalog sets it when the view is created",
+    "engine_version": "Iceberg's Spark catalog sets it on every version",
+    "spark.query-column-names": "Spark records the SELECT's column names itself",
+}
 
 
 def check_views(project: Project) -> Iterator[Diagnostic]:
@@ -19,6 +31,10 @@ def check_views(project: Project) -> Iterator[Diagnostic]:
                              f"first declared at {first[view.name].source.value(('view',))}; keep one file")
             continue
         first[view.name] = view
+        for key in view.policy.properties:
+            if key in VIEW_RESERVED:
+                yield Diagnostic(codes.TP501, Severity.ERROR, view.source.key(("properties", key)),
+                                 f"'{key}' is a view property this policy cannot declare", VIEW_RESERVED[key])
         table = tables.get(view.name)
         if table is not None:
             yield Diagnostic(codes.TP461, Severity.ERROR, where,

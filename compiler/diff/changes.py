@@ -503,8 +503,7 @@ class ReplaceView(ChangeBase):
 
     @property
     def summary(self) -> str:
-        verb = "differs" if len(self.differs) == 1 else "differ"
-        return f"replace view {format_name(self.table)} (version {self.version_id}): {', '.join(self.differs)} {verb}"
+        return f"replace view {format_name(self.table)} (version {self.version_id}): new {', '.join(self.differs)}"
 
 
 class DropView(ChangeBase):

@@ -17,13 +17,13 @@ def render_drift(drift: Drift) -> str:
     for table in drift.tables:
         name = format_name(table.table)
         if table.missing:
-            lines.append(f"table {name}: declared in git, missing from the catalog")
+            lines.append(f"{table.kind} {name}: declared in git, missing from the catalog")
             continue
         block = [f"  catalog differs: apply would {c.summary}" for c in table.changes]
         block += [f"  not in git: property {k} = {v} (set by another tool?)" for k, v in table.unowned]
         block += [f"  not in git: {kind} {ref} (made outside git; apply leaves it)" for kind, ref in table.unowned_refs]
         if block:
-            lines += [f"table {name}", *block]
+            lines += [f"{table.kind} {name}", *block]
     lines += [f"table {format_name(n)}: in a managed namespace, not declared in git" for n in drift.undeclared]
     if drift.unmanaged is not None and (drift.unmanaged.namespaces or drift.unmanaged.tables):
         lines += [*_unmanaged_lines(drift.unmanaged), "note: unmanaged is not drift; hide what the team does not "
@@ -68,7 +68,7 @@ def drift_json(drift: Drift, catalog: Mapping[str, str], environment: str | None
         "catalog": dict(catalog),
         "environment": environment,
         "drift": drift.drifted,
-        "tables": [_name(t.table) | {
+        "tables": [_name(t.table) | ({"kind": "view"} if t.kind == "view" else {}) | {
             "status": t.status,
             "changes": [{"action": c.action, "safety": str(c.safety), "code": c.code, "summary": c.summary}
                         for c in t.changes],

@@ -49,7 +49,7 @@ def test_a_view_created_replaced_and_dropped(lake: Lake, tmp_path: Path) -> None
     # SQL, a comment and a property changed: one commit, one new version
     policy.write_text(VIEW.replace("FROM ops.vt", "FROM ops.vt WHERE id > 1").replace("the key", "the id")
                       + "owner: data\n")
-    assert summaries(lake, policies) == ["TC702 replace view ops.v (version 1): sql, columns, properties differ"]
+    assert summaries(lake, policies) == ["TC702 replace view ops.v (version 1): new sql, columns, properties"]
     apply_dir(lake, policies, tmp_path)
     assert summaries(lake, policies) == []
     replaced = view(lake)
