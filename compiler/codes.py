@@ -250,6 +250,7 @@ TC604 = register("TC604", DESTRUCTIVE, "drop a branch or tag (its snapshots beco
 TC701 = register("TC701", SAFE, "create a view")
 TC702 = register("TC702", SAFE, "replace a view's SQL, column comments or properties (one commit)")
 TC703 = register("TC703", DESTRUCTIVE, "drop a view (state: absent)")
+TC704 = register("TC704", SAFE, "unset view properties git declared before and no longer declares")
 
 # --- TR: changes the planner refuses (exit 1), with what to do instead
 TR101 = register("TR101", ERROR, "a type change that is no legal promotion")

@@ -31,6 +31,7 @@ from compiler.diff.changes import (
     PropertyChange,
     ReplaceView,
     SetProperties,
+    UnsetViewProperties,
 )
 from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.errors import PolicyError, TablePolicyError
@@ -314,7 +315,7 @@ class _Run:
     def _applied(self, change: Change) -> bool:
         if change.action == "create_namespace":
             return is_applied(change, None, self.reader.namespace_exists(change.table))
-        if isinstance(change, CreateView | ReplaceView | DropView):
+        if isinstance(change, CreateView | ReplaceView | UnsetViewProperties | DropView):
             view = self.reader.view(change.table)
             return is_applied(change, view.state if view else None)
         current = self.reader.table(change.table, fresh=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from compiler.diff.views import stamped
 from compiler.model.view import COMMENT_KEY, CurrentView, current_view, desired_view
 from tests.memory_catalog import project_of
 
@@ -17,7 +18,7 @@ def view_metadata(text: str, *, properties: dict[str, str] | None = None, versio
                   columns: tuple[str, ...] = ("id",)) -> dict[str, Any]:
     """The metadata of the view ``text`` declares (``columns``: the SELECT's, where git lists none)."""
     [view] = project_of(text).views
-    state = desired_view(view.policy, view.name)
+    state = stamped(desired_view(view.policy, view.name))  # as apply leaves it: declared keys recorded
     fields = state.columns or tuple((c, None) for c in columns)
     props = {**SPARK_PROPERTIES, **state.properties, **({COMMENT_KEY: state.comment} if state.comment else {}),
              **(properties or {})}

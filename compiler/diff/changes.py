@@ -506,6 +506,19 @@ class ReplaceView(ChangeBase):
         return f"replace view {format_name(self.table)} (version {self.version_id}): new {', '.join(self.differs)}"
 
 
+class UnsetViewProperties(ChangeBase):
+    """Property keys an apply recorded as declared on the view (``tablepolicy.declared-properties``) that git no
+    longer declares: Iceberg's replace keeps a view's properties, so they are unset."""
+
+    action: Literal["unset_view_properties"] = "unset_view_properties"
+    code: Literal["TC704"] = "TC704"
+    keys: tuple[str, ...] = Field(min_length=1)
+
+    @property
+    def summary(self) -> str:
+        return f"unset properties of view {format_name(self.table)} (removed from git): {', '.join(self.keys)}"
+
+
 class DropView(ChangeBase):
     action: Literal["drop_view"] = "drop_view"
     code: Literal["TC703"] = "TC703"
@@ -550,6 +563,7 @@ Change = Annotated[
     | DropRef
     | CreateView
     | ReplaceView
+    | UnsetViewProperties
     | DropView,
     Field(discriminator="action"),
 ]

@@ -2,7 +2,8 @@
 
 Only what git declares is compared: the SQL text (outer whitespace aside), the columns and their comments when
 git lists them, the comment when git writes a description, and the property keys git declares (owner
-included); other keys on the view (Spark's own, another tool's) are left alone.
+included); other keys on the view (Spark's own, another tool's) are left alone. Apply records the declared keys
+on the view (``tablepolicy.declared-properties``), so a key git drops later is unset.
 """
 
 from __future__ import annotations
@@ -10,8 +11,17 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from compiler.diff.changes import Change, CreateView, DropColumn, DropTable, RenameColumn, ReplaceView
+from compiler.diff.changes import (
+    Change,
+    CreateView,
+    DropColumn,
+    DropTable,
+    RenameColumn,
+    ReplaceView,
+    UnsetViewProperties,
+)
 from compiler.model.names import format_name
+from compiler.model.properties import DECLARED_KEYS, declared_in, declared_stamp
 from compiler.model.view import CurrentView, ViewState
 
 Differ = Literal["sql", "columns", "comment", "properties"]
@@ -31,12 +41,29 @@ def view_differences(current: ViewState, desired: ViewState) -> tuple[Differ, ..
 
 
 def diff_view(current: CurrentView | None, desired: ViewState) -> list[Change]:
+    """Create, or replace and then unset the keys an apply recorded as declared that git dropped since."""
+    desired = stamped(desired)
     if current is None:
         return [CreateView(table=desired.name, state=desired)]
     differs = view_differences(current.state, desired)
-    if not differs:
-        return []
-    return [ReplaceView(table=desired.name, state=desired, differs=differs, version_id=current.version_id)]
+    found: list[Change] = []
+    if differs:
+        found.append(ReplaceView(table=desired.name, state=desired, differs=differs, version_id=current.version_id))
+    held = current.state.properties
+    removed = {k for k in declared_in(held) - set(desired.properties) if k in held}
+    if DECLARED_KEYS in held and DECLARED_KEYS not in desired.properties:  # git declares none any more
+        removed.add(DECLARED_KEYS)
+    if removed:
+        found.append(UnsetViewProperties(table=desired.name, keys=tuple(sorted(removed))))
+    return found
+
+
+def stamped(state: ViewState) -> ViewState:
+    """The view as git declares it with its declared keys recorded (``tablepolicy.declared-properties``), so a
+    key git drops later is unset."""
+    keys = [k for k in state.properties if k != DECLARED_KEYS]
+    stamp = {DECLARED_KEYS: declared_stamp(keys)} if keys else {}
+    return state.model_copy(update={"properties": dict(sorted({**state.properties, **stamp}.items()))})
 
 
 def _words(parts: tuple[str, ...]) -> re.Pattern[str]:

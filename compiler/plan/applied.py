@@ -17,7 +17,7 @@ def is_applied(change: Change, current: TableState | ViewState | None, namespace
     exist)."""
     if isinstance(change, changes.CreateNamespace):
         return namespace_exists
-    if isinstance(change, changes.CreateView | changes.ReplaceView | changes.DropView):
+    if isinstance(change, changes.CreateView | changes.ReplaceView | changes.UnsetViewProperties | changes.DropView):
         return _view_applied(change, current if isinstance(current, ViewState) else None)
     if isinstance(current, ViewState):
         raise TypeError(f"a table's change ({change.summary}) compared with a view")
@@ -88,16 +88,18 @@ def is_applied(change: Change, current: TableState | ViewState | None, namespace
             return any(r.name == change.name and r.retention == change.new for r in current.refs)
         case changes.DropRef():
             return all(r.name != change.name for r in current.refs)
-        case changes.CreateView() | changes.ReplaceView() | changes.DropView():
+        case changes.CreateView() | changes.ReplaceView() | changes.UnsetViewProperties() | changes.DropView():
             raise AssertionError("unreachable: a view's change is decided above")
         case _:
             assert_never(change)
 
 
-def _view_applied(change: changes.CreateView | changes.ReplaceView | changes.DropView,
+def _view_applied(change: changes.CreateView | changes.ReplaceView | changes.UnsetViewProperties | changes.DropView,
                   current: ViewState | None) -> bool:
     if isinstance(change, changes.DropView):
         return current is None
+    if isinstance(change, changes.UnsetViewProperties):
+        return current is not None and not set(change.keys) & set(current.properties)
     if isinstance(change, changes.CreateView):
         return current is not None
     return current is not None and not view_differences(current, change.state)

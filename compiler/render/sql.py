@@ -110,6 +110,8 @@ def change_sql(change: Change, catalog: str) -> list[str]:
             state = change.state
             return [render("create_view", view=table, replace=isinstance(change, changes.ReplaceView),
                            columns=state.columns, comment=state.comment, properties=state.properties, sql=state.sql)]
+        case changes.UnsetViewProperties():
+            return [render("unset_view_properties", view=table, keys=change.keys)]
         case changes.DropView():
             return [render("drop_view", view=table)]
         case _:

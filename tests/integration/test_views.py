@@ -1,7 +1,8 @@
 """Views declared in git, through real Spark on the embedded SQLite catalog and PostgreSQL (Iceberg's JDBC catalog,
 schema V1): a table and a view over it created in one plan, a re-plan with nothing to do, the SQL, a column comment
-and a property changed -> one CREATE OR REPLACE (one new view version), the view read through Spark, a plan made
-stale by a replace out of band, and a drop with state: absent only with 'drop_view'."""
+and a property changed -> one CREATE OR REPLACE (one new view version), the view read through Spark, the property
+removed from git -> unset, a plan made stale by a replace out of band, and a drop with state: absent only with
+'drop_view'."""
 
 from __future__ import annotations
 
@@ -58,6 +59,16 @@ def test_a_view_created_replaced_and_dropped(lake: Lake, tmp_path: Path) -> None
         2, ("id", "the id"), "data")
     lake.reload()
     assert [r.id for r in lake.spark.sql("SELECT id FROM lake.ops.v").collect()] == [2]
+
+    # a property removed from git is unset (Iceberg's replace would keep it); Spark's own keys stay
+    policy.write_text(VIEW.replace("FROM ops.vt", "FROM ops.vt WHERE id > 1").replace("the key", "the id"))
+    assert summaries(lake, policies) == ["TC704 unset properties of view ops.v (removed from git): "
+                                         "tablepolicy.declared-properties, tablepolicy.owner"]
+    apply_dir(lake, policies, tmp_path)
+    assert summaries(lake, policies) == []
+    unset = view(lake)
+    assert unset is not None and not {k for k in unset.state.properties if k.startswith("tablepolicy.")}
+    assert "engine_version" in unset.state.properties
 
     # state: absent drops it only with the approval
     policy.write_text("view: ops.v\nstate: absent\n")

@@ -477,18 +477,27 @@ CASES = [
     # --- views (a view policy beside the table u.t)
     Case("a new view is created after the tables", ID, ID, [
         ("create_view", "safe", "TC701", f"CREATE VIEW {V}\n(\n  `id` COMMENT 'the key'\n)\nCOMMENT 'ids'\n"
-         "TBLPROPERTIES (\n  'tablepolicy.owner' = 'data'\n)\nAS\nSELECT id FROM u.t")],
+         "TBLPROPERTIES (\n  'tablepolicy.declared-properties' = '[\"tablepolicy.owner\"]',\n"
+         "  'tablepolicy.owner' = 'data'\n)\nAS\nSELECT id FROM u.t")],
          view=VIEW + "\ncolumns: {id: the key}\ndescription: ids\nowner: data"),
     Case("a view whose SQL differs is replaced in one commit", ID, ID, [
         ("replace_view", "safe", "TC702", f"CREATE OR REPLACE VIEW {V}\nAS\nSELECT id FROM u.t WHERE id > 0")],
          view=VIEW + " WHERE id > 0", view_current=VIEW),
     Case("a view whose column comment or property differs is replaced", ID, ID, [
         ("replace_view", "safe", "TC702", f"CREATE OR REPLACE VIEW {V}\n(\n  `id` COMMENT 'new'\n)\n"
-         "TBLPROPERTIES (\n  'k' = 'v'\n)\nAS\nSELECT id FROM u.t")],
+         "TBLPROPERTIES (\n  'k' = 'v',\n  'tablepolicy.declared-properties' = '[\"k\"]'\n)\nAS\nSELECT id FROM u.t")],
          view=VIEW + "\ncolumns: {id: new}\nproperties: {k: v}", view_current=VIEW + "\ncolumns: {id: old}"),
     Case("a view as applied: no changes (Spark's own properties and other keys left alone)", ID, ID, [],
          view=VIEW + "\n\n\ncolumns: {id: the key}", view_current=VIEW + "\ncolumns: {id: the key}",
          view_properties={"other.tool": "x"}),
+    Case("a property removed from git is unset on the view (Iceberg's replace keeps it)", ID, ID, [
+        ("replace_view", "safe", "TC702", f"CREATE OR REPLACE VIEW {V}\nTBLPROPERTIES (\n  'k' = 'v',\n"
+         "  'tablepolicy.declared-properties' = '[\"k\"]'\n)\nAS\nSELECT id FROM u.t"),
+        ("unset_view_properties", "safe", "TC704", f"ALTER VIEW {V} UNSET TBLPROPERTIES ('gone')")],
+         view=VIEW + "\nproperties: {k: v}", view_current=VIEW + "\nproperties: {k: v, gone: x}"),
+    Case("the last property removed from git: it and the record are unset", ID, ID, [
+        ("unset_view_properties", "safe", "TC704", f"ALTER VIEW {V} UNSET TBLPROPERTIES ('gone', "
+         "'tablepolicy.declared-properties')")], view=VIEW, view_current=VIEW + "\nproperties: {gone: x}"),
     Case("a view with state absent is dropped, with approval", ID, ID,
          [("drop_view", "destructive", "TC703", f"DROP VIEW {V}")], blocked=[("TC703", "drop_view")],
          view="state: absent", view_current=VIEW),
