@@ -15,6 +15,7 @@ from ruamel.yaml.error import YAMLError
 from compiler.diagnostics import Diagnostic
 from compiler.spec.introspect import field_names, models_at
 from compiler.spec.table import NamespaceDefaults, TablePolicy
+from compiler.spec.view import ViewPolicy
 from compiler.yamlsource import Path, parse_yaml
 
 
@@ -35,7 +36,9 @@ def format_text(text: str) -> str:
     yaml = _yaml()
     data = yaml.load(text)
     if isinstance(data, CommentedMap):
-        model: type[BaseModel] = NamespaceDefaults if "namespace" in data and "table" not in data else TablePolicy
+        model: type[BaseModel] = TablePolicy
+        if "table" not in data:
+            model = ViewPolicy if "view" in data else NamespaceDefaults if "namespace" in data else TablePolicy
         _reorder(data, model, ())
     out = io.StringIO()
     yaml.dump(data, out)

@@ -8,6 +8,7 @@ import pytest
 
 from compiler.checks import check_project
 from compiler.diagnostics import Diagnostics
+from compiler.fmt import format_text
 from compiler.loader import Project, load_text
 from compiler.model.view import desired_view
 
@@ -69,3 +70,10 @@ def test_a_valid_view_is_loaded_beside_tables() -> None:
 
 def test_an_absent_view_needs_no_sql() -> None:
     assert findings(TABLE, ("policies/u/v.yaml", "view: u.v\nstate: absent\nallow_destructive: [drop_view]\n")) == []
+
+
+def test_fmt_orders_a_view_file_by_the_view_model() -> None:
+    text = ("owner: data  # the team\ncolumns: {id: the key}\nsql: SELECT id FROM u.t\nview: u.v\n"
+            "description: ids\n")
+    assert format_text(text) == ("view: u.v\nsql: SELECT id FROM u.t\ncolumns: {id: the key}\ndescription: ids\n"
+                                 "owner: data  # the team\n")
