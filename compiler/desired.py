@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 from compiler.diff.changes import Change, CreateNamespace
 from compiler.diff.create import creation_changes
+from compiler.diff.views import diff_view
 from compiler.effective import Effective, effective_settings
 from compiler.loader import LoadedTable, Project
 from compiler.model.names import natural_key
 from compiler.model.table import TableState, desired_state
+from compiler.model.view import desired_view
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,12 @@ def namespaces_of(tables: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
 
 
 def create_all(project: Project) -> list[Change]:
-    """The changes that build every declared table in an empty catalog (``tablepolicy ddl``)."""
+    """The changes that build every declared table, then every declared view, in an empty catalog
+    (``tablepolicy ddl``)."""
     states = desired_states(project)
-    changes: list[Change] = [CreateNamespace(table=ns) for ns in namespaces_of([s.name for s in states])]
+    views = sorted((v for v in project.views if v.state == "present"), key=lambda v: natural_key(v.name))
+    names = [*(s.name for s in states), *(v.name for v in views)]
+    changes: list[Change] = [CreateNamespace(table=ns) for ns in namespaces_of(names)]
     for state in states:
         changes += creation_changes(state)
-    return changes
+    return changes + [c for v in views for c in diff_view(None, desired_view(v.policy, v.name))]

@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from compiler.checks import check_project
+from compiler.desired import create_all
 from compiler.diagnostics import Diagnostics
 from compiler.fmt import format_text
 from compiler.loader import Project, load_text
 from compiler.model.view import desired_view
+from tests.memory_catalog import project_of
 
 TABLE = ("policies/u/t.yaml", "table: u.t\ncolumns: [{name: id, type: long}]\n")
 
@@ -77,3 +79,9 @@ def test_fmt_orders_a_view_file_by_the_view_model() -> None:
             "description: ids\n")
     assert format_text(text) == ("view: u.v\nsql: SELECT id FROM u.t\ncolumns: {id: the key}\ndescription: ids\n"
                                  "owner: data  # the team\n")
+
+
+def test_ddl_creates_the_views_after_every_table() -> None:
+    project = project_of("view: a.v\nsql: SELECT id FROM b.t\n", "table: b.t\ncolumns: [{name: id, type: long}]\n")
+    assert [c.summary for c in create_all(project)] == [
+        "create namespace a", "create namespace b", "create table b.t (1 columns)", "create view a.v"]
