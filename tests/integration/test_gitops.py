@@ -56,6 +56,16 @@ def git(cwd: Path, *args: str) -> str:
     return proc.stdout.strip()
 
 
+def new_repository(repo: Path, readme: str) -> Path:
+    """An empty git repository on main with a README (not committed yet)."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.email", "ci@example.com")
+    git(repo, "config", "user.name", "ci")
+    (repo / "README.md").write_text(readme)
+    return repo
+
+
 @dataclass
 class Loop:
     """A policy repository, its catalog, the GitHub stub and the artifact store."""
@@ -144,12 +154,7 @@ def loop(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Loop]:
         else:
             uri = f"sqlite:///{tmp_path / 'catalog.db'}"
         api, state = stack.enter_context(github_stub())
-        repo = tmp_path / "repo"
-        repo.mkdir()
-        git(repo, "init", "-q", "-b", "main")
-        git(repo, "config", "user.email", "ci@example.com")
-        git(repo, "config", "user.name", "ci")
-        (repo / "README.md").write_text("policies\n")
+        repo = new_repository(tmp_path / "repo", "policies\n")
         (repo / ".gitignore").write_text("plan.json\nplan.md\n*.log\n*-report.json\n")
         (repo / "environments").mkdir()
         (repo / "environments" / "prod.yaml").write_text(PROD)  # the workflows run with TABLEPOLICY_ENV=prod
@@ -267,12 +272,7 @@ def test_a_repository_made_by_init_installs_its_line_plans_and_applies_prods_val
     """Issue 26's loop as a new team runs it: init (its install line a wheel in the repository), the PR's plan job
     installs tablepolicy from that line on a runner without it, comments, uploads; the merge applies the reviewed
     plan with environments/prod.yaml's values."""
-    repo = tmp_path / "lake"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.email", "ci@example.com")
-    git(repo, "config", "user.name", "ci")
-    (repo / "README.md").write_text("our lake\n")
+    repo = new_repository(tmp_path / "lake", "our lake\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "empty")
     git(repo, "checkout", "-q", "-b", "pr-1")
