@@ -31,8 +31,10 @@ CASES = [
      "    hint: write the view's SELECT, or set 'state: absent' to drop the view"),
     ("view: u.v\nsql: '  '\n", "policies/u/v.yaml:2:6: error TP112: sql: a view needs its SELECT text\n"
      "    hint: write sql: SELECT ..."),
-    ("view: v\nsql: SELECT 1\n", "policies/u/v.yaml:1:7: error TP109: view: table name 'v' has no namespace\n"
-     "    hint: write namespace.table"),
+    ("view: u.v\nsql: SELECT 1;\n", "policies/u/v.yaml:2:6: error TP104: sql: the view's SQL ends with ';': Spark "
+     "parses one query, without it\n    hint: remove the ';' at the end"),
+    ("view: v\nsql: SELECT 1\n", "policies/u/v.yaml:1:7: error TP109: view: view name 'v' has no namespace\n"
+     "    hint: write namespace.view"),
     ("view: u.v\nsql: SELECT 1\ncolumns: [id]\n", "policies/u/v.yaml:3:10: error TP104: columns: wrong type: "
      "input should be a valid dictionary\n    hint: write a mapping: {key: value} or one 'key: value' per line"),
     ("view: u.v\nsql: SELECT 1\nsq: x\n", "policies/u/v.yaml:3:1: error TP102: unknown key 'sq' in document\n"

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from compiler import codes
+from compiler.model.names import parse_name
 from compiler.spec.base import NonEmpty, Spec
-from compiler.spec.table import PropertyValue, TableName
+from compiler.spec.table import _NAME_TEXT, PropertyValue, _check_name
+
+
+def _check_view_name(text: str) -> str:
+    if len(parse_name(_check_name(text))) < 2:
+        raise PydanticCustomError(
+            codes.TP109, "view name '{name}' has no namespace", {"name": text, "hint": "write namespace.view"})
+    return text
+
+
+ViewName = Annotated[str, AfterValidator(_check_view_name), _NAME_TEXT]
 
 
 def _present_needs_sql(schema: dict[str, Any]) -> None:
@@ -24,7 +35,7 @@ class ViewPolicy(Spec):
 
     model_config = ConfigDict(json_schema_extra=_present_needs_sql)
 
-    view: TableName = Field(description="Fully qualified name: namespace(s).view; backticks quote parts.")
+    view: ViewName = Field(description="Fully qualified name: namespace(s).view; backticks quote parts.")
     state: Literal["present", "absent"] = Field(
         "present", description="'absent' is a tombstone: the planner drops the view (with approval 'drop_view').")
     sql: str = Field(
@@ -53,4 +64,7 @@ class ViewPolicy(Spec):
                                       {"hint": "write the view's SELECT, or set 'state: absent' to drop the view"})
         if isinstance(value, str) and not value.strip() and present:
             raise PydanticCustomError(codes.TP112, "a view needs its SELECT text", {"hint": "write sql: SELECT ..."})
+        if isinstance(value, str) and value.rstrip().endswith(";"):
+            raise PydanticCustomError(codes.TP104, "the view's SQL ends with ';': Spark parses one query, without it",
+                                      {"hint": "remove the ';' at the end"})
         return "" if value is None else value
