@@ -96,3 +96,18 @@ def test_a_view_replaced_since_the_plan_makes_it_stale(lake: Lake, tmp_path: Pat
     lake.spark.sql("CREATE OR REPLACE VIEW lake.ops.sv AS SELECT id FROM lake.ops.vt")  # out of band
     with pytest.raises(StalePlanError, match=r"view ops.sv: replaced since the plan was made \(version 2 now\)"):
         apply_plan(plan, lake.config, SparkOptions(), journal_path=tmp_path / "stale.jsonl", policies=policies)
+
+
+def test_a_view_name_spark_must_quote(lake: Lake, tmp_path: Path) -> None:
+    """A name with a space, a dot and a backtick: planned, created, read back and planned again as nothing."""
+    policies = tmp_path / "quoted"
+    policies.mkdir()
+    (policies / "t.yaml").write_text(TABLE)
+    (policies / "v.yaml").write_text("view: ops.`a v.w``x`\nsql: SELECT count(*) AS n FROM ops.vt\n")
+    assert summaries(lake, policies) == ["TC701 create view ops.`a v.w``x`"]
+    apply_dir(lake, policies, tmp_path)
+    assert summaries(lake, policies) == []
+    made = view(lake, "a v.w`x")
+    assert made is not None and made.state.sql == "SELECT count(*) AS n FROM ops.vt"
+    lake.reload()
+    assert lake.spark.sql("SELECT n FROM lake.ops.`a v.w``x`").collect()[0].n >= 0
