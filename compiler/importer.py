@@ -7,6 +7,8 @@ What ``import`` selects, decided here from a listing of the catalog (the runtime
 - ``sales.**`` (or ``--namespace sales --recursive``): those of ``sales`` and every namespace under it;
 - ``**``: every table of the catalog.
 
+Views (a SQL catalog's) are selected as tables are, and each becomes a view policy file.
+
 A selector that matches nothing is an error naming what exists, never an import of zero tables.
 """
 
@@ -21,13 +23,21 @@ from typing import Any, assert_never
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString
 
 from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.fmt import format_text
 from compiler.model.names import format_name, natural_key, parse_name
-from compiler.model.properties import ICEBERG_RESERVED, LIFECYCLE_PROPERTIES, MANAGED_PROPERTIES, SPARK_RESERVED
+from compiler.model.properties import (
+    ICEBERG_RESERVED,
+    LIFECYCLE_PROPERTIES,
+    MANAGED_PROPERTIES,
+    SPARK_RESERVED,
+    declared_in,
+)
 from compiler.model.table import PartitionFieldState, RefState, SortFieldState, TableState
 from compiler.model.types import primitive_spelling
+from compiler.model.view import OWNER_KEY, CurrentView
 from compiler.spec.units import Duration, Size
 
 _DEFAULT_PARTITION_SUFFIX = {"identity": "", "year": "_year", "month": "_month", "day": "_day", "hour": "_hour",
@@ -40,6 +50,31 @@ def policy_yaml(state: TableState, *, preamble: str = "") -> str:
     yaml = YAML(typ="rt")
     out = io.StringIO()
     yaml.dump(policy_document(state), out)
+    header = f"# Imported from the catalog by `tablepolicy import {format_name(state.name)}`.\n"
+    return format_text(preamble + header + out.getvalue())
+
+
+def view_policy_yaml(view: CurrentView, *, preamble: str = "") -> str:
+    """The view policy file text that declares ``view`` as the catalog holds it, so that plan right after shows no
+    changes: the SQL, the columns with their comments when any has one, the comment, and the owner and properties
+    an apply recorded as declared (other keys, Spark's own among them, stay undeclared and are left alone)."""
+    state = view.state
+    doc = CommentedMap()
+    doc["view"] = format_name(state.name)
+    doc["sql"] = LiteralScalarString(state.sql + "\n") if "\n" in state.sql else state.sql
+    if any(comment for _, comment in state.columns):
+        doc["columns"] = _flow_map(dict(state.columns))
+    if state.comment:
+        doc["description"] = state.comment
+    declared = declared_in(state.properties)
+    if OWNER_KEY in declared and OWNER_KEY in state.properties:
+        doc["owner"] = state.properties[OWNER_KEY]
+    free = {k: state.properties[k] for k in sorted(declared) if k in state.properties and k != OWNER_KEY}
+    if free:
+        doc["properties"] = CommentedMap(free)
+    yaml = YAML(typ="rt")
+    out = io.StringIO()
+    yaml.dump(doc, out)
     header = f"# Imported from the catalog by `tablepolicy import {format_name(state.name)}`.\n"
     return format_text(preamble + header + out.getvalue())
 
@@ -116,6 +151,7 @@ class Inventory:
 
     namespaces: frozenset[tuple[str, ...]]
     tables: frozenset[tuple[str, ...]]
+    views: frozenset[tuple[str, ...]] = frozenset()  # selected as tables are; each imported as a view policy
 
 
 @dataclass(frozen=True)
@@ -131,15 +167,16 @@ def select_tables(selectors: list[Selector], inventory: Inventory) -> Selection:
     """The tables ``selectors`` name, in name order; every selector that matches nothing is a problem."""
     chosen: set[tuple[str, ...]] = set()
     problems: list[str] = []
+    held = inventory.tables | inventory.views
     for selector in selectors:
         match selector:
             case ExactTable(name):
-                if name in inventory.tables:
+                if name in held:
                     chosen.add(name)
                 else:
                     problems.append(_missing_table(name, inventory))
             case NamespaceTables():
-                found = {t for t in inventory.tables if selector.matches(t)}
+                found = {t for t in held if selector.matches(t)}
                 chosen |= found
                 if not found:
                     problems.append(_empty_selection(selector, inventory))

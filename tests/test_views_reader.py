@@ -1,6 +1,7 @@
 """Views read without a JVM from a SQL catalog, as Iceberg's JDBC catalog (schema V1) keeps them: a row of
 iceberg_tables with iceberg_type VIEW pointing at a gzipped view metadata file. A view is never read as a table
-(not listed, not unmanaged, not loaded), and a project's view plans against it: created, unchanged, replaced."""
+(not listed, not unmanaged, not loaded), a project's view plans against it (created, unchanged, replaced), and
+import writes the view policy that plans nothing."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from sqlalchemy import text
 
 from compiler.catalog.config import CatalogConfig
 from compiler.errors import CatalogError
+from compiler.importer import parse_selector, select_tables, view_policy_yaml
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from runtime.catalog.reader import CatalogReader
@@ -87,3 +89,20 @@ def test_a_view_whose_metadata_has_no_spark_sql_is_an_error(lake: CatalogConfig,
                                                       r".*: its current version has no SQL for dialect 'spark' "
                                                       r"\(it has: trino\)"):
         reader.view(("ops", "v"))
+
+
+def test_import_writes_a_view_policy_that_plans_nothing(lake: CatalogConfig, tmp_path: Path) -> None:
+    held = VIEW.replace("sql: SELECT id FROM ops.t", "sql: |\n  SELECT id\n  FROM ops.t") + (
+        "description: ids\nowner: data\nproperties: {review: yearly}\n")
+    write_view(lake, held, tmp_path / "v3.gz.metadata.json", properties={"by.hand": "x"})
+    with CatalogReader(lake) as reader:
+        inventory = reader.inventory()
+        view = reader.view(("ops", "v"))
+    assert (inventory.tables, inventory.views) == ({("ops", "t")}, {("ops", "v")})
+    assert select_tables([parse_selector("ops.*")], inventory).tables == (("ops", "t"), ("ops", "v"))
+    assert view is not None
+    text = view_policy_yaml(view)
+    assert text == ("# Imported from the catalog by `tablepolicy import ops.v`.\nview: ops.v\nsql: |\n  SELECT id\n"
+                    "  FROM ops.t\ncolumns: {id: the key}\ndescription: ids\nowner: data\nproperties:\n"
+                    "  review: yearly\n")
+    assert summaries(lake, TABLE, text) == []

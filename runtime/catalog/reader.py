@@ -350,4 +350,28 @@ class CatalogReader:
         except Exception as exc:
             raise CatalogError(f"cannot list the namespaces and tables of {self.config.describe()}: "
                                f"{_clean(exc, self.config)}") from None
-        return Inventory(frozenset(namespaces), frozenset(tables))
+        return Inventory(frozenset(namespaces), frozenset(tables), frozenset(self.view_names()))
+
+    @property
+    def reads_views(self) -> bool:
+        """Whether this catalog's views can be read (a SQL catalog: Iceberg's JDBC catalog)."""
+        return getattr(self.catalog, "engine", None) is not None
+
+    def view_names(self) -> list[tuple[str, ...]]:
+        """Every view of a SQL catalog (none for other catalogs, whose views are not read)."""
+        engine = getattr(self.catalog, "engine", None)
+        if engine is None:
+            return []
+        from sqlalchemy import text
+
+        query = text("SELECT table_namespace, table_name FROM iceberg_tables WHERE catalog_name = :name AND "
+                     "iceberg_type = 'VIEW'")
+        try:
+            with engine.connect() as connection:
+                rows = connection.execute(query, {"name": self.catalog.name}).all()
+        except Exception as exc:
+            if "iceberg_type" in str(exc):  # a catalog schema without the column (V0) holds no views
+                return []
+            raise CatalogError(f"cannot list the views of {self.config.describe()}: {_clean(exc, self.config)}") \
+                from None
+        return sorted((*str(ns).split("."), str(name)) for ns, name in rows)

@@ -28,6 +28,7 @@ from compiler.importer import (
     policy_file,
     policy_yaml,
     select_tables,
+    view_policy_yaml,
 )
 from compiler.loader import Project, discover, display_path
 from compiler.model.names import format_name
@@ -56,6 +57,7 @@ from runtime.target import Target, requested_environment, resolve_target
 
 if TYPE_CHECKING:
     from compiler.model.table import TableState
+    from compiler.model.view import CurrentView
     from runtime.apply import StepResult
     from runtime.catalog.reader import CatalogReader
 
@@ -376,18 +378,27 @@ def import_tables(tables: list[str], namespaces: list[str], catalog: str | None,
     with open_reader(config) as reader:
         exact = [s.name for s in selectors if isinstance(s, ExactTable)]
         loaded = {name: current.state for name in exact if (current := reader.table(name)) is not None}
-        listed = reader.inventory() if len(loaded) < len(selectors) else Inventory(frozenset(), frozenset())
-        selection = select_tables(selectors, Inventory(listed.namespaces, listed.tables | set(loaded)))
+        views = {name: view for name in exact if name not in loaded and reader.reads_views
+                 and (view := reader.view(name)) is not None}
+        listed = (reader.inventory() if len(loaded) + len(views) < len(selectors)
+                  else Inventory(frozenset(), frozenset()))
+        selection = select_tables(selectors, Inventory(listed.namespaces, listed.tables | set(loaded),
+                                                       listed.views | set(views)))
         for problem in selection.problems:
             error(problem)
         if selection.problems:
             return Exit.ERROR
-        states = {name: loaded.get(name) or _current_state(reader, name) for name in selection.tables}
+        documents: dict[tuple[str, ...], Callable[[str], str]] = {}
+        for name in selection.tables:
+            if name in views or (name in listed.views and name not in loaded):
+                documents[name] = _view_document(views.get(name) or _current_view(reader, name))
+            else:
+                documents[name] = _table_document(loaded.get(name) or _current_state(reader, name))
     if out is None:
-        for state in states.values():
-            typer.echo(policy_yaml(state), nl=False)
+        for document in documents.values():
+            typer.echo(document(""), nl=False)
         return Exit.OK
-    return write_imported(states, out, force=force)
+    return write_imported(documents, out, force=force)
 
 
 def import_selectors(tables: list[str], namespaces: list[str], *, recursive: bool, out: Path | None) -> list[Selector]:
@@ -415,13 +426,29 @@ def _current_state(reader: CatalogReader, name: tuple[str, ...]) -> TableState:
     return current.state
 
 
-def write_imported(states: dict[tuple[str, ...], TableState], out: Path, *, force: bool) -> int:
-    """One file per table at ``out/NS/TABLE.yaml``, with the editor schema header; all or nothing."""
+def _table_document(state: TableState) -> Callable[[str], str]:
+    return lambda preamble: policy_yaml(state, preamble=preamble)
+
+
+def _view_document(view: CurrentView) -> Callable[[str], str]:
+    return lambda preamble: view_policy_yaml(view, preamble=preamble)
+
+
+def _current_view(reader: CatalogReader, name: tuple[str, ...]) -> CurrentView:
+    view = reader.view(name)
+    if view is None:  # listed a moment ago: dropped while we read
+        raise CatalogError(f"{format_name(name)} was dropped while it was being imported; run import again")
+    return view
+
+
+def write_imported(documents: dict[tuple[str, ...], Callable[[str], str]], out: Path, *, force: bool) -> int:
+    """One file per table or view at ``out/NS/NAME.yaml`` (``documents``: its text given the editor schema header
+    to start with); all or nothing."""
     from runtime.scaffold import SCHEMA_FILE, schema_header
 
     paths = find_project(out)
     try:
-        targets = {name: policy_file(Path(os.path.abspath(out)), name) for name in states}
+        targets = {name: policy_file(Path(os.path.abspath(out)), name) for name in documents}
     except ValueError as exc:
         error(str(exc))
         return Exit.ERROR
@@ -433,7 +460,7 @@ def write_imported(states: dict[tuple[str, ...], TableState], out: Path, *, forc
         return Exit.ERROR
     for name, target in targets.items():
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(policy_yaml(states[name], preamble=schema_header(target, paths.root)), encoding="utf-8")
+        target.write_text(documents[name](schema_header(target, paths.root)), encoding="utf-8")
         info(f"wrote {display_path(target)}")
     refused = _findings_in(paths.scope, set(targets.values()))
     show_diagnostics(refused)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from compiler.importer import view_policy_yaml
 from compiler.model.view import CurrentView
 from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
 from runtime.catalog.reader import CatalogReader
@@ -69,6 +70,10 @@ def test_a_view_created_replaced_and_dropped(lake: Lake, tmp_path: Path) -> None
     unset = view(lake)
     assert unset is not None and not {k for k in unset.state.properties if k.startswith("tablepolicy.")}
     assert "engine_version" in unset.state.properties
+
+    # import writes the view as Spark left it: planned against the catalog, nothing to do
+    policy.write_text(view_policy_yaml(unset))
+    assert summaries(lake, policies) == []
 
     # state: absent drops it only with the approval
     policy.write_text("view: ops.v\nstate: absent\n")
