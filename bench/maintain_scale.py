@@ -5,8 +5,10 @@
 
 Orphan removal is declared on every table (bench/maintain.py's lifecycle). A table needing work has 21 small
 commits (compaction, manifests, expiry due) and an old stray file (orphan removal due); in (e) 3 commits and the
-stray. "Running everything" is bench/maintain.py's: one Spark session calling rewrite_data_files,
-rewrite_position_delete_files, rewrite_manifests, expire_snapshots and remove_orphan_files on every table.
+stray (compared on data files, rows, checksum and the stray: the baseline also rewrites the 3 manifests, which
+the policy's min_manifests 10 does not call for, and its expiry then drops one more snapshot). "Running
+everything" is bench/maintain.py's: one Spark session calling rewrite_data_files, rewrite_position_delete_files,
+rewrite_manifests, expire_snapshots and remove_orphan_files on every table.
 The tables are written with pyiceberg (one append per healthy table), so building 1,000 needs no JVM.
 
 Each side is its own process from the same copy of the project (put back at the same path before each side);
@@ -52,6 +54,8 @@ from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 SCENARIOS = {"a": (100, 5, 21, 3.0), "d": (1000, 10, 21, 10.0), "e": (100, 5, 3, 3.0)}  # tables, work, commits, x
 CHECKED_HEALTHY = 5  # healthy tables compared after both sides besides the working ones
+MIN_MANIFESTS = 10  # LIFECYCLE's manifests.min_manifests: below it, the policy does not rewrite manifests
+REWRITE_DEPENDENT = ("snapshots_from_before", "manifests_read")  # what a manifest rewrite (and the expiry after) change
 SAMPLED_ABOVE = 100  # SAMPLE applies to scenarios of more tables than this: 100 tables always run in full
 
 
@@ -133,6 +137,9 @@ def scenario(label: str, sample: int | None) -> list[str]:
                     "as that session's time per healthy table)")
         maintain = timed_maintain(pristine, project, idle=False)
         ours = end_state(project, checked, since_ms)
+        if commits < MIN_MANIFESTS:  # the baseline's manifest rewrite commits a snapshot that maintain's does not
+            ours, theirs = ({t: {k: v for k, v in s.items() if k not in REWRITE_DEPENDENT} for t, s in side.items()}
+                            for side in (ours, theirs))
         same = compare(label, ours, theirs)
         report = json.loads((project / "maintain.json").read_text())
         ratio = baseline / maintain.seconds
