@@ -499,13 +499,14 @@ def import_conflicts(targets: dict[tuple[str, ...], Path], scope: Path, *, force
 
 
 def _declared_tables(scope: Path) -> dict[tuple[str, ...], str]:
-    """The tables the project at ``scope`` declares, by name, with the file declaring each."""
+    """The tables and views the project at ``scope`` declares, by name, with the file declaring each."""
     if not scope.exists():
         return {}
     from compiler.validate import validate as validate_project
 
     project, _ = validate_project(scope)
-    return {table.name: table.source.file for table in project.tables}
+    return {**{view.name: view.source.file for view in project.views},
+            **{table.name: table.source.file for table in project.tables}}
 
 
 def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, output: DriftFormat = DriftFormat.text,
