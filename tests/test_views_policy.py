@@ -12,6 +12,7 @@ from compiler.diagnostics import Diagnostics
 from compiler.fmt import format_text
 from compiler.loader import Project, load_text
 from compiler.model.view import desired_view
+from compiler.spec.view import query_text
 from tests.memory_catalog import project_of
 
 TABLE = ("policies/u/t.yaml", "table: u.t\ncolumns: [{name: id, type: long}]\n")
@@ -30,6 +31,8 @@ CASES = [
     ("view: u.v\n", "policies/u/v.yaml:1:1: error TP103: document: missing required key 'sql'\n"
      "    hint: write the view's SELECT, or set 'state: absent' to drop the view"),
     ("view: u.v\nsql: '  '\n", "policies/u/v.yaml:2:6: error TP112: sql: a view needs its SELECT text\n"
+     "    hint: write sql: SELECT ..."),
+    ("view: u.v\nsql: '-- later /* */'\n", "policies/u/v.yaml:2:6: error TP112: sql: a view needs its SELECT text\n"
      "    hint: write sql: SELECT ..."),
     ("view: u.v\nsql: SELECT 1;\n", "policies/u/v.yaml:2:6: error TP104: sql: the view's SQL ends with ';': Spark "
      "parses one query, without it\n    hint: remove the ';' at the end"),
@@ -87,3 +90,15 @@ def test_ddl_creates_the_views_after_every_table() -> None:
     project = project_of("view: a.v\nsql: SELECT id FROM b.t\n", "table: b.t\ncolumns: [{name: id, type: long}]\n")
     assert [c.summary for c in create_all(project)] == [
         "create namespace a", "create namespace b", "create table b.t (1 columns)", "create view a.v"]
+
+
+@pytest.mark.parametrize(("sql", "stored"), [
+    ("  -- how many\n  SELECT count(*) AS n  -- rows\n    FROM t  -- end\n\n",
+     "SELECT count(*) AS n  -- rows\n    FROM t"),
+    ("/* a */ SELECT '--x' AS a /* c */ FROM t /* tail */", "SELECT '--x' AS a /* c */ FROM t"),
+    ('SELECT "a--b" FROM `t--x`', 'SELECT "a--b" FROM `t--x`'),
+    ("SELECT 'it\\'s -- no' FROM t -- yes", "SELECT 'it\\'s -- no' FROM t"),
+])
+def test_the_sql_compared_is_what_spark_stores(sql: str, stored: str) -> None:
+    """Spark keeps a view's query from its first token to its last: comments and whitespace around it go."""
+    assert query_text(sql) == stored

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.view.metadata import ViewMetadata
 
 from compiler.model.properties import property_text
-from compiler.spec.view import ViewPolicy
+from compiler.spec.view import ViewPolicy, query_text
 
 DIALECT = "spark"
 OWNER_KEY = "tablepolicy.owner"
@@ -46,7 +46,7 @@ def desired_view(policy: ViewPolicy, name: tuple[str, ...]) -> ViewState:
     properties = {key: property_text(value) for key, value in policy.properties.items()}
     if policy.owner is not None:
         properties[OWNER_KEY] = policy.owner
-    return ViewState(name=name, sql=policy.sql.strip(), columns=tuple(policy.columns.items()),
+    return ViewState(name=name, sql=query_text(policy.sql), columns=tuple(policy.columns.items()),
                      comment=policy.description, properties=dict(sorted(properties.items())))
 
 

@@ -23,6 +23,37 @@ def _check_view_name(text: str) -> str:
 ViewName = Annotated[str, AfterValidator(_check_view_name), _NAME_TEXT]
 
 
+def query_text(sql: str) -> str:
+    """The SQL as Spark stores a view's query: from its first token to its last, so whitespace and comments
+    before and after are left out (comments inside stay). Quotes ('', "", ``, with backslash escapes in the
+    string literals) are skipped, so a ``--`` inside one is no comment."""
+    first, last, i, n = None, 0, 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+            continue
+        if ch.isspace():
+            i += 1
+            continue
+        start = i
+        if ch in "'\"`":
+            i += 1
+            while i < n and sql[i] != ch:
+                i += 2 if sql[i] == "\\" and ch != "`" else 1
+            i += 1
+        else:
+            i += 1
+        first = start if first is None else first
+        last = min(i, n)
+    return sql[first:last] if first is not None else ""
+
+
 def _present_needs_sql(schema: dict[str, Any]) -> None:
     schema["properties"]["sql"].pop("default", None)
     schema["if"] = {"properties": {"state": {"const": "absent"}}, "required": ["state"]}
@@ -62,7 +93,7 @@ class ViewPolicy(Spec):
         if value is None and present:
             raise PydanticCustomError(codes.TP103, "missing required key 'sql'",
                                       {"hint": "write the view's SELECT, or set 'state: absent' to drop the view"})
-        if isinstance(value, str) and not value.strip() and present:
+        if isinstance(value, str) and not query_text(value) and present:
             raise PydanticCustomError(codes.TP112, "a view needs its SELECT text", {"hint": "write sql: SELECT ..."})
         if isinstance(value, str) and value.rstrip().endswith(";"):
             raise PydanticCustomError(codes.TP104, "the view's SQL ends with ';': Spark parses one query, without it",

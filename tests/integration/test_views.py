@@ -104,15 +104,17 @@ def test_a_view_replaced_since_the_plan_makes_it_stale(lake: Lake, tmp_path: Pat
 
 
 def test_a_view_name_spark_must_quote(lake: Lake, tmp_path: Path) -> None:
-    """A name with a space, a dot and a backtick: planned, created, read back and planned again as nothing."""
+    """A name with a space, a dot and a backtick, and SQL over lines with comments: planned, created, read back
+    (the query as Spark keeps it: from its first token to its last) and planned again as nothing."""
     policies = tmp_path / "quoted"
     policies.mkdir()
     (policies / "t.yaml").write_text(TABLE)
-    (policies / "v.yaml").write_text("view: ops.`a v.w``x`\nsql: SELECT count(*) AS n FROM ops.vt\n")
-    assert summaries(lake, policies) == ["TC701 create view ops.`a v.w``x`"]
+    (policies / "v.yaml").write_text("view: ops.`a v.w``x`\nsql: |\n  -- how many\n  SELECT count(*) AS n  -- rows\n"
+                                     "    FROM ops.vt  -- the table\n\n")
+    assert summaries(lake, policies)[-1] == "TC701 create view ops.`a v.w``x`"  # after the table, if new
     apply_dir(lake, policies, tmp_path)
     assert summaries(lake, policies) == []
     made = view(lake, "a v.w`x")
-    assert made is not None and made.state.sql == "SELECT count(*) AS n FROM ops.vt"
+    assert made is not None and made.state.sql == "SELECT count(*) AS n  -- rows\n  FROM ops.vt"
     lake.reload()
     assert lake.spark.sql("SELECT n FROM lake.ops.`a v.w``x`").collect()[0].n >= 0
