@@ -94,7 +94,8 @@ def ignored(name: Name, patterns: Iterable[str]) -> bool:
 def unmanaged(project: Project, inventory: Inventory) -> tuple[Unmanaged, Unmanaged]:
     """(listed, ignored): what the catalog holds outside what git mentions, split by the ignore patterns."""
     declared = {t.name for t in project.tables}
-    managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
+    managed = ({t.name[:-1] for t in project.tables} | {v.name[:-1] for v in project.views}
+               | {ns.name for ns in project.namespaces})
     mentioned = {name[:end] for name in managed for end in range(1, len(name) + 1)}
     namespaces = sorted((ns for ns in inventory.namespaces if ns not in mentioned), key=natural_key)
     tables = sorted((t for t in inventory.tables if t not in declared and t[:-1] not in managed), key=natural_key)

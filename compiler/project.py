@@ -134,11 +134,13 @@ def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) ->
     others = [t for t in project.tables if not selected(t.source.file)]
     other_files = {t.source.file for t in others}
     tables = [t for t in project.tables if selected(t.source.file)]
-    managed = {t.name[:-1] for t in tables} | {ns.name for ns in project.namespaces if selected(ns.source.file)}
+    views = [v for v in project.views if selected(v.source.file)]
+    managed = ({t.name[:-1] for t in tables} | {v.name[:-1] for v in views}
+               | {ns.name for ns in project.namespaces if selected(ns.source.file)})
     kept = Diagnostics([d for d in diagnostics.items if selected(d.location.file) or (
         d.location.file not in other_files and not _declares_table(d.location.file))])
     return SelectedProject(root=project.root, tables=tables, namespaces=project.namespaces, rules=project.rules,
-                           views=[v for v in project.views if selected(v.source.file)],
+                           views=views,
                            environment=project.environment, declared_elsewhere=frozenset(t.name for t in others),
                            managed=frozenset(managed)), kept
 

@@ -17,6 +17,7 @@ from pyiceberg.types import LongType, NestedField
 from sqlalchemy import text
 
 from compiler.catalog.config import CatalogConfig
+from compiler.drift import Unmanaged, find_drift
 from compiler.errors import CatalogError
 from compiler.importer import parse_selector, select_tables, view_policy_yaml
 from compiler.plan.model import CatalogRef
@@ -106,3 +107,20 @@ def test_import_writes_a_view_policy_that_plans_nothing(lake: CatalogConfig, tmp
                     "  FROM ops.t\ncolumns: {id: the key}\ndescription: ids\nowner: data\nproperties:\n"
                     "  review: yearly\n")
     assert summaries(lake, TABLE, text) == []
+
+
+def test_a_namespace_holding_only_declared_views_is_managed(lake: CatalogConfig, tmp_path: Path) -> None:
+    """drift on the whole project: git mentions namespace rep through its view, so it is not unmanaged."""
+    SqlCatalog("lake", **lake.properties).create_namespace("rep")
+    view = VIEW.replace("ops.v", "rep.v")
+    file = tmp_path / "rep.gz.metadata.json"
+    file.write_bytes(gzip.compress(json.dumps(view_metadata(view)).encode()))
+    with SqlCatalog("lake", **lake.properties).engine.begin() as connection:
+        connection.execute(text("INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, "
+                                "metadata_location, previous_metadata_location, iceberg_type) VALUES "
+                                "('lake', 'rep', 'v', :loc, NULL, 'VIEW')"), {"loc": file.as_uri()})
+    project = project_of(TABLE, VIEW, view)
+    with CatalogReader(lake) as reader:
+        plan = make_plan(project, reader, CatalogRef.of(lake)).plan
+        drift = find_drift(plan, reader, {}, project, reader.inventory())
+    assert (plan.changes, drift.unmanaged, drift.drifted) == ([], Unmanaged(), False)

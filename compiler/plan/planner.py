@@ -119,7 +119,8 @@ def make_plan(
     tables += [_plan_view(v, source) for v in views]
     tables += [t for t in (_view_tombstone(v, source) for v in project.views if v.state == "absent") if t]
     declared = {t.name for t in project.tables}
-    managed = {t.name[:-1] for t in project.tables} | {ns.name for ns in project.namespaces}
+    managed = ({t.name[:-1] for t in project.tables} | {v.name[:-1] for v in project.views}
+               | {ns.name for ns in project.namespaces})
     unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared}, key=natural_key)
     plan = Plan(target=target, git_sha=git_sha, environment=environment_of(project, present), namespaces=namespaces,
                 tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
