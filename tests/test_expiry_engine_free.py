@@ -240,3 +240,17 @@ def test_killed_between_the_commit_and_the_deletions_a_rerun_converges(tmp_path:
     table = catalog.load_table(("shop", "orders"))
     assert len(table.metadata.snapshots) == 2 and needed(table) <= on_disk(table)
     assert on_disk(table) - needed(table) == left  # unreferenced: orphan removal's, once past its guard
+
+
+def test_a_table_with_gc_disabled_is_refused_as_spark_refuses_it(tmp_path: Path) -> None:
+    import pytest
+
+    from runtime.expiry import ExpiryRefused, expire
+
+    catalog, history = history_of(tmp_path, 3)
+    catalog.load_table(("shop", "orders")).transaction().set_properties({"gc.enabled": "false"}).commit_transaction()
+    later = datetime.now(UTC) + timedelta(days=1)
+    with pytest.raises(ExpiryRefused, match=r"^shop.orders: cannot expire snapshots: GC is disabled"):
+        expire("shop.orders", lambda: catalog.load_table(("shop", "orders")), older_than=later, retain_last=1,
+               clock=lambda: later)
+    assert [s.snapshot_id for s in catalog.load_table(("shop", "orders")).metadata.snapshots] == history
