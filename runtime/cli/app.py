@@ -252,7 +252,8 @@ def maintain(
                                          "manifests, snapshots, orphan_files (repeatable).")] = None,
     env: EnvName = None,
 ) -> None:
-    """Run the maintenance lifecycle policy makes due now (expiry, retention, compaction, orphans) through Spark."""
+    """Run the maintenance the lifecycle policy makes due now: rewrites and retention deletes through Spark (started
+    only when one is due), snapshot expiry and orphan removal without it."""
     check_spark_conf(spark_conf)
     run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
                                    json_report=json_report, output=output, tables=table or [],
