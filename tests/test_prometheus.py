@@ -5,7 +5,7 @@ the real CLI on tables written with pyiceberg (embedded SQLite catalog, no JVM).
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -144,6 +144,7 @@ def test_health_through_the_cli(written: Path) -> None:  # noqa: F811
         due = {a["action"] for a in t["actions"]}
         assert {a for a in SECTIONS if families["tablepolicy_maintenance_due"].value(**labels, action=a)} == due
     assert families["tablepolicy_data_files"].value(table="app_events") == 5
-    age = families["tablepolicy_last_snapshot_age_seconds"].value(table="app_events")
-    assert timedelta(seconds=age) < timedelta(days=3650)  # measured from the clock of the run, never negative
+    # present for a table with snapshots; its value, from the run's own clock, is checked with a fixed now by the
+    # golden file (test_the_output_parses_and_matches_the_golden_file), not here
+    assert families["tablepolicy_last_snapshot_age_seconds"].value(table="app_events") >= 0
     assert {labels["catalog"] for labels, _ in families["tablepolicy_rows"].samples} == {"lake"}
