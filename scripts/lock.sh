@@ -26,4 +26,5 @@ compile() {
 compile dev.lock pyproject.toml requirements/build.in --extra spark --extra dev "$@"
 compile core.lock pyproject.toml requirements/build.in -c requirements/dev.lock
 compile spark.lock pyproject.toml requirements/build.in --extra spark -c requirements/dev.lock
-echo "requirements/{dev,core,spark}.lock written; review the diff and commit it with pyproject.toml"
+cp requirements/dev.lock requirements.txt  # the same lock where pip users and tools look for one
+echo "requirements/{dev,core,spark}.lock and requirements.txt written; review the diff and commit it with pyproject.toml"

@@ -96,3 +96,8 @@ def test_drift_names_each_package_that_moved() -> None:
     assert locked == {"pyyaml": "6.0.3", "ruamel-yaml": "0.19.1", "networkx": "3.6.1"}  # this interpreter's line
     moved = module.drift(locked, {"pyyaml": "6.0.4", "ruamel-yaml": "0.19.1", "newdep": "1.0", "tablepolicy": "0.1.0"})
     assert moved == [("newdep", "-", "1.0"), ("pyyaml", "6.0.3", "6.0.4")]
+
+
+def test_requirements_txt_is_the_dev_lock() -> None:
+    """Where pip users and tools look for a project's pinned installs: the same hashed lock, byte for byte."""
+    assert (ROOT / "requirements.txt").read_bytes() == (ROOT / "requirements" / "dev.lock").read_bytes()
