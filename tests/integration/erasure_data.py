@@ -11,6 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.table import Table
 
+from compiler.desired import desired_states
+from compiler.validate import validate
+from tests.catalog_fixtures import create_like, embedded_catalog
+
 # key `user.uid` (nested); erased subjects hold a quote, a comma and a newline in their keys
 ERASED = {"REQ-1": "u'1", "REQ-2": "u,2\n"}
 KEPT = ["u3", "u4"]
@@ -92,3 +96,23 @@ def checksum(table: Table, snapshot_id: int | None = None, *, without: set[str] 
     kept = sorted((r["event_id"], r["user"]["uid"], r["user"]["name"], r["ts"].isoformat()) for r in rows
                   if r["user"]["uid"] not in without)
     return hashlib.sha256(repr(kept).encode()).hexdigest() + f" ({len(kept)} rows)"
+
+
+def erasure_project(root: Path, mode: str = "copy-on-write") -> tuple[Path, Path, int]:
+    """A project with privacy.events (``mode``: its write modes) filled on the embedded catalog, and a requests
+    file erasing ERASED's subjects: (policies, requests, rows before)."""
+    policies = root / "policies"
+    policies.mkdir(parents=True)
+    (policies / "events.yaml").write_text(policy("events", mode))
+    project, _ = validate(policies)
+    catalog = embedded_catalog(policies)
+    for state in desired_states(project):
+        create_like(catalog, state)
+    before = fill(catalog.load_table(("privacy", "events")))
+    requests = root / "requests.yaml"
+    requests.write_text(requests_yaml())
+    return policies, requests, before
+
+
+def events_table(policies: Path) -> Table:
+    return embedded_catalog(policies).load_table(("privacy", "events"))

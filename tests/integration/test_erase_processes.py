@@ -22,8 +22,17 @@ from pyiceberg.table import Table
 from compiler.desired import desired_states
 from compiler.validate import validate
 from runtime.erasure.commits import PAUSE
-from tests.catalog_fixtures import create_like, embedded_catalog
-from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_storage, policy, requests_yaml
+from tests.catalog_fixtures import create_like
+from tests.integration.erasure_data import (
+    ERASED,
+    checksum,
+    erasure_project,
+    events_table,
+    fill,
+    keys_in_storage,
+    policy,
+    requests_yaml,
+)
 from tests.pgserver import postgres_server
 
 pytestmark = pytest.mark.spark
@@ -32,24 +41,6 @@ KEYS = set(ERASED.values())
 # from outside, and for the writer's appends to land between the delete's read and its commit
 STEP_PAUSE = "2"
 COMMAND = [sys.executable, "-c", "from runtime.cli.app import main; main()", "erase"]
-
-
-def setup(root: Path, mode: str = "copy-on-write") -> tuple[Path, Path, int]:
-    policies = root / "policies"
-    policies.mkdir(parents=True)
-    (policies / "events.yaml").write_text(policy("events", mode))
-    project, _ = validate(policies)
-    catalog = embedded_catalog(policies)
-    for state in desired_states(project):
-        create_like(catalog, state)
-    before = fill(catalog.load_table(("privacy", "events")))
-    requests = root / "requests.yaml"
-    requests.write_text(requests_yaml())
-    return policies, requests, before
-
-
-def table(policies: Path) -> Table:
-    return embedded_catalog(policies).load_table(("privacy", "events"))
 
 
 Watch = Callable[[str, Table, int], bool]  # output so far, the table now, the most snapshots seen -> kill now
@@ -75,7 +66,7 @@ def run_until(policies: Path, requests: Path, watch: Watch | None, proof: Path, 
     deadline = time.time() + 600
     while process.poll() is None and time.time() < deadline:
         if watch is not None:
-            now = table(policies)
+            now = events_table(policies)
             most = max(most, len(now.metadata.snapshots))
             if watch("".join(lines), now, most):
                 os.killpg(process.pid, signal.SIGKILL)
@@ -94,8 +85,8 @@ def test_killed_erase_ends_proven_when_run_again(tmp_path: Path, points: list[st
     # the kill is timed from outside by polling: on a loaded machine it can land after the step it aims at
     # (nothing left to resume, which proves nothing); such an attempt starts over on a fresh table
     for attempt in range(3):
-        policies, requests, before = setup(tmp_path / f"attempt{attempt}")
-        intact, history = checksum(table(policies)), checksum(table(policies), before)
+        policies, requests, before = erasure_project(tmp_path / f"attempt{attempt}")
+        intact, history = checksum(events_table(policies)), checksum(events_table(policies), before)
         proof = tmp_path / f"attempt{attempt}" / "proof.json"
         killed = []
         for point in points:
@@ -103,18 +94,18 @@ def test_killed_erase_ends_proven_when_run_again(tmp_path: Path, points: list[st
             killed.append(code == -signal.SIGKILL)
             if code != -signal.SIGKILL:
                 break  # it finished before reaching the point (only the second, opportunistic kill may)
-        if killed[0] and keys_in_storage(table(policies).location(), KEYS):
+        if killed[0] and keys_in_storage(events_table(policies).location(), KEYS):
             break
     assert killed[0], output
-    assert keys_in_storage(table(policies).location(), KEYS), "killed too late three times: nothing to resume"
+    assert keys_in_storage(events_table(policies).location(), KEYS), "killed too late three times: nothing to resume"
     # after a known crash the operator says no writer is running: a file the kill tore is deleted at any age
     code, output = run_until(policies, requests, None, proof, "--debris-min-age", "0s")
     assert code == 0, output
     (result,) = json.loads(proof.read_text())["tables"]
     assert result["state"] == "complete", result
-    assert keys_in_storage(table(policies).location(), KEYS) == {}
-    assert checksum(table(policies)) == intact
-    assert checksum(table(policies), before) == history
+    assert keys_in_storage(events_table(policies).location(), KEYS) == {}
+    assert checksum(events_table(policies)) == intact
+    assert checksum(events_table(policies), before) == history
 
 
 WRITER = """

@@ -17,13 +17,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyiceberg.table import Table
 
-from compiler.desired import desired_states
-from compiler.validate import validate
-from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import ROOT
-from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_storage, policy, requests_yaml
+from tests.integration.erasure_data import (
+    ERASED,
+    checksum,
+    erasure_project,
+    events_table,
+    keys_in_storage,
+)
 
 KEYS = set(ERASED.values())
 
@@ -96,24 +98,6 @@ main()
 """
 
 
-def setup(root: Path, mode: str) -> tuple[Path, Path, int]:
-    policies = root / "policies"
-    policies.mkdir(parents=True)
-    (policies / "events.yaml").write_text(policy("events", mode))
-    project, _ = validate(policies)
-    catalog = embedded_catalog(policies)
-    for state in desired_states(project):
-        create_like(catalog, state)
-    before = fill(catalog.load_table(("privacy", "events")))
-    requests = root / "requests.yaml"
-    requests.write_text(requests_yaml())
-    return policies, requests, before
-
-
-def table(policies: Path) -> Table:
-    return embedded_catalog(policies).load_table(("privacy", "events"))
-
-
 def erase(policies: Path, requests: Path, proof: Path,
           kill: tuple[str, int, str] | None, *extra: str) -> subprocess.CompletedProcess[str]:
     prefix = [sys.executable, "-c", KILLER, kill[0], str(kill[1]), kill[2]] if kill else [
@@ -156,14 +140,14 @@ POINTS = [("data", 1), ("manifest", 1), ("list", 1), ("metadata", 1), ("metadata
 @pytest.mark.parametrize("point", POINTS, ids=[f"{k}{n}" for k, n in POINTS])
 def test_erase_killed_mid_write_converges_when_run_again(tmp_path: Path, point: tuple[str, int], how: str,
                                                          mode: str) -> None:
-    policies, requests, before = setup(tmp_path, mode)
-    intact, history = checksum(table(policies)), checksum(table(policies), before)
+    policies, requests, before = erasure_project(tmp_path, mode)
+    intact, history = checksum(events_table(policies)), checksum(events_table(policies), before)
     proof = tmp_path / "proof.json"
 
     killed = erase(policies, requests, proof, (*point, how))
 
     assert killed.returncode == -signal.SIGKILL, killed.stdout + killed.stderr  # the write point was reached
-    assert torn_files(table(policies).location(), (".parquet", ".avro", ".json")), "the kill left no torn file"
+    assert torn_files(events_table(policies).location(), (".parquet", ".avro", ".json")), "the kill left no torn file"
 
     # the operator knows the writer was killed: no write can be in flight, so the torn files need not age first
     run = erase(policies, requests, proof, None, "--debris-min-age", "0s")
@@ -173,7 +157,7 @@ def test_erase_killed_mid_write_converges_when_run_again(tmp_path: Path, point: 
     assert "internal error" not in output and "Traceback" not in output, output
     (result,) = json.loads(proof.read_text())["tables"]
     assert result["state"] == "complete", result
-    assert torn_files(table(policies).location()) == []  # a torn metadata file holds no row: orphan removal's
-    assert keys_in_storage(table(policies).location(), KEYS) == {}
-    assert checksum(table(policies)) == intact
-    assert checksum(table(policies), before) == history
+    assert torn_files(events_table(policies).location()) == []  # a torn metadata file holds no row: orphan removal's
+    assert keys_in_storage(events_table(policies).location(), KEYS) == {}
+    assert checksum(events_table(policies)) == intact
+    assert checksum(events_table(policies), before) == history
