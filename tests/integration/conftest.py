@@ -53,6 +53,19 @@ def sqlite_catalog(root: Path, name: str) -> CatalogConfig:
                                 "warehouse": (root / "warehouse").as_uri()})
 
 
+@contextlib.contextmanager
+def sqlite_lake(root: Path) -> Iterator[Lake]:
+    """A Spark session on an embedded SQLite catalog under ``root``, stopped on exit (modules that need no
+    PostgreSQL run: their module fixture is this)."""
+    (root / "warehouse").mkdir()
+    config = sqlite_catalog(root, "lake")
+    spark = start_session(config, SparkOptions())
+    try:
+        yield Lake(config, spark)
+    finally:
+        spark.stop()
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgresql"])
 def lake(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[Lake]:
     """The same suite runs on the embedded SQLite catalog and on a real PostgreSQL server."""

@@ -13,8 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from runtime.cli.app import app
-from runtime.spark.session import SparkOptions, start_session
-from tests.integration.conftest import Lake, sqlite_catalog
+from tests.integration.conftest import Lake, sqlite_lake
 from tests.integration.evolve import converge
 
 pytestmark = pytest.mark.spark
@@ -34,12 +33,8 @@ lifecycle:
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
     """One Spark session for the module, on the embedded SQLite catalog only (PostgreSQL: test_erasure_ledger)."""
-    root = tmp_path_factory.mktemp("lake")
-    (root / "warehouse").mkdir()
-    config = sqlite_catalog(root, "lake")
-    spark = start_session(config, SparkOptions())
-    yield Lake(config, spark)
-    spark.stop()
+    with sqlite_lake(tmp_path_factory.mktemp("lake")) as made:
+        yield made
 
 
 def cli(lake: Lake, *args: str) -> tuple[int, str]:

@@ -24,8 +24,7 @@ from compiler.maintenance.actions import ExpireSnapshots
 from compiler.render.maintenance import action_sql
 from runtime.expiry import expire
 from runtime.orphans import stored_files
-from runtime.spark.session import SparkOptions, start_session
-from tests.integration.conftest import Lake, sqlite_catalog
+from tests.integration.conftest import Lake, sqlite_lake
 
 pytestmark = pytest.mark.spark
 
@@ -34,14 +33,8 @@ NAME = ("hist", "t")
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
-    root = tmp_path_factory.mktemp("lake")
-    (root / "warehouse").mkdir()
-    config = sqlite_catalog(root, "lake")
-    spark = start_session(config, SparkOptions())
-    try:
-        yield Lake(config, spark)
-    finally:
-        spark.stop()
+    with sqlite_lake(tmp_path_factory.mktemp("lake")) as made:
+        yield made
 
 
 def pyiceberg(lake: Lake) -> SqlCatalog:
