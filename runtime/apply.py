@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,7 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | N
                                             environment_flag="the plan's environment", workers=FORKED)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
-    derived = make_plan(project, reader, plan.target, workers=FORKED)
+    derived = make_plan(project, reader, plan.target, today=datetime.now(UTC).date(), workers=FORKED)
     if derived.refused:
         raise PolicyError(derived.diagnostics)
     existing = {c.table for c in plan.namespaces if reader.namespace_exists(c.table)}

@@ -10,6 +10,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 SCRIPT = """
 import sys, tempfile
+from datetime import date
+DAY = date(2026, 1, 15)
 from pathlib import Path
 from bench.validate import generate
 from runtime.catalog.config import resolve_catalog
@@ -37,11 +39,11 @@ forks = []
 get_context = forked.multiprocessing.get_context
 forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
 with CatalogReader(config) as reader:
-    parallel = plan_to_json(planner.make_plan(project, reader, "lake", workers=forked.FORKED).plan)
+    parallel = plan_to_json(planner.make_plan(project, reader, "lake", today=DAY, workers=forked.FORKED).plan)
 assert forks == ["fork"], forks
 planner.PARALLEL_FROM = 10**9
 with CatalogReader(config) as reader:
-    serial = plan_to_json(planner.make_plan(project, reader, "lake", workers=forked.FORKED).plan)
+    serial = plan_to_json(planner.make_plan(project, reader, "lake", today=DAY, workers=forked.FORKED).plan)
 assert parallel == serial, "plans differ"
 import json
 document = json.loads(parallel)

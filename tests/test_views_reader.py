@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def write_view(config: CatalogConfig, policy: str, file: Path, **kwargs: Any) ->
 
 def summaries(config: CatalogConfig, *policies: str) -> list[str]:
     with CatalogReader(config) as reader:
-        result = make_plan(project_of(*policies), reader, CatalogRef.of(config))
+        result = make_plan(project_of(*policies), reader, CatalogRef.of(config), today=date(2026, 1, 15))
     assert not result.refused, [d.render() for d in result.diagnostics]
     return [c.summary for c in result.plan.changes] + [f"unmanaged {'.'.join(n)}" for n in result.plan.unmanaged]
 
@@ -121,6 +122,6 @@ def test_a_namespace_holding_only_declared_views_is_managed(lake: CatalogConfig,
                                 "('lake', 'rep', 'v', :loc, NULL, 'VIEW')"), {"loc": file.as_uri()})
     project = project_of(TABLE, VIEW, view)
     with CatalogReader(lake) as reader:
-        plan = make_plan(project, reader, CatalogRef.of(lake)).plan
+        plan = make_plan(project, reader, CatalogRef.of(lake), today=date(2026, 1, 15)).plan
         drift = find_drift(plan, reader, {}, project, reader.inventory())
     assert (plan.changes, drift.unmanaged, drift.drifted) == ([], Unmanaged(), False)

@@ -10,7 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 from typing import Protocol
 
 from compiler import codes
@@ -87,11 +87,13 @@ def make_plan(
     source: StateSource,
     catalog: str | CatalogRef,
     git_sha: str | None = None,
-    today: date | None = None,
+    *,
+    today: date,
     cache: PlanCacheStore | None = None,
     workers: Workers = IN_PROCESS,
 ) -> PlanResult:
-    """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical.
+    """``today`` fixes the retention cutoff (midnight UTC), so plans made the same day are identical; the runtime
+    reads the clock once and passes it (the compiler reads no clock).
 
     With a cache and a catalog that lists metadata locations in one query, unchanged tables are not read.
     ``catalog``: the catalog as the plan file records it (a bare name records only the name). ``workers``: how
@@ -99,7 +101,6 @@ def make_plan(
     """
     target = catalog if isinstance(catalog, CatalogRef) else _target(catalog, source)
     catalog = target.name
-    day = today or datetime.now(UTC).date()
     present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name))
     diagnostics = Diagnostics()
     locations = source.metadata_locations() if cache is not None else None
@@ -111,7 +112,7 @@ def make_plan(
     ]
     tables = []
     with settled_heap() as settle:
-        tables = _plan_tables(project, present, source, catalog, day, diagnostics, cache, locations, settle,
+        tables = _plan_tables(project, present, source, catalog, today, diagnostics, cache, locations, settle,
                              workers)
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.state == "absent") if t]
     tables.sort(key=lambda t: natural_key(t.table))

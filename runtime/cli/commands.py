@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
@@ -156,7 +157,8 @@ def plan_project(project: Project, path: Path, reader: CatalogReader, *, use_cac
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache and caches_on(path) else None
     paths = find_project(path)
     sha = git_sha(paths.policies, paths.root / "environments")
-    result = make_plan(project, reader, CatalogRef.of(reader.config), sha, cache=cache, workers=FORKED)
+    result = make_plan(project, reader, CatalogRef.of(reader.config), sha, today=datetime.now(UTC).date(), cache=cache,
+                       workers=FORKED)
     if result.refused:
         raise PolicyError(result.diagnostics)
     show_diagnostics(result.diagnostics)  # warnings, e.g. approvals that approve nothing (TA101)

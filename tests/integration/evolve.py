@@ -26,7 +26,7 @@ def project_of(text: str) -> Project:
     return project
 
 
-def plan(lake: Lake, text: str, today: date | None = None) -> PlanResult:
+def plan(lake: Lake, text: str, today: date = date(2026, 1, 15)) -> PlanResult:
     result = make_plan(project_of(text), CatalogReader(lake.config), lake.config.name, today=today)
     kept = result.plan.model_copy(update={"tables": [t for t in result.plan.tables if t.changes]})
     assert plan_from_json(plan_to_json(result.plan)) == kept  # every step's plan survives the plan file

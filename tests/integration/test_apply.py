@@ -4,6 +4,7 @@ against the catalog after every step, stale plans, edited plans, locks and safet
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,7 @@ def plan_dir(lake: Lake, policies: Path):  # type: ignore[no-untyped-def]
     project, diagnostics = validate(policies)
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     with CatalogReader(lake.config) as reader:
-        result = make_plan(project, reader, CatalogRef.of(lake.config))
+        result = make_plan(project, reader, CatalogRef.of(lake.config), today=date(2026, 1, 15))
     assert not result.refused, [d.render() for d in result.diagnostics]
     return project, result.plan
 

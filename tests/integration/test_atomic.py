@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def apply_dir(lake: Lake, policies: Path, journal: Path) -> None:
     project, diagnostics = validate(policies)
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]
     with CatalogReader(lake.config) as reader:
-        result = make_plan(project, reader, CatalogRef.of(lake.config))
+        result = make_plan(project, reader, CatalogRef.of(lake.config), today=date(2026, 1, 15))
     assert not result.refused, [d.render() for d in result.diagnostics]
     apply_plan(result.plan, lake.config, SparkOptions(), journal_path=journal, policies=policies)
 
@@ -175,7 +176,7 @@ def test_partition_change_with_a_writer_in_another_process_is_one_new_spec(
     assert table.scan().to_arrow().num_rows == written
     with CatalogReader(lake.config) as reader:
         project, _ = validate(policies)
-        assert make_plan(project, reader, CatalogRef.of(lake.config)).plan.changes == []
+        assert make_plan(project, reader, CatalogRef.of(lake.config), today=date(2026, 1, 15)).plan.changes == []
 
 
 CASED = """table: cased.t
@@ -198,7 +199,7 @@ def test_a_case_sensitive_table_applies_and_converges(lake: Lake, tmp_path: Path
         (1, "quantity"), (2, "Quantity"), (3, "QUANTITY"), (4, "Note"), (5, "note")]
     with CatalogReader(lake.config) as reader:
         project, _ = validate(policies)
-        assert make_plan(project, reader, CatalogRef.of(lake.config)).plan.changes == []
+        assert make_plan(project, reader, CatalogRef.of(lake.config), today=date(2026, 1, 15)).plan.changes == []
     assert lake.spark.conf.get("spark.sql.caseSensitive") == "false"  # restored after apply
 
 

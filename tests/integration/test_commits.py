@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -89,7 +90,7 @@ def test_commits_of_the_examples_and_the_applied_evolution(lake: Lake, tmp_path:
         project, diagnostics = validate(policies)
         assert not diagnostics.has_errors
         with CatalogReader(lake.config) as reader:
-            result = make_plan(project, reader, CatalogRef.of(lake.config))
+            result = make_plan(project, reader, CatalogRef.of(lake.config), today=date(2026, 1, 15))
         assert not result.refused
         apply_plan(result.plan, lake.config, SparkOptions(), journal_path=tmp_path / "j.jsonl", policies=policies)
 
