@@ -26,7 +26,7 @@ from compiler.loader import Project, display_path
 from compiler.model.names import format_name
 from compiler.render.erasure import render_preview
 from compiler.render.erasure_report import proof_json, render_status, status_json
-from runtime.cli.checking import cache_dir
+from runtime.caches.folder import cache_dir
 from runtime.cli.commands import open_reader, valid_project
 from runtime.cli.exits import Exit
 from runtime.cli.formats import StatusFormat

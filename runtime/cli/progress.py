@@ -1,6 +1,6 @@
-"""maintain's progress on stderr: table n of N, the action, and its elapsed time while the blocking Spark
-call runs (rich refreshes the spinner and the clock from its own thread). When stderr is no terminal (CI
-logs, pipes): one plain line per finished step, e.g.
+"""maintain's progress on stderr, from the events tablepolicy.maintain tells its callback: table n of N, the
+action, and its elapsed time while the blocking Spark call runs (rich refreshes the spinner and the clock from
+its own thread). When stderr is no terminal (CI logs, pipes): one plain line per finished step, e.g.
 ``[2/5] logs.app_events: compaction ... done in 12.3s (rewrote 40 files into 2)``.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
+from typing import assert_never
 
 import typer
 from rich.console import Console
@@ -20,6 +21,14 @@ from compiler.maintenance.decide import Skip
 from compiler.maintenance.report import Step
 from compiler.model.names import format_name
 from compiler.render.maintenance_report import skip_text, step_text
+from tablepolicy.events import (
+    ActionFinished,
+    ActionStarted,
+    Event,
+    MaintenanceDecided,
+    SparkStarting,
+    TableStarted,
+)
 
 
 class PlainProgress:
@@ -27,6 +36,22 @@ class PlainProgress:
 
     def __init__(self) -> None:
         self.prefix = ""
+
+    def __call__(self, event: Event) -> None:
+        """The API's progress callback (tablepolicy.events)."""
+        match event:
+            case MaintenanceDecided():
+                pass  # the command shows the decisions itself
+            case SparkStarting():
+                self.starting_spark()
+            case TableStarted(number, total, table):
+                self.table(number, total, table)
+            case ActionStarted(action):
+                self.action(action)
+            case ActionFinished(outcome):
+                self.step(outcome)
+            case _:
+                assert_never(event)
 
     def emit(self, line: str) -> None:
         typer.echo(line, err=True)

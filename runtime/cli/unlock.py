@@ -12,9 +12,9 @@ import time
 from pathlib import Path
 
 from compiler.model.names import format_name, parse_name
+from runtime.caches.folder import cache_dir
 from runtime.catalog.config import resolve_catalog
 from runtime.catalog.reader import CatalogReader
-from runtime.cli.checking import cache_dir
 from runtime.cli.commands import open_reader
 from runtime.cli.exits import Exit
 from runtime.cli.views import catalog_header, error, info, paint

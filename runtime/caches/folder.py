@@ -1,0 +1,24 @@
+"""Where a project keeps its caches and journals: ``.tablepolicy/`` beside its policies directory (like
+Terraform's .terraform/). A read-only command never creates the folder: ``init`` makes it, ``mkdir .tablepolicy``
+turns caches on in a clone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from compiler.paths import find_project
+from runtime.caches.models import FileModelCache
+
+
+def cache_dir(path: Path) -> Path:
+    """``.tablepolicy/`` beside the project's policies directory."""
+    return find_project(path).root / ".tablepolicy"
+
+
+def caches_on(path: Path) -> bool:
+    """Caches live in ``.tablepolicy/`` when the project has that folder."""
+    return cache_dir(path).is_dir()
+
+
+def project_cache(path: Path) -> FileModelCache | None:
+    return FileModelCache.open(cache_dir(path) / "models.json") if caches_on(path) else None

@@ -1,0 +1,309 @@
+"""The functions of the public API. The CLI is a client of these: each command calls one and renders its result.
+
+Every function takes the path of a policies directory (or one policy file, or any path inside the project), a
+catalog (a name configured in .pyiceberg.yaml / PYICEBERG_CATALOG__*, a CatalogConfig, or None for the project's
+default), and an environment (the name of environments/NAME.yaml; None: TABLEPOLICY_ENV if set, else none).
+Misuse raises a TablePolicyError subclass whose message says what exists and how to fix it; nothing prints.
+
+Heavy modules (pyiceberg's catalogs, the planner, Spark) are imported by the function that needs them, so
+``import tablepolicy`` stays cheap and ``validate`` never loads a catalog client.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from compiler.catalog.config import CatalogConfig
+from compiler.diagnostics import Diagnostics
+from compiler.errors import PolicyError, TablePolicyError
+from runtime.caches.folder import cache_dir, caches_on, project_cache
+from runtime.forked import FORKED
+from runtime.target import Target, requested_environment, resolve_target
+from tablepolicy.events import CallbackProgress, MaintenanceDecided, ProgressCallback
+from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
+
+if TYPE_CHECKING:
+    from compiler.loader import Project
+    from compiler.maintenance.due import MaintenancePlan
+    from compiler.plan.model import Plan
+    from runtime.apply import ApplyReport, StepResult
+    from runtime.catalog.reader import CatalogReader
+    from runtime.maintain import Locations
+
+PathLike = str | os.PathLike[str]
+CatalogLike = str | CatalogConfig | None
+DEFAULT_MASTER = "local[2]"
+
+
+def validate(path: PathLike = "policies", *, environment: str | None = None) -> Validation:
+    """Check every policy file under ``path`` (and, without an environment, every overlay against the policies)."""
+    from compiler.project import load_selected
+
+    where = Path(path)
+    name, flag = requested_environment(environment)
+    _, files, findings = load_selected(where, project_cache(where), name, every_environment=True,
+                                       environment_flag=flag, workers=FORKED)
+    return Validation(findings, files)
+
+
+def target(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None) -> Target:
+    """The catalog and environment a command on ``path`` targets (refused when they contradict each other)."""
+    if isinstance(catalog, CatalogConfig):
+        name, flag = requested_environment(environment)
+        found = resolve_target(Path(path), catalog.name, environment) if name is not None else None
+        return Target(catalog, found.environment if found is not None else None, flag)
+    return resolve_target(Path(path), catalog, environment)
+
+
+def load_project(path: PathLike = "policies", *, environment: str | None = None, use_cache: bool = True
+                 ) -> tuple[Project, Diagnostics]:
+    """The validated project (with the environment's overlay) and its warnings; PolicyError on any error."""
+    from compiler.project import load_selected
+
+    where = Path(path)
+    name, flag = requested_environment(environment)
+    project, _, findings = load_selected(where, project_cache(where) if use_cache else None, name,
+                                         environment_flag=flag, workers=FORKED)
+    if findings.has_errors:
+        raise PolicyError(findings)
+    return project, findings
+
+
+def plan(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+         use_cache: bool = True, today: date | None = None) -> PlanOutcome:
+    """Compare the policies with the live catalog (no JVM): what apply would do. PolicyError when a policy is
+    invalid or the diff refuses a change (each finding with its code and location). ``today``: the date the plan
+    is made on (a retention window counts from it; default: today in UTC)."""
+    where = Path(path)
+    chosen = target(where, catalog=catalog, environment=environment)
+    project, warnings = load_project(where, environment=environment, use_cache=use_cache)
+    with open_reader(chosen.catalog) as reader:
+        planned, findings = plan_with(project, where, reader, use_cache=use_cache, today=today)
+    return PlanOutcome(planned, Diagnostics([*warnings.items, *findings.items]), chosen)
+
+
+def plan_with(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True,
+              today: date | None = None) -> tuple[Plan, Diagnostics]:
+    """The plan of a loaded project against an open catalog reader (drift reuses the reader)."""
+    from compiler.paths import find_project
+    from compiler.plan.model import CatalogRef
+    from compiler.plan.planner import make_plan
+    from compiler.project import restrict_plan
+    from runtime.caches.plans import PlanCache
+    from runtime.gitinfo import git_sha
+
+    cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache and caches_on(path) else None
+    paths = find_project(path)
+    sha = git_sha(paths.policies, paths.root / "environments")
+    result = make_plan(project, reader, CatalogRef.of(reader.config), sha, today=today or datetime.now(UTC).date(),
+                       cache=cache, workers=FORKED)
+    if result.refused:
+        raise PolicyError(result.diagnostics)
+    if cache is not None:
+        cache.save()
+    return restrict_plan(result.plan, project), result.diagnostics
+
+
+def save_plan(planned: Plan, path: PathLike) -> None:
+    """Write the plan file ``apply`` takes (JSON; the same plan gives the same bytes)."""
+    from compiler.render.json_plan import plan_to_json
+
+    Path(path).write_text(plan_to_json(planned), encoding="utf-8")
+
+
+def load_plan(path: PathLike) -> Plan:
+    """A saved plan, checked as apply checks it (version, shape, that it was not edited); PlanFileError naming
+    the file and how to make a new one otherwise. No catalog and no policies are read."""
+    from compiler.render.json_plan import PlanFileError, plan_from_json
+
+    where = Path(path)
+    regenerate = (f"; plan again and save it: tablepolicy plan POLICIES --out {where} (then review it and apply "
+                  "that file)")
+    try:
+        text = where.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise PlanFileError(f"{where}: not a valid plan file: it is not UTF-8 text{regenerate}") from None
+    except OSError as exc:
+        raise PlanFileError(f"{where}: cannot read the plan file ({exc.strerror or 'unreadable'}); make it "
+                            "readable, or plan again and save it: tablepolicy plan POLICIES --out FILE") from None
+    try:
+        return plan_from_json(text)
+    except PlanFileError as exc:
+        edited = str(exc).startswith("the plan file was edited")  # already says to plan again
+        raise PlanFileError(f"{where}: {exc}" + ("" if edited else regenerate)) from None
+
+
+def apply(
+    planned: Plan | PathLike, *, policies: PathLike = "policies", catalog: CatalogLike = None,
+    environment: str | None = None, spark_master: str = DEFAULT_MASTER, spark_conf: Mapping[str, str] | None = None,
+    journal: PathLike | None = None, verify: bool = True, on_step: Callable[[StepResult], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> ApplyReport:
+    """Apply a reviewed plan through Spark, step by step, resumably (a re-run after a failure skips what ran).
+
+    ``planned``: a saved plan file or a Plan. Its catalog and environment are used unless others are given (a
+    catalog the plan was not made for is refused). ``verify``: first check the plan against the plan derived
+    now from ``policies`` and the catalog (refused with StalePlanError / PlanMismatchError when they differ, or
+    when git has not approved a destructive change: nothing runs). ``journal``: where completed steps are
+    recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of each step
+    as it ends; ``on_notice``: of each note (a step found already applied)."""
+    from compiler.plan.model import Plan as PlanModel
+    from runtime.apply import apply_plan, plan_id_of
+    from runtime.catalog.config import resolve_catalog
+    from runtime.spark.session import SparkOptions
+
+    saved = None if isinstance(planned, PlanModel) else Path(planned)
+    the_plan = load_plan(saved) if saved is not None else planned
+    assert isinstance(the_plan, PlanModel)
+    if the_plan.blocked:
+        raise BlockedPlanError("the plan holds destructive changes git has not approved; nothing was applied")
+    where = Path(policies)
+    config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog or the_plan.catalog, where)
+    wanted = requested_environment(environment)[0] or (
+        the_plan.environment.name if the_plan.environment is not None else None)
+    if journal is None:
+        journal = (saved.with_name(saved.name + ".journal") if saved is not None
+                   else cache_dir(where) / f"journal-{plan_id_of(the_plan)}.jsonl")
+    options = SparkOptions.from_flags(spark_master, [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())])
+    return apply_plan(the_plan, config, options, journal_path=Path(journal), policies=where, verify=verify,
+                      environment=wanted, on_result=on_step or (lambda _r: None),
+                      on_notice=on_notice or (lambda _m: None))
+
+
+class BlockedPlanError(TablePolicyError):
+    """The plan holds destructive changes git has not approved (the CLI's exit 3); nothing was applied."""
+
+
+def _decide(
+    where: Path, chosen: Target, environment: str | None, *, tables: Sequence[str], only: Sequence[str],
+    locations: Locations, now: datetime | None, on_work: Callable[[object], None] = lambda _t: None,
+) -> MaintenancePlan:
+    """What the lifecycle policy makes due ``now`` on each selected table (``tables``: dotted names; ``only``:
+    action names, both checked before the catalog is read)."""
+    from compiler.maintenance.due import maintenance_plan
+    from compiler.maintenance.select import selection
+    from runtime.health import CatalogHealth
+    from runtime.maintain import orphan_scanner
+
+    project, _ = load_project(where, environment=environment)
+    chosen_tables = selection((t.name for t in project.tables if t.state == "present"), list(tables), list(only))
+    with open_reader(chosen.catalog) as reader:
+        scan = orphan_scanner(reader, locations)
+        moment = (now or datetime.now(UTC)).replace(microsecond=0)
+        return maintenance_plan(project, CatalogHealth(reader, scan), moment, selection=chosen_tables,
+                                on_work=on_work)
+
+
+def health(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+           now: datetime | None = None) -> HealthOutcome:
+    """Each declared table's health read from its metadata without a JVM (snapshots, files, small files, delete
+    files, manifests, orphan bytes, refs) and the maintenance due ``now`` (default: the clock)."""
+    from runtime.maintain import Locations
+
+    where = Path(path)
+    chosen = target(where, catalog=catalog, environment=environment)
+    return HealthOutcome(_decide(where, chosen, environment, tables=(), only=(), locations=Locations(), now=now),
+                         chosen)
+
+
+def maintain(
+    path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+    tables: Sequence[str] = (), only: Sequence[str] = (), dry_run: bool = False,
+    spark_master: str = DEFAULT_MASTER, spark_conf: Mapping[str, str] | None = None, now: datetime | None = None,
+    progress: ProgressCallback | None = None,
+) -> MaintainOutcome:
+    """Run the maintenance the lifecycle policy makes due ``now``: rewrites and retention deletes through Spark
+    (started only when one is due), snapshot expiry and orphan removal without it. ``dry_run``: decide and
+    estimate, change nothing. ``progress``: told of each event (tablepolicy.events) as the run goes."""
+    from compiler.maintenance.due import TableMaintenance
+    from compiler.maintenance.sequence import estimated
+    from compiler.render.maintenance import action_sql
+    from runtime.maintain import Locations, run_maintenance
+    from runtime.spark.session import SessionOnDemand, SparkOptions
+
+    where = Path(path)
+    chosen = target(where, catalog=catalog, environment=environment)
+    locations = Locations()
+    options = SparkOptions.from_flags(spark_master, [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())])
+    # Spark starts on a thread as soon as a table with work for Spark is decided, never on a run that needs none
+    spark = None if dry_run else SessionOnDemand(chosen.catalog, options)
+
+    def start(work: object) -> None:
+        if spark is not None and isinstance(work, TableMaintenance) and work.needs_spark:
+            spark.start()
+
+    decided = _decide(where, chosen, environment, tables=tables, only=only, locations=locations, now=now,
+                      on_work=start)
+    if progress is not None:
+        progress(MaintenanceDecided(decided))
+    config = chosen.catalog
+    if dry_run or not decided.actions:
+        report = estimated(decided, lambda a: action_sql(a, config.name), config.summary())
+    else:
+        assert spark is not None
+        report = run_maintenance(decided, config, spark.options, lock_dir=cache_dir(where),
+                                 progress=CallbackProgress(progress) if progress is not None else None,
+                                 locations=locations, session=spark)
+    return MaintainOutcome(decided, report, chosen)
+
+
+def drift(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None
+          ) -> DriftOutcome:
+    """What the catalog holds that git does not say (the reverse of plan); the namespaces and tables git never
+    mentions are looked for when ``path`` is the whole project (they are listed, never drift)."""
+    from compiler.desired import desired_states
+    from compiler.drift import find_drift
+    from compiler.project import SelectedProject
+
+    where = Path(path)
+    chosen = target(where, catalog=catalog, environment=environment)
+    project, _ = load_project(where, environment=environment)
+    with open_reader(chosen.catalog) as reader:
+        planned, _ = plan_with(project, where, reader)
+        desired = {state.name: state for state in desired_states(project)}
+        inventory = None if isinstance(project, SelectedProject) else reader.inventory()
+        found = find_drift(planned, reader, desired, project, inventory)
+    return DriftOutcome(found, chosen)
+
+
+def open_reader(config: CatalogConfig) -> CatalogReader:
+    """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
+    second to import. Reading creates nothing: an embedded catalog not created yet reads as empty."""
+    from runtime.catalog.reader import CatalogReader
+
+    return CatalogReader(config, create=False)
+
+
+def import_tables(
+    tables: Sequence[str] = (), *, namespaces: Sequence[str] = (), recursive: bool = False,
+    catalog: CatalogLike = None, policies: PathLike = "policies", out: PathLike | None = None, force: bool = False,
+) -> Imported:
+    """Policy YAML for existing catalog tables and views (``tables``: exact names, ``ns.*`` or ``ns.**``;
+    ``namespaces``: every table of each), such that a plan right after shows no changes. With ``out``, one file
+    per table is written under it, all or nothing (ImportRefused lists every reason when nothing was written)."""
+    from compiler.model.names import format_name
+    from runtime.catalog.config import resolve_catalog
+    from runtime.importing import read_documents, write_documents
+
+    where = Path(policies)
+    config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog, where)
+    documents = read_documents(list(tables), list(namespaces), config, recursive=recursive,
+                               out=Path(out) if out is not None else None)
+    texts = {format_name(name): document("") for name, document in documents.items()}
+    if out is None:
+        return Imported(texts, (), Diagnostics())
+    written, findings = write_documents(documents, Path(out), force=force)
+    return Imported(texts, written, findings)
+
+
+
+def catalog(name: str | None = None, path: PathLike = "policies") -> CatalogConfig:
+    """The catalog ``name`` configures (.pyiceberg.yaml, PYICEBERG_CATALOG__*, TABLEPOLICY_CATALOG), or the
+    project's default; a name nothing defines raises CatalogError listing the names that are defined."""
+    from runtime.catalog.config import resolve_catalog
+
+    return resolve_catalog(name, Path(path))
