@@ -1,11 +1,12 @@
 """Views across the project: each declared once (TP460), no name both a table and a view (TP461), no property
-Spark, Iceberg or another key of the policy sets (TP501)."""
+Spark, Iceberg or another key of the policy sets (TP501), SQL that sqlglot parses (TP464, a warning)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from compiler import codes
+from compiler.checks.view_reads import check_view_sql
 from compiler.diagnostics import Diagnostic, Severity
 from compiler.loader import LoadedView, Project
 from compiler.model.view import OWNER_KEY
@@ -31,6 +32,7 @@ def check_views(project: Project) -> Iterator[Diagnostic]:
                              f"first declared at {first[view.name].source.value(('view',))}; keep one file")
             continue
         first[view.name] = view
+        yield from check_view_sql(view)
         for key in view.policy.properties:
             if key in VIEW_RESERVED:
                 yield Diagnostic(codes.TP501, Severity.ERROR, view.source.key(("properties", key)),

@@ -17,13 +17,16 @@ from compiler import codes
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.current import CurrentTable
 from compiler.catalog.retention import retention_cutoff
+from compiler.checks.view_reads import Known, unknown_reads
 from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (
     Change,
     CreateNamespace,
+    CreateView,
     DropTable,
     DropView,
+    ReplaceView,
     RetentionEstimate,
     SetProperties,
     TightenRetention,
@@ -127,6 +130,7 @@ def make_plan(
                 tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
     diagnostics.extend(unused_approvals(project, tables))
     diagnostics.extend(_breaking_for_views(views, tables))
+    diagnostics.extend(_unknown_reads(project, views, tables, source, catalog))
     return PlanResult(plan, diagnostics)
 
 
@@ -296,6 +300,17 @@ def _breaking_for_views(views: list[LoadedView], tables: list[TablePlan]) -> lis
                                         "change the view's sql in the same commit (views are replaced after the "
                                         "tables), or keep the column"))
     return found
+
+
+def _unknown_reads(project: Project, views: list[LoadedView], tables: list[TablePlan], source: StateSource,
+                   catalog: str) -> list[Diagnostic]:
+    """An error at each view this plan creates or replaces that reads a table neither git nor the catalog has
+    (TP463): Spark would refuse to create it at apply."""
+    changed = {t.table for t in tables if t.kind == "view" and any(isinstance(c, CreateView | ReplaceView)
+                                                                    for c in t.changes)}
+    declared = {t.name for t in project.tables if t.state == "present"} | {v.name for v in views}
+    declared |= getattr(project, "declared_elsewhere", frozenset())  # a selection: tables of the other files
+    return unknown_reads([v for v in views if v.name in changed], Known(source, frozenset(declared)), catalog)
 
 
 def _view_requirement(current: CurrentView | None) -> Requirement:
