@@ -23,16 +23,16 @@ from compiler.errors import PolicyError, TablePolicyError
 from runtime.caches.folder import cache_dir, caches_on, project_cache
 from runtime.forked import FORKED
 from runtime.target import Target, requested_environment, resolve_target
-from tablepolicy.events import CallbackProgress, MaintenanceDecided, ProgressCallback
-from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # result types load with the function returning one: validate needs no plan or report model
     from compiler.loader import Project
     from compiler.maintenance.due import MaintenancePlan
     from compiler.plan.model import Plan
     from runtime.apply import ApplyReport, StepResult
     from runtime.catalog.reader import CatalogReader
     from runtime.maintain import Locations
+    from tablepolicy.events import ProgressCallback
+    from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 PathLike = str | os.PathLike[str]
 CatalogLike = str | CatalogConfig | None
@@ -42,6 +42,7 @@ DEFAULT_MASTER = "local[2]"
 def validate(path: PathLike = "policies", *, environment: str | None = None) -> Validation:
     """Check every policy file under ``path`` (and, without an environment, every overlay against the policies)."""
     from compiler.project import load_selected
+    from tablepolicy.results import Validation
 
     where = Path(path)
     name, flag = requested_environment(environment)
@@ -78,6 +79,8 @@ def plan(path: PathLike = "policies", *, catalog: CatalogLike = None, environmen
     """Compare the policies with the live catalog (no JVM): what apply would do. PolicyError when a policy is
     invalid or the diff refuses a change (each finding with its code and location). ``today``: the date the plan
     is made on (a retention window counts from it; default: today in UTC)."""
+    from tablepolicy.results import PlanOutcome
+
     where = Path(path)
     chosen = target(where, catalog=catalog, environment=environment)
     project, warnings = load_project(where, environment=environment, use_cache=use_cache)
@@ -203,6 +206,7 @@ def health(path: PathLike = "policies", *, catalog: CatalogLike = None, environm
     """Each declared table's health read from its metadata without a JVM (snapshots, files, small files, delete
     files, manifests, orphan bytes, refs) and the maintenance due ``now`` (default: the clock)."""
     from runtime.maintain import Locations
+    from tablepolicy.results import HealthOutcome
 
     where = Path(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -224,6 +228,8 @@ def maintain(
     from compiler.render.maintenance import action_sql
     from runtime.maintain import Locations, run_maintenance
     from runtime.spark.session import SessionOnDemand, SparkOptions
+    from tablepolicy.events import CallbackProgress, MaintenanceDecided
+    from tablepolicy.results import MaintainOutcome
 
     where = Path(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -258,6 +264,7 @@ def drift(path: PathLike = "policies", *, catalog: CatalogLike = None, environme
     from compiler.desired import desired_states
     from compiler.drift import find_drift
     from compiler.project import SelectedProject
+    from tablepolicy.results import DriftOutcome
 
     where = Path(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -288,6 +295,7 @@ def import_tables(
     from compiler.model.names import format_name
     from runtime.catalog.config import resolve_catalog
     from runtime.importing import read_documents, write_documents
+    from tablepolicy.results import Imported
 
     where = Path(policies)
     config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog, where)
