@@ -38,11 +38,22 @@ class ProjectPaths:
         return file == self.selected or self.selected in file.parents
 
 
+ProjectPath = Path | ProjectPaths  # a path the user gave, or the project already found from it
+
+
 def _looks_like_file(path: Path) -> bool:
     return path.is_file() or (not path.exists() and path.suffix in _POLICY_SUFFIXES)
 
 
-def find_project(path: Path) -> ProjectPaths:
+def find_project(path: ProjectPath) -> ProjectPaths:
+    """The project ``path`` belongs to. The runtime finds it once per command, at the edge, and hands the value
+    on: a ProjectPaths given here is that value, returned as it is."""
+    if isinstance(path, ProjectPaths):
+        return path
+    return _locate(path)
+
+
+def _locate(path: Path) -> ProjectPaths:
     given = Path(os.path.abspath(path))
     if given.is_dir() and given.name != POLICIES and (given / POLICIES).is_dir():
         policies = given / POLICIES

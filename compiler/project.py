@@ -16,7 +16,7 @@ from compiler.errors import TablePolicyError
 from compiler.loader import Project
 from compiler.modelcache import ModelCache
 from compiler.parallel import IN_PROCESS, Workers
-from compiler.paths import ProjectPaths
+from compiler.paths import ProjectPath, ProjectPaths
 from compiler.paths import find_project as find_project  # where it was first: runtime modules import it here
 
 if TYPE_CHECKING:
@@ -85,20 +85,25 @@ def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, f
     return overlay
 
 
-def load_selected(path: Path, cache: ModelCache | None = None, environment: str | None = None, *,
-                  every_environment: bool = False, environment_flag: str = "--env", workers: Workers = IN_PROCESS
-                  ) -> tuple[Project, int, Diagnostics]:
+def load_selected(path: ProjectPath, cache: ModelCache | None = None, environment: str | None = None, *,
+                  every_environment: bool = False, environment_flag: str = "--env", workers: Workers = IN_PROCESS,
+                  overlay_read: tuple[OverlayFile, Diagnostics] | None = None) -> tuple[Project, int, Diagnostics]:
     """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``: the
     project, how many policy files ``path`` holds, and the findings that concern them. ``cache``: the project's
     model cache (``.tablepolicy/models.json`` beside its policies folder). ``environment``: the overlay to
-    layer on top (its findings included); ``every_environment``: without one, check every overlay the project
+    layer on top (its findings included; ``overlay_read``: that overlay already read, with its findings, when the
+    caller read it to find the catalog); ``every_environment``: without one, check every overlay the project
     has against its policies (what ``validate`` does). ``workers``: see compiler.validate."""
     from compiler.loader import discover, display_path
     from compiler.validate import validate
 
     paths = find_project(path)
     found = Diagnostics()  # the overlays' own findings: kept whatever the selection
-    overlay = read_environment(paths, environment, found, environment_flag) if environment is not None else None
+    if overlay_read is not None and overlay_read[0].name == environment:
+        overlay: OverlayFile | None = overlay_read[0]
+        found.extend(overlay_read[1].items)
+    else:
+        overlay = read_environment(paths, environment, found, environment_flag) if environment is not None else None
     project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None,
                                     overlay.loaded if overlay is not None else None, workers)
     others = [read_environment(paths, name, found) for name in environment_files(paths)] if (

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
 from compiler.diagnostics import Diagnostic, Diagnostics, Location
 from compiler.environment import LoadedEnvironment
+from compiler.overlay import OverlayFile
 from compiler.errors import CatalogError, PolicyError
-from compiler.paths import find_project
+from compiler.paths import ProjectPath, find_project
 from compiler.project import environment_files, read_environment
 from compiler.yamlsource import parse_yaml
 from runtime.catalog.config import configured_catalogs, resolve_catalog
@@ -41,6 +41,8 @@ class Target:
     catalog: CatalogConfig
     environment: LoadedEnvironment | None
     environment_flag: str  # how the environment was asked for: --env or TABLEPOLICY_ENV
+    # the overlay file as read and its findings (warnings): loading the project takes them, not a second read
+    overlay_read: tuple[OverlayFile, Diagnostics] | None = None
 
     @property
     def environment_name(self) -> str | None:
@@ -53,7 +55,7 @@ class Target:
         return self.catalog.header() + where
 
 
-def resolve_target(path: Path, catalog: str | None, environment: str | None) -> Target:
+def resolve_target(path: ProjectPath, catalog: str | None, environment: str | None) -> Target:
     """``path``: any path of the project; ``catalog``, ``environment``: the flags (None when not given)."""
     name, flag = requested_environment(environment)
     if name is None:
@@ -68,8 +70,9 @@ def resolve_target(path: Path, catalog: str | None, environment: str | None) -> 
     wanted = overlay.overlay.catalog
     explicit, given_by = (catalog, "--catalog") if catalog else (os.environ.get("TABLEPOLICY_CATALOG") or None,
                                                                  "TABLEPOLICY_CATALOG")
+    read = (found, findings) if found is not None else None
     if wanted is None or (explicit is not None and explicit.lower() == wanted.lower()):
-        return Target(resolve_catalog(explicit, path), overlay, flag)
+        return Target(resolve_catalog(explicit, path), overlay, flag, read)
     if explicit is not None:
         raise CatalogConflictError(
             f"{given_by} {explicit} conflicts with environment '{name}', which targets catalog '{wanted}' "
@@ -82,10 +85,10 @@ def resolve_target(path: Path, catalog: str | None, environment: str | None) -> 
             f"catalog '{wanted}' of environment '{name}' ({overlay.catalog_origin()}) is not defined ({defined}); "
             f"define it in .pyiceberg.yaml or with PYICEBERG_CATALOG__{wanted.upper()}__URI, or change the "
             "environment's catalog")
-    return Target(resolve_catalog(wanted, path), overlay, flag)
+    return Target(resolve_catalog(wanted, path), overlay, flag, read)
 
 
-def bound_environments(path: Path, catalog: str) -> list[tuple[str, Location]]:
+def bound_environments(path: ProjectPath, catalog: str) -> list[tuple[str, Location]]:
     """The project's overlays whose ``catalog:`` is ``catalog``, with where each says so. Read as YAML only: an
     overlay with wrong values is still bound (selecting it reports them)."""
     from compiler.loader import display_path
@@ -104,7 +107,7 @@ def bound_environments(path: Path, catalog: str) -> list[tuple[str, Location]]:
     return bound
 
 
-def refuse_without_bound_environment(path: Path, catalog: CatalogConfig) -> None:
+def refuse_without_bound_environment(path: ProjectPath, catalog: CatalogConfig) -> None:
     """A catalog some environment is bound to is used only with that environment: without it the run would
     plan or change the catalog with the policies' bare values, and nobody would see it."""
     bound = bound_environments(path, catalog.name)

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from compiler.errors import CatalogError
-from compiler.paths import find_project
+from compiler.paths import ProjectPath, find_project
 
 EMBEDDED_NAME = "lake"
 SECRET_KEYS = re.compile(r"(password|passwd|pwd|secret|token|credential|key|signature|auth)", re.IGNORECASE)
@@ -146,7 +146,7 @@ def redact_uri(value: str) -> str:
 
 
 def choose_catalog(
-    requested: str | None, flag: str, catalogs: dict[str, dict[str, str]], default: str, policies: Path
+    requested: str | None, flag: str, catalogs: dict[str, dict[str, str]], default: str, policies: ProjectPath
 ) -> CatalogConfig:
     """The rules, given what was read: ``requested``, the name asked for (None: none), written in ``flag``;
     ``catalogs`` and ``default``, what pyiceberg's configuration defines (runtime/catalog/config.py reads it);
@@ -185,7 +185,7 @@ def checked(config: CatalogConfig) -> CatalogConfig:
     return config
 
 
-def embedded_catalog(policies: Path) -> CatalogConfig:
+def embedded_catalog(policies: ProjectPath) -> CatalogConfig:
     root = policies_dir(policies).parent / ".lake"
     return CatalogConfig(
         EMBEDDED_NAME,
@@ -194,7 +194,7 @@ def embedded_catalog(policies: Path) -> CatalogConfig:
     )
 
 
-def policies_dir(path: Path) -> Path:
+def policies_dir(path: ProjectPath) -> Path:
     """The project's policies folder, for any path inside the project (which need not exist yet)."""
     return find_project(path).policies
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.paths import find_project
+from compiler.paths import ProjectPath, find_project
 from runtime.caches.models import FileModelCache
 
 
-def cache_dir(path: Path) -> Path:
+def cache_dir(path: ProjectPath) -> Path:
     """``.tablepolicy/`` beside the project's policies directory."""
     return find_project(path).root / ".tablepolicy"
 
 
-def caches_on(path: Path) -> bool:
+def caches_on(path: ProjectPath) -> bool:
     """Caches live in ``.tablepolicy/`` when the project has that folder."""
     return cache_dir(path).is_dir()
 
 
-def project_cache(path: Path) -> FileModelCache | None:
+def project_cache(path: ProjectPath) -> FileModelCache | None:
     return FileModelCache.open(cache_dir(path) / "models.json") if caches_on(path) else None

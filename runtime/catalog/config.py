@@ -16,6 +16,7 @@ from compiler.catalog.config import (
     redact_uri,
 )
 from compiler.errors import CatalogError
+from compiler.paths import ProjectPath
 from runtime.redaction import register
 
 SHAPE = ("it must be a YAML mapping whose 'catalog' maps each catalog name to its properties (uri, warehouse, "
@@ -53,7 +54,7 @@ def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
     return {str(name): {k: str(v) for k, v in props.items()} for name, props in sorted(catalogs.items())}, default
 
 
-def resolve_catalog(name: str | None, policies: Path, given_by: str | None = None) -> CatalogConfig:
+def resolve_catalog(name: str | None, policies: ProjectPath, given_by: str | None = None) -> CatalogConfig:
     """The catalog a command targets; ``policies`` is any path of the project (locates the embedded catalog).
     ``given_by``: where ``name`` was written, for messages (default: --catalog)."""
     catalogs, default = configured_catalogs()
