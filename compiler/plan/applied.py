@@ -1,5 +1,9 @@
 """Whether a change is already in effect on a table: lets a re-run apply skip work a killed run did
-between executing a statement and journaling it, so no step runs twice in a way that changes the result."""
+between executing a statement and journaling it, so no step runs twice in a way that changes the result.
+
+Engine-free cases: every row of the differ's case table (tests/unit/test_differ.py) applies its plan in memory
+(compiler/plan/memory_apply.py) and checks each change against the table before its commit (in effect only when
+the commit changes nothing) and after it (in effect); a change kind no row plans fails a test there."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from compiler.diff.changes import Change, PartitionRename
 from compiler.diff.views import view_differences
 from compiler.model.table import ColumnPath, PartitionFieldState, TableState
 from compiler.model.view import ViewState
+from compiler.plan.memory_apply import spec_index
 
 
 def is_applied(change: Change, current: TableState | ViewState | None, namespace_exists: bool = False) -> bool:
@@ -54,16 +59,14 @@ def is_applied(change: Change, current: TableState | ViewState | None, namespace
             return change.after in siblings and siblings.index(name) == siblings.index(change.after) + 1
         case changes.AddPartitionField():
             return (change.field.source, change.field.transform) in _spec(current)
-        case changes.DropPartitionField():
-            return (change.field.source, change.field.transform) not in _spec(current)
+        case changes.DropPartitionField():  # by name: after a rename of its source, the field keeps its name
+            return spec_index(current.partition, change.field) is None
         case changes.RenamePartitionField():
             return _renamed(current, PartitionRename(old_name=change.old_name, field=change.field))
         case changes.ReplacePartitionField():
-            spec = _spec(current)
-            return (change.old.source, change.old.transform) not in spec and _has(current, change.field)
+            return spec_index(current.partition, change.old) is None and _has(current, change.field)
         case changes.UpdatePartitionSpec():  # one commit: all of it or none
-            spec = _spec(current)
-            return (all((f.source, f.transform) not in spec for f in change.remove)
+            return (all(spec_index(current.partition, f) is None for f in change.remove)
                     and all(_renamed(current, r) for r in change.rename)
                     and all(_has(current, f) for f in change.add))
         case changes.SetSortOrder():
