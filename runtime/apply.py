@@ -41,12 +41,12 @@ from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REF
 from compiler.model.view import CurrentView
 from compiler.plan.applied import is_applied
 from compiler.plan.approvals import consumed_stamp
+from compiler.plan.codec import plan_id
 from compiler.plan.model import CatalogRef, Plan, Requirement
 from compiler.plan.planner import make_plan, requirement_of
 from compiler.plan.verify import check_origin, compare
 from compiler.project import find_project, load_selected
 from compiler.render.filters import ident, literal, qualified
-from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from runtime.catalog.reader import CatalogReader
 from runtime.executor import create_tag, prepare, with_commit_retries

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
 from compiler.diagnostics import Diagnostic, Diagnostics, Location
 from compiler.environment import LoadedEnvironment
-from compiler.overlay import OverlayFile
 from compiler.errors import CatalogError, PolicyError
+from compiler.overlay import OverlayFile
 from compiler.paths import ProjectPath, find_project
 from compiler.project import environment_files, read_environment
 from compiler.yamlsource import parse_yaml

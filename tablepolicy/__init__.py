@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
     from compiler.catalog.config import CatalogConfig
     from compiler.diagnostics import Diagnostic, Diagnostics, Severity
     from compiler.errors import CatalogError, PolicyError, TablePolicyError
-    from compiler.render.json_plan import PlanFileError
+    from compiler.plan.codec import PlanFileError
     from runtime.importing import ImportRefused, ImportUsageError
     from tablepolicy import events
     from tablepolicy.api import (
@@ -48,7 +48,7 @@ _HOMES = {
     "CatalogConfig": "compiler.catalog.config",
     **dict.fromkeys(("Diagnostic", "Diagnostics", "Severity"), "compiler.diagnostics"),
     **dict.fromkeys(("CatalogError", "PolicyError", "TablePolicyError"), "compiler.errors"),
-    "PlanFileError": "compiler.render.json_plan",
+    "PlanFileError": "compiler.plan.codec",
     **dict.fromkeys(("ImportRefused", "ImportUsageError"), "runtime.importing"),
     **dict.fromkeys(("BlockedPlanError", "apply", "catalog", "drift", "health", "import_tables", "load_plan",
                      "maintain", "plan", "save_plan", "validate"), "tablepolicy.api"),

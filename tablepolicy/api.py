@@ -113,7 +113,7 @@ def plan_with(project: Project, path: Path, reader: CatalogReader, *, use_cache:
 
 def save_plan(planned: Plan, path: PathLike) -> None:
     """Write the plan file ``apply`` takes (JSON; the same plan gives the same bytes)."""
-    from compiler.render.json_plan import plan_to_json
+    from compiler.plan.codec import plan_to_json
 
     Path(path).write_text(plan_to_json(planned), encoding="utf-8")
 
@@ -121,7 +121,7 @@ def save_plan(planned: Plan, path: PathLike) -> None:
 def load_plan(path: PathLike) -> Plan:
     """A saved plan, checked as apply checks it (version, shape, that it was not edited); PlanFileError naming
     the file and how to make a new one otherwise. No catalog and no policies are read."""
-    from compiler.render.json_plan import PlanFileError, plan_from_json
+    from compiler.plan.codec import PlanFileError, plan_from_json
 
     where = Path(path)
     regenerate = (f"; plan again and save it: tablepolicy plan POLICIES --out {where} (then review it and apply "

@@ -196,7 +196,7 @@ def test_a_plan_file_keeps_its_environment_and_apply_refuses_another(project: Pa
     assert "  the plan was made for environment 'prod'; this apply is for environment 'dev'" in refused.stderr
     assert not (project / "plan.json.journal").exists()
     # the file reads back to the same plan (its environment included)
-    from compiler.render.json_plan import plan_from_json, plan_to_json
+    from compiler.plan.codec import plan_from_json, plan_to_json
 
     assert plan_to_json(plan_from_json((project / "plan.json").read_text())) == (project / "plan.json").read_text()
 

@@ -25,9 +25,9 @@ import pytest
 from compiler.catalog.config import CatalogConfig
 from compiler.desired import desired_table
 from compiler.loader import Project
+from compiler.plan.codec import plan_from_json, plan_to_json
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.text import render_text
 from tests.memory_catalog import MemoryCatalog, applied, project_of

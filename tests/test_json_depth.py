@@ -12,7 +12,7 @@ from compiler import jsontext
 from compiler.erasure.requests import load_requests
 from compiler.model.properties import DECLARED_KEYS, declared_in
 from compiler.plan.approvals import APPROVALS_KEY, consumed_in
-from compiler.render.json_plan import PlanFileError, plan_from_json
+from compiler.plan.codec import PlanFileError, plan_from_json
 from tests.cli_runner import tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]

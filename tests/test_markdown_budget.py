@@ -5,8 +5,8 @@ from __future__ import annotations
 from pyiceberg.types import StringType
 
 from compiler.diff.changes import AddColumn
+from compiler.plan.codec import plan_id
 from compiler.plan.model import Plan, Requirement, TablePlan
-from compiler.render.json_plan import plan_id
 from compiler.render.markdown import BUDGET, render_markdown
 
 

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from compiler.desired import desired_states
-from compiler.render.json_plan import plan_from_json, plan_to_json
+from compiler.plan.codec import plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.cli.app import app
 from tests.catalog_fixtures import create_like, embedded_catalog

@@ -19,7 +19,7 @@ from runtime.catalog.reader import CatalogReader
 from compiler.desired import desired_states
 from runtime import forked
 from compiler.plan import planner
-from compiler.render.json_plan import plan_to_json
+from compiler.plan.codec import plan_to_json
 from compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 

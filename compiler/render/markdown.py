@@ -11,8 +11,8 @@ from collections import Counter
 from compiler.diagnostics import Diagnostics
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
+from compiler.plan.codec import plan_id
 from compiler.plan.model import Plan, TablePlan
-from compiler.render.json_plan import plan_id
 from compiler.render.sql import change_sql
 from compiler.render.text import overlay_groups, summary_counts
 

@@ -19,11 +19,11 @@ from compiler.errors import PolicyError, TablePolicyError
 from compiler.fmt import YAMLError, format_diff, format_text
 from compiler.loader import Project, discover, display_path
 from compiler.paths import find_project
+from compiler.plan.codec import plan_to_json
 from compiler.plan.model import Plan
 from compiler.plan.planner import PlanResult
 from compiler.render.drift import drift_json, render_drift
 from compiler.render.findings import findings_markdown
-from compiler.render.json_plan import plan_to_json
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
 from compiler.render.text import render_text

@@ -8,8 +8,8 @@ from pathlib import Path
 from compiler.checks import check_project
 from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
+from compiler.plan.codec import plan_from_json, plan_to_json
 from compiler.plan.planner import PlanResult, make_plan
-from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.render.sql import change_sql
 from runtime.apply import Step
 from runtime.catalog.reader import CatalogReader, open_catalog

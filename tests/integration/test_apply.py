@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from compiler.desired import desired_states
+from compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
-from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
 from runtime.catalog.reader import CatalogReader

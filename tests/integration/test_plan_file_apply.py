@@ -17,8 +17,8 @@ import pytest
 from compiler.catalog.config import CatalogConfig
 from compiler.desired import desired_states
 from compiler.diff.changes import DropColumn
+from compiler.plan.codec import plan_from_json, plan_to_json
 from compiler.plan.planner import requirement_of
-from compiler.render.json_plan import plan_from_json, plan_to_json
 from compiler.validate import validate
 from runtime.catalog.reader import CatalogReader
 from tests.catalog_fixtures import create_like, embedded_catalog

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from compiler.plan.codec import plan_id
 from compiler.plan.model import CatalogRef, Plan
-from compiler.render.json_plan import plan_id
 from compiler.render.markdown import render_markdown
 from runtime.gitinfo import git_sha, is_dirty
 

@@ -44,9 +44,9 @@ from compiler.diff.changes import (
 from compiler.model.table import PartitionFieldState, SortFieldState
 from compiler.model.transforms import parse_iceberg_transform
 from compiler.plan.approvals import consumed_stamp, judge, unused
+from compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
 from compiler.plan.model import CatalogRef, Plan, Requirement, TablePlan
 from compiler.plan.verify import compare
-from compiler.render.json_plan import PlanFileError, plan_from_json, plan_to_json
 from tests.integration.evolve import project_of
 from tests.unit.test_differ import CASES as DIFFER_CASES
 from tests.unit.test_differ import plan_case

@@ -1,4 +1,7 @@
-"""Plan -> the versioned JSON plan file CD applies, and back.
+"""Plan -> the versioned JSON plan file CD applies, and back; and the plan's identity (``plan_id``).
+
+It lives with the plan model, not among the renderers: the file is the plan itself, the form a reviewed plan
+travels in from the pull request to apply, and apply trusts nothing it cannot read back to the same model.
 
 Deterministic: the same inputs give byte-identical JSON in any process (no timestamps, keys in model
 order, sets sorted). Each change carries what a reviewer reads (action, safety, code, summary) and the
