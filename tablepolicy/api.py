@@ -27,6 +27,7 @@ from runtime.target import Target, requested_environment, resolve_target
 if TYPE_CHECKING:  # result types load with the function returning one: validate needs no plan or report model
     from compiler.loader import Project
     from compiler.maintenance.due import MaintenancePlan
+    from compiler.maintenance.view_health import ViewsHealth
     from compiler.plan.model import Plan
     from runtime.apply import ApplyReport, StepResult
     from runtime.catalog.reader import CatalogReader
@@ -184,6 +185,7 @@ class BlockedPlanError(TablePolicyError):
 def _decide(
     where: Path, chosen: Target, environment: str | None, *, tables: Sequence[str], only: Sequence[str],
     locations: Locations, now: datetime | None, on_work: Callable[[object], None] = lambda _t: None,
+    views: list[ViewsHealth] | None = None,
 ) -> MaintenancePlan:
     """What the lifecycle policy makes due ``now`` on each selected table (``tables``: dotted names; ``only``:
     action names, both checked before the catalog is read)."""
@@ -197,21 +199,28 @@ def _decide(
     with open_reader(chosen.catalog) as reader:
         scan = orphan_scanner(reader, locations)
         moment = (now or datetime.now(UTC)).replace(microsecond=0)
-        return maintenance_plan(project, CatalogHealth(reader, scan), moment, selection=chosen_tables,
-                                on_work=on_work)
+        decided = maintenance_plan(project, CatalogHealth(reader, scan), moment, selection=chosen_tables,
+                                   on_work=on_work)
+        if views is not None:  # health: the selected namespaces' views, read with the same reader
+            from runtime.view_health import read_views_health
+
+            views.append(read_views_health(reader, project, moment))
+        return decided
 
 
 def health(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
            now: datetime | None = None) -> HealthOutcome:
     """Each declared table's health read from its metadata without a JVM (snapshots, files, small files, delete
-    files, manifests, orphan bytes, refs) and the maintenance due ``now`` (default: the clock)."""
+    files, manifests, orphan bytes, refs), the maintenance due ``now`` (default: the clock), and the views of the
+    selected namespaces (version, age, same as git or not)."""
     from runtime.maintain import Locations
     from tablepolicy.results import HealthOutcome
 
     where = Path(path)
     chosen = target(where, catalog=catalog, environment=environment)
-    return HealthOutcome(_decide(where, chosen, environment, tables=(), only=(), locations=Locations(), now=now),
-                         chosen)
+    views: list[ViewsHealth] = []
+    decided = _decide(where, chosen, environment, tables=(), only=(), locations=Locations(), now=now, views=views)
+    return HealthOutcome(decided, chosen, views[0])
 
 
 def maintain(

@@ -10,6 +10,7 @@ from compiler.diagnostics import Diagnostics
 from compiler.drift import Drift
 from compiler.maintenance.due import MaintenancePlan
 from compiler.maintenance.report import MaintenanceReport
+from compiler.maintenance.view_health import ViewsHealth
 from compiler.plan.model import Plan
 from runtime.target import Target
 
@@ -40,10 +41,12 @@ class PlanOutcome:
 
 @dataclass(frozen=True)
 class HealthOutcome:
-    """Each declared table's health read from its metadata and the maintenance due ``at`` that moment."""
+    """Each declared table's health read from its metadata and the maintenance due ``at`` that moment; the views
+    of the selected namespaces and whether each is what git declares."""
 
     decided: MaintenancePlan
     target: Target
+    views: ViewsHealth
 
 
 @dataclass(frozen=True)

@@ -43,12 +43,21 @@ def ref_health(health: TableHealth, effective: Effective, now: datetime) -> list
             for r in health.refs if r.name != MAIN]
 
 
+def age_text(ms: int) -> str:
+    """``12d old``: to the minute, in the largest whole unit (a minute at least)."""
+    return f"{duration_text(max(ms, 0) // 60_000 * 60_000 or 60_000)} old"
+
+
+def ref_age(ref: RefHealth) -> str:
+    """How old the ref's snapshot is, or that its snapshot is not in the metadata."""
+    return age_text(ref.age_ms) if ref.age_ms is not None else "snapshot not in the metadata"
+
+
 def ref_lines(refs: list[RefHealth]) -> list[str]:
     """``  refs          tag month_end: snapshot 123, 12d old, keeps 1 snapshot``, one line per ref."""
     lines = []
     for i, ref in enumerate(refs):
-        age = f"{duration_text(max(ref.age_ms, 0) // 60_000 * 60_000 or 60_000)} old" if ref.age_ms is not None \
-            else "snapshot not in the metadata"
+        age = ref_age(ref)
         note = "; the next expiry drops it (older than its max_ref_age)" if ref.expires else ""
         lines.append(f"  {'refs' if i == 0 else '':<14}{ref.kind} {ref.name}: snapshot {ref.snapshot_id}, {age}, "
                      f"alone keeps {ref.keeps} snapshot(s) from expiry{note}")

@@ -40,6 +40,7 @@ class CurrentView(BaseModel):
     uuid: str
     version_id: int
     state: ViewState
+    timestamp_ms: int | None = Field(None, description="When the current version was made (its timestamp-ms).")
 
 
 def desired_view(policy: ViewPolicy, name: tuple[str, ...]) -> ViewState:
@@ -69,4 +70,4 @@ def current_view(name: tuple[str, ...], location: str, document: dict[str, Any])
     state = ViewState(name=name, sql=sql.strip(), columns=columns, comment=properties.get(COMMENT_KEY),
                       properties=dict(sorted(properties.items())))
     return CurrentView(metadata_location=location, uuid=metadata.view_uuid, version_id=version.version_id,
-                       state=state)
+                       state=state, timestamp_ms=version.timestamp_ms)

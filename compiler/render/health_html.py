@@ -1,17 +1,23 @@
 """Table health -> one self-contained HTML page (inline CSS and SVG, nothing fetched at view time):
 the tables at a glance, then per table its file-size histogram, small files per partition, snapshot
-timeline, delete files, and the maintenance due with its reasons."""
+timeline, delete files, branches and tags (age, retention, snapshots each alone keeps alive) and the
+maintenance due with its reasons; last, the views of the selected namespaces and whether each is git's."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
 
+from compiler.diff.changes import retention_text
 from compiler.maintenance.actions import Action
+from compiler.maintenance.due import TableMaintenance
 from compiler.maintenance.health import SIZE_BUCKETS, TableHealth
+from compiler.maintenance.refs import RefHealth, ref_age, ref_health
+from compiler.maintenance.view_health import ViewsHealth, status_text, version_age
 from compiler.model.names import format_name
+from compiler.model.table import RefRetention
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1f2328;background:#fff}
@@ -27,6 +33,12 @@ margin:16px 0}.charts{display:flex;flex-wrap:wrap;gap:24px}.chart h3{font-size:1
 class TableReport:
     health: TableHealth
     due: Sequence[Action]
+    refs: Sequence[RefHealth] = field(default=())  # branches and tags other than main, as ``health`` shows them
+
+
+def refs_of(table: TableMaintenance) -> list[RefHealth]:
+    """The table's branches and tags as ``health`` shows them (none for figures made without a policy)."""
+    return ref_health(table.health, table.basis.effective, table.basis.now) if table.basis is not None else []
 
 
 def _size(n: float) -> str:
@@ -101,6 +113,37 @@ def _chart(title: str, body: str) -> str:
     return f'<div class="chart"><h3>{escape(title)}</h3>{body}</div>'
 
 
+def _refs(report: TableReport) -> str:
+    if not report.refs:
+        return '<h3>Branches and tags</h3><p class="muted">none but main</p>'
+    kept = {r.name: r for r in report.health.refs}
+    rows = []
+    for ref in report.refs:
+        info = kept.get(ref.name)
+        keep = RefRetention(max_ref_age_ms=info.max_ref_age_ms, min_snapshots_to_keep=info.min_snapshots_to_keep,
+                            max_snapshot_age_ms=info.max_snapshot_age_ms) if info is not None else RefRetention()
+        note = ' <span class="due">the next expiry drops it</span>' if ref.expires else ""
+        rows.append(f"<tr><td>{escape(ref.name)}</td><td>{ref.kind}</td><td>{ref.snapshot_id}</td>"
+                    f"<td>{escape(ref_age(ref))}</td><td>{escape(retention_text(keep, ref.kind))}</td>"
+                    f"<td>{ref.keeps}{note}</td></tr>")
+    return ("<h3>Branches and tags</h3><table><tr><th>ref</th><th>type</th><th>snapshot</th><th>age</th>"
+            "<th>retention</th><th>snapshots it alone keeps alive</th></tr>" + "".join(rows) + "</table>")
+
+
+def _views(views: ViewsHealth) -> str:
+    spaces = escape(", ".join(format_name(n) for n in views.namespaces) or "none")
+    head = f'<section class="card" id="views"><h2>Views</h2><p class="muted">in {spaces}</p>'
+    if views.unread is not None:
+        return f'{head}<p class="muted">not read: {escape(views.unread)}</p></section>'
+    if not views.views:
+        return f'{head}<p class="muted">no views</p></section>'
+    rows = "".join(f'<tr><td>{escape(format_name(v.view))}</td><td>{v.version_id}</td><td>{escape(version_age(v))}'
+                   f'</td><td class="{"ok" if v.status == "same" else "due"}" data-status="{v.status}">'
+                   f"{escape(status_text(v))}</td></tr>" for v in views.views)
+    return (f"{head}<table><tr><th>view</th><th>version</th><th>age of the version</th><th>git</th></tr>{rows}"
+            "</table></section>")
+
+
 def _card(report: TableReport, now: datetime) -> str:
     h = report.health
     name = escape(format_name(h.table))
@@ -112,10 +155,11 @@ def _card(report: TableReport, now: datetime) -> str:
                f"delete files; {h.manifests} manifests; {h.metadata_files} metadata files")
     charts = _histogram(h) + _partitions(h) + _timeline(h, now)
     return (f'<section class="card" id="{name}"><h2>{name}</h2><p class="muted">{escape(figures)}</p>'
-            f'<div class="charts">{charts}</div><h3>Maintenance due</h3>{due}</section>')
+            f'<div class="charts">{charts}</div>{_refs(report)}<h3>Maintenance due</h3>{due}</section>')
 
 
-def render_health_html(reports: Sequence[TableReport], catalog: str, now: datetime) -> str:
+def render_health_html(reports: Sequence[TableReport], catalog: str, now: datetime,
+                       views: ViewsHealth | None = None) -> str:
     rows = []
     for r in reports:
         h = r.health
@@ -126,7 +170,7 @@ def render_health_html(reports: Sequence[TableReport], catalog: str, now: dateti
                     f"<td>{', '.join(a.code for a in r.due) or '–'}</td></tr>")
     summary = ("<table><tr><th>table</th><th>data files</th><th>bytes</th><th>small</th><th>snapshots</th>"
                "<th>delete files</th><th>due</th></tr>" + "".join(rows) + "</table>")
-    cards = "".join(_card(r, now) for r in reports)
+    cards = "".join(_card(r, now) for r in reports) + (_views(views) if views is not None else "")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>tablepolicy health</title>'
             f"<style>{CSS}</style></head><body><h1>Table health</h1><p class=\"muted\">{escape(catalog)} · "
             f"{now:%Y-%m-%d %H:%M} UTC · {len(reports)} table(s)</p>{summary}{cards}</body></html>\n")

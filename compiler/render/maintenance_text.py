@@ -9,6 +9,7 @@ from compiler.maintenance.actions import Action
 from compiler.maintenance.due import MaintenancePlan, TableMaintenance
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.refs import ref_health, ref_lines
+from compiler.maintenance.view_health import ViewsHealth, view_lines
 from compiler.model.names import format_name
 from compiler.render.maintenance import action_sql
 from compiler.render.text import MARKERS, Painter, no_color
@@ -61,7 +62,8 @@ def _heading(table: TableMaintenance, paint: Painter) -> list[str]:
     return ["", paint(f"table {format_name(table.table)}", "cyan")]
 
 
-def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
+def render_health(plan: MaintenancePlan, paint: Painter = no_color, views: ViewsHealth | None = None) -> str:
+    """Table by table, then (``views``) the views of the selected namespaces."""
     lines = [
         line
         for t in plan.tables
@@ -70,7 +72,8 @@ def render_health(plan: MaintenancePlan, paint: Painter = no_color) -> str:
                      f"  due now       {', '.join(a.action for a in t.actions) or 'nothing'}",
                      *(f"  not due       {k.action}: {k.reason}" for k in t.skips)]
     ]
-    return "\n".join([*lines, *_missing(plan), ""]).lstrip("\n")
+    viewed = ["", *view_lines(views)] if views is not None else []
+    return "\n".join([*lines, *_missing(plan), *viewed, ""]).lstrip("\n")
 
 
 def render_maintenance(plan: MaintenancePlan, paint: Painter = no_color, catalog: str | None = None) -> str:
@@ -91,8 +94,10 @@ def _missing(plan: MaintenancePlan) -> list[str]:
     return [f"Not in the catalog yet (run tablepolicy apply first): {', '.join(format_name(n) for n in plan.missing)}"]
 
 
-def maintenance_json(plan: MaintenancePlan, catalog: str, target: dict[str, str] | None = None) -> str:
-    """``target``: the catalog as the report's first key (name, type, redacted URI)."""
+def maintenance_json(plan: MaintenancePlan, catalog: str, target: dict[str, str] | None = None,
+                     views: ViewsHealth | None = None) -> str:
+    """``target``: the catalog as the report's first key (name, type, redacted URI); ``views`` (health): the views
+    of the selected namespaces, last."""
     return json.dumps({
         "catalog": target or {"name": catalog},
         "tables": [{"table": list(t.table), "health": t.health.model_dump(mode="json"),
@@ -101,4 +106,5 @@ def maintenance_json(plan: MaintenancePlan, catalog: str, target: dict[str, str]
                     "skipped": [{"code": k.code, "action": k.action, "reason": k.reason} for k in t.skips]}
                    for t in plan.tables],
         "missing": [list(n) for n in plan.missing],
+        **({"views": views.model_dump(mode="json")} if views is not None else {}),
     }, indent=2) + "\n"

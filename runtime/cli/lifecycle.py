@@ -23,15 +23,15 @@ def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path 
     plan, target = outcome.decided, outcome.target
     config = target.catalog
     if html is not None:
-        from compiler.render.health_html import TableReport, render_health_html
+        from compiler.render.health_html import TableReport, refs_of, render_health_html
 
-        reports = [TableReport(t.health, t.actions) for t in plan.tables]
+        reports = [TableReport(t.health, t.actions, refs_of(t)) for t in plan.tables]
         assert plan.now is not None  # health decides at one moment: the page says that one
-        html.write_text(render_health_html(reports, target.header(), plan.now), encoding="utf-8")
+        html.write_text(render_health_html(reports, target.header(), plan.now, outcome.views), encoding="utf-8")
         typer.echo(f"Wrote the health report of {len(reports)} table(s) to {html}", err=True)
     match output:
         case HealthFormat.json:
-            typer.echo(maintenance_json(plan, config.name, config.summary()), nl=False)
+            typer.echo(maintenance_json(plan, config.name, config.summary(), outcome.views), nl=False)
         case HealthFormat.prometheus:
             from compiler.render.prometheus import render_prometheus
 
@@ -39,7 +39,7 @@ def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path 
             typer.echo(render_prometheus(plan, config.name, plan.now), nl=False)
         case HealthFormat.text:
             catalog_header(target)
-            typer.echo(render_health(plan, lambda t, c: paint(t, c)), nl=False)
+            typer.echo(render_health(plan, lambda t, c: paint(t, c), outcome.views), nl=False)
         case _:
             assert_never(output)
     return Exit.OK
