@@ -8,15 +8,22 @@ Field ids are assigned as Iceberg's ``SchemaUpdate`` assigns them: a new column 
 its nested fields take the next ids (every field of a struct first, then each field's own type: TypeUtil's
 ``assignFreshIds``), and ``last_column_id`` only grows, so a dropped id is never given again (a re-added name has a
 new id). Partition, sort and identifier sources are held by field id, as metadata holds them: a rename moves them
-with the column. Each change is one commit: a new metadata file, and a new schema, spec or sort order id where it
-changes one. The stamps apply adds (plan id, declared keys and refs, consumed approvals) are commits of their own
+with the column.
+
+Where ids decide what the differ sees: it matches a column by pinned id (``id:``), then ``renamed_from``, then name,
+and a partition, sort or identifier field by the id its source path has now; a policy's own ids are a fresh
+create's (1..n), which an evolved table's are not. So an applied table equals the policy on names, not ids
+(``differences``), except where git pins an id, and a name dropped and added again is a new field (a new id).
+
+Each change is one commit: a new metadata file, and a new schema, spec or sort order id where it changes one. The
+stamps apply adds (plan id, declared keys and refs, consumed approvals) are commits of their own
 (``SetProperties`` changes made by runtime/apply.py); a change list without them is applied as it is.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from itertools import count
@@ -97,12 +104,6 @@ class Lake:
 
     def view(self, name: tuple[str, ...]) -> CurrentView | None:
         return self.views.get(name)
-
-
-def apply_changes(lake: Lake, planned: Iterable[Change]) -> Lake:
-    for change in planned:
-        lake = apply_change(lake, change)
-    return lake
 
 
 def apply_change(lake: Lake, change: Change) -> Lake:
@@ -229,15 +230,15 @@ def _schema(table: MemoryTable, result: tuple[StructType, int]) -> MemoryTable:
     def follow(path: ColumnPath, what: str) -> ColumnPath:
         moved = path_of.get(id_of[path])
         if moved is None:
-            raise MemoryApplyError(f"cannot drop {format_name(path)}: it is a {what} of {format_name(state.name)}")
+            raise MemoryApplyError(f"cannot drop {format_name(path)}: it is {what} of {format_name(state.name)}")
         return moved
 
     held = _fresh_state(state, {
         "columns": columns,
-        "partition": tuple(f.model_copy(update={"source": follow(f.source, "partition source")})
+        "partition": tuple(f.model_copy(update={"source": follow(f.source, "a partition source")})
                            for f in state.partition),
-        "sort": tuple(f.model_copy(update={"source": follow(f.source, "sort source")}) for f in state.sort),
-        "identifier_fields": tuple(follow(p, "identifier field") for p in state.identifier_fields),
+        "sort": tuple(f.model_copy(update={"source": follow(f.source, "a sort source")}) for f in state.sort),
+        "identifier_fields": tuple(follow(p, "an identifier field") for p in state.identifier_fields),
     })
     gone = frozenset(p for i, p in field_paths(state.columns).items() if i not in path_of)
     dropped = current.history.dropped_paths | gone
