@@ -594,7 +594,7 @@ def _view(lake: Lake, change: changes.CreateView | changes.ReplaceView | changes
 
 # --- convergence
 
-def differences(held: TableState, desired: TableState) -> list[str]:
+def differences(held: TableState, desired: TableState, history: TableHistory | None = None) -> list[str]:
     """What still differs between a table and the policy, compared as the differ compares them, in words (none:
     the table is as declared).
 
@@ -603,9 +603,9 @@ def differences(held: TableState, desired: TableState) -> list[str]:
     an id an apply assigns is Iceberg's (``last_column_id + 1``) and never the fresh id the policy's own
     numbering gives, so comparing ids would fail every add after a drop. Partition fields are compared as a set
     (names where declared), the sort order in order, identifier fields as a set, properties on the keys the
-    policy owns, the comment where declared, and refs by kind and retention (a declared tag of a table without a
-    snapshot waits for one, TP452). A column's partition or sort source is matched by its path, which the held
-    state derives from the field id.
+    policy owns, the comment where declared, and refs by kind and retention (a tag declared without a snapshot id
+    waits for the table's first snapshot, TP452: ``history`` tells whether there is one). A column's partition or
+    sort source is matched by its path, which the held state derives from the field id.
     """
     found = _columns(held.columns, desired.columns, ())
     ids = held.ids_by_path
@@ -626,9 +626,10 @@ def differences(held: TableState, desired: TableState) -> list[str]:
     if held.format_version != desired.format_version:
         found.append(f"format version {held.format_version} != {desired.format_version}")
     refs = {r.name: (r.kind, r.retention) for r in held.refs}
+    waiting = history is not None and history.current_snapshot_id is None
     found += [f"ref {r.name}: {refs.get(r.name)} != {(r.kind, r.retention)}" for r in desired.refs
-              if refs.get(r.name) != (r.kind, r.retention) and not (r.kind == "tag" and r.snapshot_id is None
-                                                                   and r.name not in refs and not held.refs)]
+              if refs.get(r.name) != (r.kind, r.retention)
+              and not (waiting and r.kind == "tag" and r.snapshot_id is None and r.name not in refs)]
     return found
 
 

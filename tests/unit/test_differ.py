@@ -614,7 +614,7 @@ def assert_converges(case: Case, result: PlanResult) -> None:
         assert held is None
     else:
         assert held is not None
-        assert differences(held.state, desired_table(project, table).state) == []
+        assert differences(held.state, desired_table(project, table).state, held.history) == []
     for view in project.views:
         now = lake.view(view.name)
         if view.state == "absent":
