@@ -73,8 +73,8 @@ def read_health(
     metadata = table.metadata
     target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
     data_files = data_bytes = rows = small = position = equality = manifests = 0
-    groups: dict[tuple[int, Any], SmallGroup] = {}
-    retained: dict[tuple[int, Any], SmallGroup] = {}
+    groups: dict[tuple[int, Any], list[int]] = {}  # partition -> [files, bytes, largest] (SmallGroup at the end)
+    retained: dict[tuple[int, Any], list[int]] = {}
     per_partition: Counter[tuple[int, Any]] = Counter()
     per_partition_small: Counter[tuple[int, Any]] = Counter()
     histogram = [0] * (len(SIZE_BUCKETS) + 1)
@@ -90,18 +90,20 @@ def read_health(
             for entry in READS.entries(table.io, manifest, discard_deleted=True):
                 file = entry.data_file
                 if file.content == DataFileContent.DATA:
+                    size = file.file_size_in_bytes
                     data_files += 1
-                    data_bytes += file.file_size_in_bytes
+                    data_bytes += size
                     rows += file.record_count
-                    histogram[bisect_left(SIZE_BUCKETS, file.file_size_in_bytes)] += 1
-                    per_partition[(file.spec_id, file.partition)] += 1
-                    if file.file_size_in_bytes < SMALL_FRACTION * target:
+                    histogram[bisect_left(SIZE_BUCKETS, size)] += 1
+                    key: tuple[int, Any] = (file.spec_id, tuple(file.partition._data))  # a Record hashes by repr
+                    per_partition[key] += 1
+                    if size < SMALL_FRACTION * target:
                         small += 1
-                        per_partition_small[(file.spec_id, file.partition)] += 1
+                        per_partition_small[key] += 1
                         if not is_recent(file):
-                            _add(groups, (file.spec_id, file.partition), file.file_size_in_bytes)
+                            _add(groups, key, size)
                             if not is_expired(file):
-                                _add(retained, (file.spec_id, file.partition), file.file_size_in_bytes)
+                                _add(retained, key, size)
                 elif file.content == DataFileContent.POSITION_DELETES:
                     position += 1
                 else:
@@ -136,13 +138,17 @@ def read_health(
     )
 
 
-def _add(groups: dict[tuple[int, Any], SmallGroup], key: tuple[int, Any], size: int) -> None:
-    group = groups.get(key, SmallGroup(files=0))
-    groups[key] = SmallGroup(files=group.files + 1, bytes=group.bytes + size, largest=max(group.largest, size))
+def _add(groups: dict[tuple[int, Any], list[int]], key: tuple[int, Any], size: int) -> None:
+    group = groups.get(key)
+    if group is None:
+        groups[key] = [1, size, size]
+    else:
+        group[0], group[1], group[2] = group[0] + 1, group[1] + size, max(group[2], size)
 
 
-def _largest_first(groups: dict[tuple[int, Any], SmallGroup]) -> tuple[SmallGroup, ...]:
-    return tuple(sorted(groups.values(), key=lambda g: (g.files, g.bytes, g.largest), reverse=True))
+def _largest_first(groups: dict[tuple[int, Any], list[int]]) -> tuple[SmallGroup, ...]:
+    return tuple(SmallGroup(files=files, bytes=size, largest=largest)
+                 for files, size, largest in sorted(groups.values(), reverse=True))
 
 
 def _top_partitions(table: Table, files: Counter[tuple[int, Any]], small: Counter[tuple[int, Any]]

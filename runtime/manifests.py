@@ -12,10 +12,27 @@ only reads again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import ClassVar
 
+from pyiceberg.avro.decoder import new_decoder
+from pyiceberg.avro.file import _SCHEMA_KEY, AvroFile
+from pyiceberg.avro.reader import Reader
+from pyiceberg.avro.resolver import resolve_reader
+from pyiceberg.expressions import BooleanExpression
 from pyiceberg.io import FileIO
-from pyiceberg.manifest import ManifestEntry, ManifestEntryStatus, ManifestFile
+from pyiceberg.manifest import (
+    DEFAULT_READ_VERSION,
+    MANIFEST_ENTRY_SCHEMAS,
+    DataFile,
+    DataFileContent,
+    FileFormat,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    _inherit_from_manifest,
+)
+from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
@@ -46,6 +63,36 @@ def reason_of(exc: BaseException) -> str:
     return text or f"{type(exc).__name__}: the file ends before its content does"
 
 
+class _ManifestFile(AvroFile[ManifestEntry]):
+    """pyiceberg's AvroFile for a manifest, whose schema and reader tree are made once per distinct schema: the
+    manifests of one table (of one partition spec) all carry the same one, and pyiceberg converting and resolving
+    it again for every file was a third of reading a 50-entry manifest."""
+
+    _readers: ClassVar[dict[str, tuple[Schema, Reader]]] = {}
+
+    def __enter__(self) -> _ManifestFile:
+        with self.input_file.open() as handle:
+            self.decoder = new_decoder(handle.read())
+        self.header = self._read_header()
+        text = self.header.meta.get(_SCHEMA_KEY, "")
+        found = self._readers.get(text)
+        if found is None:
+            schema = self.header.get_schema()
+            found = self._readers[text] = (schema, resolve_reader(schema, self.read_schema or schema,
+                                                                  self.read_types, self.read_enums))
+        self.schema, self.reader = found
+        return self
+
+
+def read_entries(io: FileIO, manifest: ManifestFile) -> tuple[ManifestEntry, ...]:
+    """Every entry of a manifest, deleted ones too: ``manifest.fetch_manifest_entry(io, discard_deleted=False)``,
+    with the file's schema read once per distinct schema (``_ManifestFile``)."""
+    with _ManifestFile(io.new_input(manifest.manifest_path), MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
+                       read_types={-1: ManifestEntry, 2: DataFile},
+                       read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent}) as reader:
+        return tuple(_inherit_from_manifest(entry, manifest) for entry in reader)
+
+
 class ManifestReads:
     def __init__(self, max_entries: int = MAX_ENTRIES) -> None:
         self.max_entries = max_entries
@@ -69,7 +116,7 @@ class ManifestReads:
         found = self._entries.get(manifest.manifest_path)
         if found is None:
             try:
-                found = tuple(manifest.fetch_manifest_entry(io, discard_deleted=False))
+                found = read_entries(io, manifest)
             except Exception as exc:  # as above
                 raise TableDamaged(manifest.manifest_path, "a manifest a snapshot reads", reason_of(exc)) from exc
             if self._held + len(found) > self.max_entries:
@@ -87,6 +134,32 @@ class ManifestReads:
 
 
 READS = ManifestReads()  # the process's reads: every health and orphan reading shares them
+
+
+def planned_data_files(table: Table, row_filter: BooleanExpression) -> Iterator[DataFile]:
+    """The data files of the current snapshot a scan with ``row_filter`` plans (``table.scan(row_filter=...)
+    .plan_files()``'s, by pyiceberg's own evaluators: manifest partition summaries, partition values, column
+    metrics), from the manifests READS holds: a scan of its own would read every manifest health read again."""
+    from pyiceberg.table import ManifestGroupPlanner
+
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return
+    planner = ManifestGroupPlanner(table.metadata, table.io, row_filter)
+    manifests: dict[int, Callable[[ManifestFile], bool]] = {}
+    partitions: dict[int, Callable[[DataFile], bool]] = {}
+    metrics = planner._build_metrics_evaluator()
+    for manifest in READS.manifests(table.io, snapshot):
+        spec = manifest.partition_spec_id
+        if spec not in manifests:
+            manifests[spec] = planner._build_manifest_evaluator(spec)
+            partitions[spec] = planner._build_partition_evaluator(spec)
+        if not manifests[spec](manifest):
+            continue
+        for entry in READS.entries(table.io, manifest, discard_deleted=True):
+            file = entry.data_file
+            if file.content == DataFileContent.DATA and partitions[spec](file) and metrics(file):
+                yield file
 
 
 def damaged_in(table: Table, message: str) -> str | None:

@@ -139,14 +139,24 @@ class _Reach:
 
     @classmethod
     def of(cls, location: str, found: Iterable[str]) -> _Reach:
-        mine, root = store(location), normalize(location).rstrip("/")
+        mine, root = store(location), normalize(location).rstrip("/") + "/"
         here, elsewhere = set(), defaultdict(list)
-        for ref in found:
-            path = normalize(ref)
-            if store(ref) == mine:
+        folders: dict[str, tuple[bool, str]] = {}  # a folder's store is mine, its normalized path (with its "/")
+        for ref in found:  # a table's files share a few folders: each is split once, not each file thrice
+            folder, slash, name = ref.rpartition("/")
+            known = folders.get(folder + slash)
+            if known is None:
+                path = normalize(ref)
+                known = (store(ref) == mine, path[:len(path) - len(name)])
+                if slash and path.endswith("/" + name):
+                    folders[folder + slash] = known
+            else:
+                path = known[1] + name
+            if known[0]:
                 here.add(path)
-            if store(ref) != mine or not path.startswith(root + "/"):
-                elsewhere[path.rsplit("/", 1)[-1]].append(ref)
+                if path.startswith(root):
+                    continue
+            elsewhere[path.rsplit("/", 1)[-1]].append(ref)
         return cls(location, frozenset(here), {k: tuple(sorted(v)) for k, v in elsewhere.items()})
 
     def namesake(self, relative: str) -> str | None:

@@ -14,6 +14,7 @@ from pyiceberg.types import DateType, PrimitiveType, TimestampType
 
 from compiler.diff.changes import RetentionEstimate
 from compiler.model.table import ColumnPath, field_paths
+from runtime.manifests import planned_data_files
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -33,8 +34,7 @@ def estimate_retention(table: Table, column: ColumnPath, cutoff: datetime) -> Re
     # keyword form: the pydantic mypy plugin reads LessThan's fields, not its __init__(term, literal)
     arguments: dict[str, Any] = {"term": ".".join(column), "literal": literal}
     predicate = LessThan(**arguments)
-    for task in table.scan(row_filter=predicate).plan_files():
-        data = task.file
+    for data in planned_data_files(table, predicate):  # the manifests health reads, read once
         rows_upper += data.record_count
         upper = (data.upper_bounds or {}).get(field_id)
         if upper is not None and int(from_bytes(field_type, upper)) < limit:
