@@ -111,7 +111,7 @@ class TransformError(ValueError):
 
 
 _CALL = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\((.*)\)\s*", re.DOTALL)
-_ICEBERG = re.compile(r"([a-z]+)(?:\[(\d+)\])?")
+_ICEBERG = re.compile(r"([a-z]+)(?:\[([0-9]+)\])?")  # ASCII digits: Python's \d also takes ٣
 
 
 def parse_transform(kind: str, param: int | None) -> Transform:
@@ -160,7 +160,7 @@ def parse_expression(text: str) -> tuple[Transform, tuple[str, ...]]:
     kind, args = call[1], [a.strip() for a in _split_args(call[2])]
     param: int | None = None
     if len(args) == 2:
-        if not re.fullmatch(r"-?\d+", args[0]):
+        if not re.fullmatch(r"-?[0-9]+", args[0]):
             raise TransformError(
                 f"{kind}: expected a number before the column, got '{args[0]}'", f"write {kind}(16, column)"
             )

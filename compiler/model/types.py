@@ -92,7 +92,7 @@ PRIMITIVE_RULES: dict[str, PrimitiveRule] = {
     "string": _fixed("string", StringType(), "STRING"),
     "binary": _fixed("binary", BinaryType(), "BINARY"),
     "decimal": PrimitiveRule(
-        re.compile(r"decimal\(\s*(\d+)\s*,\s*(\d+)\s*\)"),
+        re.compile(r"decimal\(\s*([0-9]+)\s*,\s*([0-9]+)\s*\)"),
         _decimal,
         _decimal_sql,
     ),
@@ -101,7 +101,7 @@ PRIMITIVE_RULES: dict[str, PrimitiveRule] = {
         "uuid", UUIDType(), None, "Spark 3.5 has no UUID type; declare it as string (Spark reads uuid as string)"
     ),
     "fixed": PrimitiveRule(
-        re.compile(r"fixed\[\s*(\d+)\s*\]"),
+        re.compile(r"fixed\[\s*([0-9]+)\s*\]"),
         lambda m: FixedType(int(m[1])),
         None,
         "Spark 3.5 DDL has no fixed-length binary; declare it as binary",

@@ -75,6 +75,14 @@ def test_foreign_spellings_suggest_the_iceberg_name(spelling: str, hint: str) ->
     assert f"'{hint}'" in err.value.hint
 
 
+@pytest.mark.parametrize("spelling", ["decimal(١٠, ٢)", "fixed[١٦]"])  # Arabic-Indic digits: Python's \d takes them
+def test_parameters_are_ascii_digits_as_the_editor_schema_says(spelling: str) -> None:
+    with pytest.raises(TypeSpellingError) as err:
+        parse_primitive(spelling)
+    assert (str(err.value), err.value.hint) == (f"unknown type '{spelling}'",
+                                                "check the parameters, e.g. decimal(12,2) or fixed[16]")
+
+
 SAMPLES: list[PrimitiveType] = [
     BooleanType(), IntegerType(), LongType(), FloatType(), DoubleType(), DecimalType(10, 2), DecimalType(12, 2),
     DecimalType(12, 3), DecimalType(9, 2), DateType(), TimeType(), TimestampType(), TimestamptzType(),
@@ -140,6 +148,7 @@ def test_transform_sources(expression: str, source: PrimitiveType, accepted: boo
         ("bucket(id)", "write bucket(N, column)"),
         ("day(3, ts)", "write day(column)"),
         ("bucket(16", "quote it"),
+        ("bucket(١٦, id)", "expected a number before the column"),  # Arabic-Indic 16: Python's \d takes it
     ],
 )
 def test_transform_errors(expression: str, message: str) -> None:
