@@ -115,7 +115,10 @@ MISUSE = [  # argv (in a copy of the project, "req.yaml" holds one erasure reque
     (["plan", "nowhere"], 1, "error TP000: no such file or directory"),
     (["plan", "policies/ads/missing.yaml"], 1, "policies/ads/missing.yaml: error TP000: no such file or directory"),
     (["plan", "empty"], 1, "empty: error TP006: no policy files here"),
-    (["plan", "policies", "--format", "yaml"], 1, "Invalid value for '--format'"),
+    (["plan", "policies", "--format", "yaml"], 1,
+     "Error: Invalid value for '--format' / '-f': 'yaml' is not one of 'text', 'markdown', 'json'."),
+    (["erase", "status", "policies", "--format", "yaml"], 1,
+     "Error: Invalid value for '--format' / '-f': 'yaml' is not one of 'text', 'json'."),
     (["apply", "policies"], 1, "error: apply policies asks for confirmation and there is no terminal to answer it; "
      "nothing was applied. Apply a reviewed plan (tablepolicy plan policies --out plan.json, then tablepolicy apply "
      "plan.json) or pass --auto-approve"),

@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 from typer._click.core import Context as ClickContext  # typer 0.29 carries its own click
+from typer._click.exceptions import BadParameter
 from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand, TyperGroup
 
@@ -26,6 +27,15 @@ from runtime.cli.views import error
 class CommandList(TyperGroup):
     """The command list of ``--help`` shows each command's whole first sentence, wrapped to the terminal,
     not cut to what fits on one line with "..."."""
+
+    def invoke(self, ctx: ClickContext) -> object:
+        """A flag value typer's pydantic coercion refuses reads as click's own: "'xml' is not one of 'text', ...",
+        without pydantic's "Value error, " in front."""
+        try:
+            return super().invoke(ctx)
+        except BadParameter as exc:
+            exc.message = exc.message.removeprefix("Value error, ")
+            raise
 
     def format_commands(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
         rows = [(name, command.get_short_help_str(limit=1000)) for name in self.list_commands(ctx)
