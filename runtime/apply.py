@@ -49,7 +49,7 @@ from compiler.project import find_project, load_selected
 from compiler.render.filters import ident, literal, qualified
 from compiler.render.sql import change_sql
 from runtime.catalog.reader import CatalogReader
-from runtime.executor import create_tag, prepare, with_commit_retries
+from runtime.executor import case_sensitive, create_tag, prepare, with_commit_retries
 from runtime.forked import FORKED
 from runtime.journal import Journal
 from runtime.lock import catalog_locks
@@ -57,6 +57,8 @@ from runtime.redaction import register
 from runtime.spark.session import SparkOptions, start_in_background
 
 TAG_RETAIN_DAYS = 7
+# changes to objects plan_steps does not stamp with the plan id: only the journal tells a re-run they were its own
+UNSTAMPED = (CreateView, ReplaceView, UnsetViewProperties, DropView, DropTable)
 # what a plan depends on, by Requirement field; a data commit changes none of them
 STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
                     "format_version": "format version", "properties_digest": "table properties changed",
@@ -271,11 +273,13 @@ def apply_plan(
             # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless
             # every step can
             ready = {step.index: prepare(spark, catalog.name, step.change, step.sql, _what(step)) for step in steps}
-            run = _Run(spark, reader, journal, done, in_progress, report, on_notice, ready)
-            for step in steps:
-                result = run.step(step)
-                report.results.append(result)
-                on_result(result)
+            # names resolve case-sensitively for every step: set once for the run, restored after
+            with case_sensitive(spark), journal.appending():
+                run = _Run(spark, reader, journal, done, in_progress, report, on_notice, ready)
+                for step in steps:
+                    result = run.step(step)
+                    report.results.append(result)
+                    on_result(result)
     return report
 
 
@@ -296,6 +300,9 @@ class _Run:
     on_notice: Callable[[str], None]
     ready: dict[int, Callable[[], None]]  # by step index: what runs the prepared step
     tagged: set[tuple[str, ...]] = field(default_factory=set)
+    # the SQLite catalogs' connection pools renewed since Spark last loaded its catalog plugins: a step's first
+    # attempt need not ask the JVM again (a retry drops the plugins, and renews)
+    renewed: bool = False
 
     def step(self, step: Step) -> StepResult:
         change = step.change
@@ -303,15 +310,24 @@ class _Run:
             return StepResult(step, StepStatus.JOURNALED)
         resumable = change.table in self.in_progress or change.action == "create_namespace"
         if resumable and self._applied(change):  # a killed run did it just before journaling
-            self.journal.record(step.index, step.summary)
+            self._journal(step)
             return StepResult(step, StepStatus.ALREADY_APPLIED)
         if isinstance(change, DropColumn | DropTable) and change.table not in self.tagged:
             self.tagged.add(change.table)
             self._safety_tag(step)
         started = time.perf_counter()
         self._execute(step)
-        self.journal.record(step.index, step.summary)
+        self._journal(step)
         return StepResult(step, StepStatus.DONE, time.perf_counter() - started)
+
+    def _journal(self, step: Step) -> None:
+        """Record the step (flushed: a killed run loses nothing). A step on a table this plan stamps is told done
+        by the catalog too (a re-run finds the stamp and checks each step against the live table), so its line is
+        made durable with the others at the end of the run, one fsync; the journal alone tells that a view's
+        change or a drop was this plan's (a re-run would refuse the plan as stale), so that line is fsynced now."""
+        self.journal.record(step.index, step.summary)
+        if isinstance(step.change, UNSTAMPED):
+            self.journal.sync()
 
     def _applied(self, change: Change) -> bool:
         if change.action == "create_namespace":
@@ -324,7 +340,16 @@ class _Run:
 
     def _execute(self, step: Step) -> None:
         """Run the prepared step, retrying a commit that lost a race with another writer."""
-        with_commit_retries(self.spark, self.ready[step.index], landed=lambda: self._applied(step.change))
+        renewed, self.renewed = self.renewed, True  # a returning call's last attempt ran on renewed pools...
+        with_commit_retries(self.spark, self.ready[step.index], landed=lambda: self._landed(step.change),
+                            renewed=renewed)
+
+    def _landed(self, change: Change) -> bool:
+        """Asked after a failed attempt dropped Spark's catalog plugins: ...unless the step is found landed, and
+        no attempt follows to load the plugins afresh and renew their pools: then the next step renews them."""
+        applied = self._applied(change)
+        self.renewed = not applied
+        return applied
 
     def _safety_tag(self, step: Step) -> None:
         """Tag the current snapshot before a destructive step and say how to get back."""

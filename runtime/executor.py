@@ -15,7 +15,9 @@ import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
+from weakref import WeakKeyDictionary
 
 from compiler.diff.changes import Change, CreateTable, CreateView, ReplaceView, SetRefRetention, UpdatePartitionSpec
 from compiler.errors import TablePolicyError
@@ -97,11 +99,11 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
                 _parse(spark, replace_ref_statement(sql))
                 return lambda: guard(what, sql, lambda: _set_ref_retention(spark, catalog, change))
             case CreateView() | ReplaceView():
-                _parse(spark, sql)
-                return lambda: _run_in_catalog(spark, catalog, sql, what)
+                parsed = _parse(spark, sql)
+                return lambda: _run_in_catalog(spark, catalog, lambda: _run_parsed(spark, parsed, sql, what))
             case _:
-                _parse(spark, sql)
-                return lambda: _run_case_sensitive(spark, sql, what)
+                parsed = _parse(spark, sql)
+                return lambda: _run_case_sensitive(spark, lambda: _run_parsed(spark, parsed, sql, what))
     except ExecutionError:
         raise
     except Exception as exc:
@@ -109,25 +111,61 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
                              f"  statement: {sql}") from None
 
 
-def _run_case_sensitive(spark: Any, sql: str, what: str) -> None:
+def _run_case_sensitive(spark: Any, run: Callable[[], None]) -> None:
     with case_sensitive(spark):
-        run_sql(spark, sql, what)
+        run()
 
 
-def _run_in_catalog(spark: Any, catalog: str, sql: str, what: str) -> None:
+def _run_in_catalog(spark: Any, catalog: str, run: Callable[[], None]) -> None:
     """A view's statement with the plan's catalog current: Spark resolves the names of its SELECT (written
     namespace.table, as policies name tables) in that catalog, and the view records it as its default. The
     session's current catalog is restored after."""
     previous = spark.catalog.currentCatalog()
     spark.catalog.setCurrentCatalog(catalog)
     try:
-        _run_case_sensitive(spark, sql, what)
+        _run_case_sensitive(spark, run)
     finally:
         spark.catalog.setCurrentCatalog(previous)
 
 
-def _parse(spark: Any, sql: str) -> None:
-    spark._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+class _Engine:
+    """Spark's SQL parser and ``Dataset.ofRows``, looked up once per session: each lookup is a round trip to
+    the JVM, so a step costs one call to parse it (when prepared) and one to run what was parsed."""
+
+    def __init__(self, spark: Any) -> None:
+        self.parse = spark._jsparkSession.sessionState().sqlParser().parsePlan
+        self._session = spark._jsparkSession
+        self._of_rows: Any = None
+        self._jvm = spark._jvm
+
+    def run(self, parsed: Any) -> None:
+        """Run a parsed statement as ``spark.sql`` would (``Dataset.ofRows``: analysed, and a command executed,
+        with the session active), without parsing it again."""
+        if self._of_rows is None:
+            self._of_rows = self._jvm.org.apache.spark.sql.Dataset.ofRows
+        self._of_rows(self._session, parsed)
+
+
+_ENGINES: WeakKeyDictionary[Any, _Engine] = WeakKeyDictionary()
+
+
+def _engine(spark: Any) -> _Engine:
+    engine = _ENGINES.get(spark)
+    if engine is None:
+        engine = _ENGINES[spark] = _Engine(spark)
+    return engine
+
+
+def _parse(spark: Any, sql: str) -> Any:
+    """The statement parsed by the session's own parser (a malformed one raises); what _run_parsed runs."""
+    return _engine(spark).parse(sql)
+
+
+def _run_parsed(spark: Any, parsed: Any, sql: str, what: str) -> None:
+    try:
+        _engine(spark).run(parsed)
+    except Exception as exc:
+        raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
 
 
 def guard(what: str, sql: str, run: Callable[[], None]) -> None:
@@ -137,9 +175,28 @@ def guard(what: str, sql: str, run: Callable[[], None]) -> None:
         raise ExecutionError(f"{what} failed: {_reason(exc)}\n  statement: {sql}") from None
 
 
+# the sessions (by id) inside a case_sensitive block: a nested block changes nothing and costs no JVM call
+_CASE_SENSITIVE_HELD: ContextVar[frozenset[int]] = ContextVar("case_sensitive_held", default=frozenset())
+
+
 @contextmanager
 def case_sensitive(spark: Any) -> Iterator[None]:
-    """Resolve names case-sensitively for the statements inside; the session's setting is restored after."""
+    """Resolve names case-sensitively for the statements inside; the session's setting is restored after.
+    Inside an outer block on the same session (apply holds one around all its steps) nothing is set again."""
+    held = _CASE_SENSITIVE_HELD.get()
+    if id(spark) in held:
+        yield
+        return
+    token = _CASE_SENSITIVE_HELD.set(held | {id(spark)})
+    try:
+        with _case_sensitive(spark):
+            yield
+    finally:
+        _CASE_SENSITIVE_HELD.reset(token)
+
+
+@contextmanager
+def _case_sensitive(spark: Any) -> Iterator[None]:
     previous = spark.conf.get(CASE_SENSITIVE, None)
     spark.conf.set(CASE_SENSITIVE, "true")
     try:
@@ -265,7 +322,7 @@ def _reason(exc: Exception) -> str:
 
 
 def with_commit_retries(
-    spark: Any, run: Callable[[], Result], landed: Callable[[], bool] = lambda: False
+    spark: Any, run: Callable[[], Result], landed: Callable[[], bool] = lambda: False, *, renewed: bool = False
 ) -> Result | None:
     """Run one statement; a commit that lost a race with another writer changed nothing and is tried again.
 
@@ -274,10 +331,14 @@ def with_commit_retries(
     such as a partition change commits on the table as it was loaded, without refreshing it. Every attempt
     starts on fresh connections to a SQLite catalog: the one Iceberg's JDBC catalog initialised itself with
     keeps an old read snapshot and fails every write once another process committed (sqlite_pool).
+    ``renewed``: the caller knows the pools were renewed since the catalog plugins were last loaded (an earlier
+    call of this run returned, and nothing dropped the plugins since), so the first attempt skips the JVM
+    calls that would find that out; a retry renews as always.
     """
     for attempt in range(1, COMMIT_ATTEMPTS + 1):
         try:
-            renew_connections(spark, again=attempt > 1)
+            if attempt > 1 or not renewed:
+                renew_connections(spark, again=attempt > 1)
             return run()
         except ExecutionError as exc:
             if attempt == COMMIT_ATTEMPTS or not TRANSIENT.search(str(exc)):
