@@ -173,8 +173,15 @@ TP434 = register("TP434", ERROR, "`zorder_by` with a compaction strategy other t
 TP440 = register("TP440", ERROR, "erasure without `key` or `within`")
 TP441 = register("TP441", ERROR, "an erasure key column that does not exist")
 TP442 = register("TP442", ERROR, "an erasure key column that is no string or integer column")
-TP443 = register("TP443", ERROR, "an erasure hold naming no tag or branch of the table, or `main` (checked by `erase`)")
+TP443 = register("TP443", ERROR,
+                 "an erasure hold or ref decision naming no tag or branch of the table, or `main` (checked by `erase`)")
 TP444 = register("TP444", WARNING, "an erasure key column that is an identity or truncate partition source")
+TP445 = register("TP445", ERROR,
+                 "a ref in both `lifecycle.erasure.holds` and `lifecycle.erasure.refs` with another decision")
+TP446 = register("TP446", ERROR,
+                 "erasure `expire` for a ref the table declares in `refs:` (apply would create it again)")
+TP447 = register("TP447", WARNING,
+                 "erasure `expire` naming no tag or branch of the table: dropped already, or misspelled (`erase`)")
 TP450 = register(
     "TP450", ERROR, "a ref named `main`: the main branch is implicit (`lifecycle.snapshots` sets its retention)")
 TP451 = register("TP451", ERROR, "a branch or tag declared twice in one table")

@@ -9,8 +9,12 @@ else's DELETE) is finished by the next one:
    or Spark with the keys as a temporary view) and swapped in by one validated overwrite; then, if a file
    behind a delete file still holds one (merge-on-read), rewrite those files; the current snapshot's
    manifests that keep a key as a bound (another engine's DELETE writes them) are rewritten;
-3. expire exactly the snapshots that read a file holding a key (older history stays readable), except
-   those a tag or branch keeps: a declared legal hold keeps them (state "held"), any other ref blocks;
+3. each tag or branch that keeps a snapshot reading a key, as the policy decides per ref
+   (``lifecycle.erasure.refs``, ``holds``): hold keeps it (state "held"); rewrite deletes the keys through it
+   as in 2, committed on the branch, or for a tag on a new snapshot the tag is re-pointed to (retention kept);
+   expire drops the ref; a ref with no decision blocks (named with its requests and the three choices);
+   then expire exactly the snapshots that read a file holding a key (older history stays readable), except
+   those a ref still keeps;
 4. delete the files holding a key that no snapshot reads any more (what an interrupted expiry leaves), and
    the manifests no snapshot reads whose column bounds reveal a key (runtime/erasure/manifests.py), and the
    unreadable files no snapshot reads (torn by a killed writer: they might hold a key), after checking the latest
@@ -37,16 +41,17 @@ from pyiceberg.table import Table
 
 from compiler.catalog.config import CatalogConfig
 from compiler.diagnostics import Diagnostics
-from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, TableErasure
+from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, RefStep, TableErasure
 from compiler.errors import PolicyError
 from compiler.model.names import format_name
-from compiler.render.erasure import rewrite_sql
+from compiler.render.erasure import drop_ref_sql, ref_rewrite_text, rewrite_sql
 from runtime.catalog.reader import CatalogReader
 from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
 from runtime.erasure.commits import (
     commit_rewrite,
     drop_dangling,
     drop_dangling_text,
+    drop_ref,
     expire,
     expire_text,
     pause,
@@ -56,8 +61,9 @@ from runtime.erasure.commits import (
 from runtime.erasure.keys import KeySet, key_set
 from runtime.erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
 from runtime.erasure.manifests import truncations
-from runtime.erasure.proof import ProofStep, TableProof
-from runtime.erasure.refs import hold_findings, kept_by_refs
+from runtime.erasure.proof import ProofStep, RefOutcome, TableProof
+from runtime.erasure.refs import hold_findings, keeping_refs, kept_by_refs
+from runtime.erasure.snapshot_delete import TEMPORARY_BRANCH
 from runtime.erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
 from runtime.erasure.survey import FileReader, Survey, survey, table_reach
 from runtime.executor import ExecutionError
@@ -80,7 +86,7 @@ def run_erasure(
     now = now or datetime.now(UTC)
     register(catalog)  # a table's error in its proof is masked with this catalog's secrets (runtime/redaction.py)
     with CatalogReader(catalog) as reader:
-        _check_holds(reader, tables)
+        _check_holds(reader, tables, on_progress)
         starting = session or SessionOnDemand(catalog, options)
         spark = starting.session
         proofs = []
@@ -102,19 +108,23 @@ def _prefixed(on_progress: Progress, name: str) -> Progress:
     return lambda message: on_progress(f"{name}: {message}")
 
 
-def preview_erasure(tables: list[TableErasure], catalog: CatalogConfig) -> list[ErasurePreview]:
+def preview_erasure(tables: list[TableErasure], catalog: CatalogConfig, on_warning: Progress = lambda _m: None
+                    ) -> list[ErasurePreview]:
     """The dry run: what holds the keys and every statement a run would start with; no JVM."""
     with CatalogReader(catalog) as reader:
-        _check_holds(reader, tables)
+        _check_holds(reader, tables, on_warning)
         return [_preview(reader, erasure, catalog.name) for erasure in tables]
 
 
-def _check_holds(reader: CatalogReader, tables: list[TableErasure]) -> None:
+def _check_holds(reader: CatalogReader, tables: list[TableErasure], on_warning: Progress) -> None:
+    """TP443 refuses the run; a TP447 warning (an expire decision whose ref is gone) is shown and the run goes on."""
     findings = Diagnostics()
     for erasure in tables:
         findings.extend(hold_findings(erasure, _fresh(reader, erasure.table)))
     if findings.has_errors:
         raise PolicyError(findings)
+    for warning in findings:
+        on_warning(warning.render())
 
 
 def _fresh(reader: CatalogReader, name: tuple[str, ...]) -> Table:
@@ -220,6 +230,7 @@ def _erase(
             raise ExecutionError(f"{format_name(erasure.table)}: erasure: after the manifest rewrite the current "
                                  f"snapshot still reads manifests with {len(left)} entr(ies) whose column bounds "
                                  "hold a key")
+    found = _through_refs(session, run, proof, steps, found, cluster=not options.master.startswith("local"))
     targets = [s for s in run.expirable(found) if s.snapshot_id != run.current]
     if targets:
         ids = [s.snapshot_id for s in targets]
@@ -284,6 +295,67 @@ def age_text(age: timedelta) -> str:
     return f"{seconds}s"
 
 
+def _through_refs(session: Callable[[], Any], run: _Run, proof: TableProof, steps: _Steps, found: Survey, *,
+                  cluster: bool) -> Survey:
+    """Each tag or branch keeping a key, as the policy decides: hold (kept), rewrite (the keys deleted through it),
+    expire (the ref dropped: its snapshots are then expired with the others); no decision: it blocks, and the
+    proof says so. Returns storage as it is afterwards."""
+    name, catalog, table = format_name(run.erasure.table), run.reader.config.name, run.erasure.table
+    if leftovers := sorted(r for r in run.table.metadata.refs if r.startswith(TEMPORARY_BRANCH)):
+        for ref in leftovers:  # a run killed in a tag's rewrite by Spark left its temporary branch
+            drop_ref(name, run.latest, ref)
+        found = run.survey()
+    for step in keeping_refs(run.table, run.erasure, run.keys, found):
+        outcome = RefOutcome(step.ref, step.kind, step.rule.decision if step.rule else None,
+                             step.rule.reason if step.rule else "no decision in lifecycle.erasure.refs",
+                             step.snapshot_id, list(step.files), list(step.requests), step.snapshot_id)
+        proof.refs.append(outcome)
+        if step.rule is None or step.rule.decision == "hold":
+            continue
+        if step.rule.decision == "expire":
+            run.on_progress(f"dropping {step.kind} '{step.ref}': {step.rule.reason}")
+            drop_ref(name, run.latest, step.ref)
+            proof.statements.append(drop_ref_sql(table, catalog, step.ref, step.kind))
+            outcome.snapshot_after = None
+            found = steps.done("drop_ref", (), run.survey())
+            continue
+        found = _rewrite_ref(session, run, proof, steps, found, step, cluster=cluster)
+        outcome.snapshot_after = run.table.metadata.refs[step.ref].snapshot_id
+    return found
+
+
+def _rewrite_ref(session: Callable[[], Any], run: _Run, proof: TableProof, steps: _Steps, found: Survey,
+                 step: RefStep, *, cluster: bool) -> Survey:
+    """The keys deleted from the snapshot of ``step``'s ref as from main's (step 2), committed on the ref; then the
+    ref's manifests that keep a key as a bound written again. The ref must read no key afterwards."""
+    name, catalog, table, ref = format_name(run.erasure.table), run.reader.config.name, run.erasure.table, step.ref
+    holding = frozenset(found.live_in(step.snapshot_id))
+    if holding:
+        run.on_progress(f"deleting the rows of {len(run.erasure.subjects)} subject(s) from {len(holding)} file(s) of "
+                        f"{step.kind} '{ref}'")
+        staged = stage_rewrite(run.table, holding, run.keys, cluster=cluster, ref=ref)
+        if isinstance(staged, StagedRewrite):
+            staged = commit_rewrite(name, run.latest, staged, lambda t: stage_rewrite(
+                t, holding, run.keys, cluster=cluster, ref=ref), ref=ref)
+        if isinstance(staged, LeftToSpark):
+            statement = delete_rows(session(), table, catalog, run.keys, holding, staged, ref=ref)
+        else:
+            statement = BY_PYARROW + delete_statement(table, catalog, run.keys)
+        proof.statements.append(f"{statement}\n{ref_rewrite_text(table, catalog, ref, step.kind)}")
+        found = steps.done("rewrite_ref", holding, run.survey(), sizes=found.sizes)
+    head = run.table.metadata.refs[ref].snapshot_id
+    if found.bounded_in(head):
+        revealing = frozenset(found.manifests_with_keys) & found.reach.manifests.get(head, frozenset())
+        rewrite_manifests(name, run.latest, revealing, ref=ref)
+        proof.statements.append(rewrite_manifests_text(table, catalog) + f" (of '{ref}')")
+        found = steps.done("rewrite_manifests", revealing, run.survey(), sizes=found.sizes)
+        head = run.table.metadata.refs[ref].snapshot_id
+    if (still := found.live_in(head)) or found.bounded_in(head):
+        raise ExecutionError(f"{name}: erasure: after the rewrite through {step.kind} '{ref}' its snapshot still "
+                             f"reads {len(still)} file(s) holding a key, or manifests with a key as a bound")
+    return found
+
+
 def _drop_dangling(run: _Run, proof: TableProof, name: str) -> Survey:
     """Storage after the delete; a delete file holding a key that applies to no row any more (an equality
     delete keyed on the subject, once the files it served are rewritten) removed from the current snapshot."""
@@ -334,6 +406,15 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
                           + rewrite_manifests_text(erasure.table, catalog))
     if expirable:
         statements.append(expire_text(erasure.table, catalog, [s.snapshot_id for s in expirable]))
+    through = keeping_refs(run.table, erasure, run.keys, found)
+    for step in through:
+        if step.rule is not None and step.rule.decision == "expire":
+            statements.append(drop_ref_sql(erasure.table, catalog, step.ref, step.kind))
+        elif step.rule is not None and step.rule.decision == "rewrite":
+            statements.append(delete_statement(erasure.table, catalog, run.keys) + "\n"
+                              + ref_rewrite_text(erasure.table, catalog, step.ref, step.kind))
+    if through and any(s.rule is not None and s.rule.decision != "hold" for s in through):
+        statements.append("-- and the snapshots the refs above no longer keep, if they read a key: expired")
     holds = {h.ref for h in erasure.holds}
     kept = {ref: tuple(sorted(set().union(*(found.live_in(i) for i in ids))))
             for ref, ids in kept_by_refs(run.table, holds).items()}
@@ -341,5 +422,5 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
         table=erasure.table, files=tuple(sorted(found.held)), rows=found.rows, files_current=tuple(sorted(current)),
         rows_current=sum(found.held[f].rows for f in current), expire=tuple(expirable),
         orphans=tuple(found.orphans), held={r: f for r, f in kept.items() if f and r in holds},
-        blocking_refs=tuple(r for r, f in kept.items() if f and r not in holds), unreadable=found.unreadable,
-        statements=tuple(statements))
+        blocking_refs=tuple(s.ref for s in through if s.rule is None), unreadable=found.unreadable,
+        statements=tuple(statements), through_refs=tuple(through))

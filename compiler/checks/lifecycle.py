@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from compiler import codes
 from compiler.checks.context import TableContext
 from compiler.diagnostics import Diagnostic, Severity
+from compiler.erasure.ref_checks import check_erasure_refs
 from compiler.model.names import parse_name
 from compiler.model.table import partition_fields
 from compiler.model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
@@ -150,6 +151,7 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
                          f"erasure needs '{'key' if not erasure.key else 'within'}'",
                          "e.g. erasure: {key: [user_id], within: 30d}")
         return
+    yield from check_erasure_refs(ctx)
     # partition values that are a key or a prefix of one
     revealing = {f.source: f.transform.kind for f in partition_fields(ctx.table.policy)
                  if f.transform.kind in ("identity", "truncate")}

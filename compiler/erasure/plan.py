@@ -1,4 +1,5 @@
-"""Requests x policies -> per table, the subjects whose rows must go and the refs under legal hold.
+"""Requests x policies -> per table, the subjects whose rows must go and what erasure does with each tag or
+branch the policy decides on (hold, rewrite through it, or drop it and expire).
 
 A request reaches every table whose ``lifecycle.erasure.key`` names exactly the request's key columns
 (tables without an erasure section are never touched). Values are checked against the column types
@@ -20,6 +21,7 @@ from compiler.erasure.requests import KeyValue, LoadedRequests, column_value
 from compiler.loader import Project
 from compiler.model.names import format_name, natural_key, parse_name
 from compiler.model.table import ColumnPath, TableState
+from compiler.spec.lifecycle import Erasure, RefDecision
 from compiler.yamlsource import Path as YamlPath
 from compiler.yamlsource import SourceMap
 
@@ -35,11 +37,20 @@ class Subject:
 
 
 @dataclass(frozen=True)
-class Hold:
-    """A tag or branch the policy declares under legal hold, and where it is declared."""
+class RefRule:
+    """What the policy says erasure does with a tag or branch (``lifecycle.erasure.refs``, or ``holds`` for
+    hold), and where it says so."""
 
     ref: str
+    decision: RefDecision
     location: Location
+
+    @property
+    def reason(self) -> str:
+        """Why the certificate says what happened to the ref."""
+        what = "legal hold" if self.decision == "hold" else self.decision
+        return f"{what} declared at {self.location.file}:{self.location.line}"
+
 
 
 @dataclass(frozen=True)
@@ -47,10 +58,21 @@ class TableErasure:
     table: tuple[str, ...]
     columns: tuple[ColumnPath, ...]
     subjects: tuple[Subject, ...]
-    holds: tuple[Hold, ...] = ()
+    rules: tuple[RefRule, ...] = ()  # by ref name
 
     def requests(self) -> list[str]:
         return sorted({s.request for s in self.subjects})
+
+    @property
+    def holds(self) -> tuple[RefRule, ...]:
+        return tuple(r for r in self.rules if r.decision == "hold")
+
+    def decided(self, decision: RefDecision) -> set[str]:
+        """The refs the policy gives ``decision``."""
+        return {r.ref for r in self.rules if r.decision == decision}
+
+    def rule(self, ref: str) -> RefRule | None:
+        return next((r for r in self.rules if r.ref == ref), None)
 
     @property
     def summary(self) -> str:
@@ -77,6 +99,33 @@ class ExpiredSnapshot:
 
 
 @dataclass(frozen=True)
+class RefStep:
+    """A tag or branch keeping a file with a key (or a manifest with a key as a bound), and the policy's rule
+    for it (None: the policy decides nothing, and the ref blocks the erasure)."""
+
+    ref: str
+    kind: Literal["tag", "branch"]
+    snapshot_id: int  # the snapshot the ref points at before erasure
+    files: tuple[str, ...]  # files holding a key that the ref keeps
+    requests: tuple[str, ...]  # whose keys they hold
+    rule: RefRule | None = None
+
+    @property
+    def summary(self) -> str:
+        ref = f"{self.kind} '{self.ref}'"
+        kept = (f"snapshot {self.snapshot_id} reads {len(self.files)} file(s) holding a key of "
+                f"{', '.join(self.requests)}")
+        if self.rule is None:
+            return f"blocked by {ref}: {kept}; lifecycle.erasure.refs decides nothing for it"
+        what = {"hold": f"{ref} is kept (legal hold)",
+                "rewrite": f"{ref}: the keys are deleted through it"
+                           + (" (a new snapshot on the tag's, the tag re-pointed, its retention kept)"
+                              if self.kind == "tag" else " (a commit on the branch)"),
+                "expire": f"{ref} is dropped so its snapshots can be expired"}
+        return f"{what[self.rule.decision]}: {kept} ({self.rule.reason})"
+
+
+@dataclass(frozen=True)
 class ErasurePreview:
     """What an erasure of one table would do, read from metadata and storage before anything runs."""
 
@@ -91,6 +140,7 @@ class ErasurePreview:
     blocking_refs: tuple[str, ...]  # undeclared tags or branches that keep a file holding a key
     unreadable: tuple[str, ...]
     statements: tuple[str, ...]
+    through_refs: tuple[RefStep, ...] = ()  # each ref keeping a key that the policy decides on
 
 
 def erasure_plan(
@@ -116,7 +166,7 @@ def erasure_plan(
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
             subjects.append(Subject(request.id, values, deadline))
         if subjects:
-            plans.append(TableErasure(loaded.name, columns, tuple(subjects), _holds(effective.origins, erasure.holds)))
+            plans.append(TableErasure(loaded.name, columns, tuple(subjects), ref_rules(effective.origins, erasure)))
     for index, request in enumerate(requests.model.requests):
         if request.id not in reached:
             diagnostics.add(Diagnostic(
@@ -149,12 +199,19 @@ def _typed(value: KeyValue, kind: KeyKind | None) -> KeyValue:
     return value if typed is None else typed
 
 
-def _holds(origins: dict[str, tuple[SourceMap, YamlPath]], holds: list[str] | None) -> tuple[Hold, ...]:
-    """Each declared hold with the position of its own list entry (table file or namespace defaults)."""
-    if not holds:
-        return ()
-    source, path = origins["lifecycle.erasure.holds"]
-    return tuple(Hold(ref, source.value((*path, i))) for i, ref in enumerate(holds))
+def ref_rules(origins: dict[str, tuple[SourceMap, YamlPath]], erasure: Erasure) -> tuple[RefRule, ...]:
+    """Each ref decision with the position of its own entry (table file, namespace defaults or overlay): the
+    ``holds`` shorthand first, then ``refs`` (a ref in both with another decision is TP445 at validate)."""
+    rules: dict[str, RefRule] = {}
+    if erasure.holds:
+        source, path = origins["lifecycle.erasure.holds"]
+        for i, ref in enumerate(erasure.holds):
+            rules.setdefault(ref, RefRule(ref, "hold", source.value((*path, i))))
+    for ref, decision in (erasure.refs or {}).items():
+        source, path = origins[f"lifecycle.erasure.refs.{ref}"]
+        if ref not in rules or rules[ref].decision == decision:
+            rules[ref] = RefRule(ref, decision, source.key(path))  # the ref's name: what TP443 and TP446 are about
+    return tuple(rules[ref] for ref in sorted(rules, key=natural_key))
 
 
 def _key_kinds(state: TableState, columns: tuple[ColumnPath, ...]) -> list[KeyKind | None]:

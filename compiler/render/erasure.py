@@ -36,6 +36,21 @@ def rewrite_sql(table: Sequence[str], catalog: str) -> str:
         ("table", literal(qualified((catalog, *table)))), ("options", string_map(REWRITE_MASKED))])
 
 
+def ref_rewrite_text(table: Sequence[str], catalog: str, ref: str, kind: str) -> str:
+    """How the proof and the dry run show a rewrite through a ref (the delete's statement comes before it)."""
+    name = qualified((catalog, *table))
+    if kind == "branch":
+        return f"-- committed on branch {qualified((ref,))} (its head moves to a snapshot without the keys)"
+    return (f"-- committed as a new snapshot on the snapshot of tag {qualified((ref,))}, and the tag re-pointed to "
+            f"it in the same commit, its retention kept: ALTER TABLE {name} REPLACE TAG {qualified((ref,))} AS OF "
+            "VERSION <the new snapshot>")
+
+
+def drop_ref_sql(table: Sequence[str], catalog: str, ref: str, kind: str) -> str:
+    """The drop of a ref the policy says erasure expires through."""
+    return f"ALTER TABLE {qualified((catalog, *table))} DROP {kind.upper()} {qualified((ref,))}"
+
+
 def render_preview(preview: ErasurePreview) -> str:
     """The dry run of one table: what holds the keys, what will go and why, and every statement."""
     name = format_name(preview.table)
@@ -44,9 +59,7 @@ def render_preview(preview: ErasurePreview) -> str:
              f"{len(preview.orphans)} file(s) no snapshot references)"]
     lines += [f"    file {path}" for path in preview.files]
     lines += [f"    expire snapshot {s.snapshot_id}: {s.reason}" for s in preview.expire]
-    lines += [f"    held by {ref}: {len(files)} file(s) kept" for ref, files in preview.held.items()]
-    lines += [f"    blocked by {ref}: keeps a snapshot whose files hold a key (not declared as a hold)"
-              for ref in preview.blocking_refs]
+    lines += [f"    {step.summary}" for step in preview.through_refs]
     lines += [f"    unreadable {path}: not parquet, the proof cannot read it" for path in preview.unreadable]
     lines += [f"    {line}" for statement in preview.statements for line in (statement + ";").splitlines()]
     lines += [f"    delete file {path}  -- holds a key, referenced by no snapshot" for path in preview.orphans]

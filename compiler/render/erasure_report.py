@@ -48,7 +48,17 @@ def proof_summary(proof: Mapping[str, Any] | None) -> dict[str, Any] | None:
     for key, _ in _OPTIONAL_COUNTS:
         if key in proof:
             summary[key] = _count(proof[key])
+    if proof.get("refs"):  # each tag or branch that kept a key: what erasure did with it and why
+        summary["refs"] = [{"ref": r["ref"], "kind": r["kind"], "decision": r["decision"], "outcome": r["outcome"],
+                            "reason": r["reason"], "files": _count(r["files"]), "requests": list(r["requests"])}
+                           for r in proof["refs"]]
     return summary
+
+
+def _refs_text(summary: dict[str, Any]) -> str:
+    """Which refs kept a key, what happened to each and why (the policy's line, or that it decides nothing)."""
+    return "".join(f"; {r['kind']} '{r['ref']}' {r['outcome']} ({r['reason']}; it kept {r['files']} file(s) with "
+                   f"a key of {', '.join(r['requests'])})" for r in summary.get("refs", ()))
 
 
 def _proof_text(summary: dict[str, Any]) -> str:
@@ -56,14 +66,16 @@ def _proof_text(summary: dict[str, Any]) -> str:
              + (f" (a run of {summary['requests_in_run']} request(s))" if summary["requests_in_run"] > 1 else "")]
     parts += [f"{summary[key]} {label}" for key, label in _OPTIONAL_COUNTS if key in summary]
     if summary["verified"]:
-        parts.append(f"verified: no key in {summary['snapshots_checked']} snapshot(s) kept or in storage")
+        parts.append(f"verified: no key in {summary['snapshots_checked']} snapshot(s) kept or in storage"
+                     + _refs_text(summary))
     else:
         parts.append(f"NOT verified: {summary['rows_after']} row(s), {summary['files_still_referenced']} "
                      f"referenced and {summary['files_still_stored']} stored file(s) still hold a key"
-                     + (f"; kept by {', '.join(summary['blocking_refs'])}" if summary["blocking_refs"] else "")
+                     + (f"; kept by {', '.join(summary['blocking_refs'])}"
+                        if summary["blocking_refs"] and "refs" not in summary else "")
                      + (f"; {summary['debris_pending']} unreadable file(s) younger than the debris age guard kept "
                         "(maybe a write in flight): run erase again once they are older"
-                        if summary["debris_pending"] else ""))
+                        if summary["debris_pending"] else "") + _refs_text(summary))
     return ", ".join(parts)
 
 

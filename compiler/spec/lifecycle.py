@@ -72,6 +72,9 @@ class DeleteFileRewrite(Spec):
     min_input_files: Count | None = Field(None, description="Rewrite a partition with this many delete files.")
 
 
+RefDecision = Literal["hold", "rewrite", "expire"]  # what erasure does with a tag or branch keeping a key
+
+
 class Erasure(Spec):
     """Record-level erasure requests (privacy law) keyed on these columns, honoured within an SLA."""
 
@@ -80,7 +83,15 @@ class Erasure(Spec):
     holds: list[NonEmpty] | None = Field(
         None, min_length=1,
         description="Tags or branches under legal hold: erasure keeps the files they reach and reports the "
-                    "request as held for this table (a hold naming no ref of the table is refused: TP443).")
+                    "request as held for this table (a hold naming no ref of the table is refused: TP443). "
+                    "Shorthand for `refs: {NAME: hold}`.")
+    refs: dict[NonEmpty, RefDecision] | None = Field(
+        None, min_length=1,
+        description="What erasure does with each tag or branch that keeps a snapshot holding an erased key: hold "
+                    "(legal hold: kept, the request is held for this table), rewrite (the keys are deleted through "
+                    "the ref too: a branch's head, or a tag re-pointed to its snapshot minus the keys, retention "
+                    "kept) or expire (the ref is dropped so its snapshots can be expired). A ref keeping a key with "
+                    "no decision blocks the erasure; one naming no ref of the table is refused (TP443).")
 
 
 class Lifecycle(Spec):

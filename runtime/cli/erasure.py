@@ -32,6 +32,7 @@ from runtime.cli.exits import Exit
 from runtime.cli.formats import StatusFormat
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
 from runtime.erasure.proof import ProofState, TableProof
+from runtime.erasure.refs import CHOICES, blocked_text
 from runtime.target import resolve_target
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ def _show_plan(
     if dry_run and todo:  # what holds the keys and every statement a run starts with, read without a JVM
         from runtime.erase import preview_erasure
 
-        for preview in preview_erasure(todo, config):
+        for preview in preview_erasure(todo, config, lambda warning: info(f"  {warning}")):
             info(render_preview(preview).rstrip("\n"))
     if not todo:
         info("Nothing to erase: every request is done on every table it reaches.")
@@ -223,6 +224,11 @@ def _erase_table(
          f"{verdict}; {len(proof.snapshots_checked)} snapshot(s) checked, {proof.rows_after} row(s) found after")
     for ref, files in proof.held_by.items():
         info(f"  {format_name(proof.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
+    for outcome in proof.refs:
+        if outcome.decision in ("rewrite", "expire"):
+            info(f"  {format_name(proof.table)}: {outcome.kind} '{outcome.ref}' {outcome.outcome} "
+                 f"({outcome.reason}); it kept {len(outcome.files)} file(s) holding a key of "
+                 f"{', '.join(outcome.requests)}")
     if document["error"]:
         error(document["error"])
     pending = {d.path for d in proof.debris_pending}
@@ -237,9 +243,13 @@ def _erase_table(
             continue
         error(f"{format_name(proof.table)}: {unreadable} cannot be read as parquet, so the proof cannot show it holds "
               "no key; repair or remove it and run erase again")
+    blocked = {o.ref: o for o in proof.refs if o.decision is None}
     for ref in proof.blocking_refs:
-        error(f"{format_name(proof.table)}: '{ref}' still keeps a snapshot whose files hold the keys; drop it "
-              f"(ALTER TABLE ... DROP TAG/BRANCH) and run erase again")
+        if (found := blocked.get(ref)) is not None:
+            error(blocked_text(proof.table, found.kind, ref, found.snapshot_before, len(found.files), found.requests))
+        else:
+            error(f"{format_name(proof.table)}: '{ref}' still keeps a snapshot whose files hold the keys; declare "
+                  f"lifecycle.erasure.refs: {{{ref}: hold | rewrite | expire}} ({CHOICES}) and run erase again")
     recorded = [Entry(e.request, e.table, e.received, e.deadline, e.state, e.fingerprint, document, now,
                       now if state == State.DONE else None) for e in entries]
     return proof, recorded

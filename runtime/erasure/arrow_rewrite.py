@@ -31,6 +31,7 @@ from pyiceberg.manifest import DataFile, FileFormat, ManifestContent
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import FileScanTask, Table, WriteTask
+from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.typedef import Record
 
 from runtime.erasure.keys import KeySet, without_keys
@@ -95,13 +96,16 @@ class LeftToSpark:
     reason: str
 
 
-def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluster: bool = False
-                  ) -> StagedRewrite | LeftToSpark:
-    """Write, for each file of ``table``'s current snapshot in ``holding``, its rows that hold no key as a new
-    file; or say why Spark should (see the module's note). ``cluster``: Spark runs on a cluster."""
-    snapshot_id = table.metadata.current_snapshot_id
+def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluster: bool = False,
+                  ref: str = MAIN_BRANCH) -> StagedRewrite | LeftToSpark:
+    """Write, for each file of the snapshot of ``table``'s ``ref`` (main: the current one) in ``holding``, its rows
+    that hold no key as a new file; or say why Spark should (see the module's note). ``cluster``: Spark runs on a
+    cluster."""
+    found = table.metadata.refs.get(ref)
+    snapshot_id = found.snapshot_id if found is not None else None
     if snapshot_id is None or not holding:
-        return LeftToSpark("the table's current snapshot holds none of the files")
+        return LeftToSpark("the table's current snapshot holds none of the files" if ref == MAIN_BRANCH
+                           else f"the snapshot of '{ref}' holds none of the files")
     if table.metadata.format_version >= 3:  # pyiceberg 0.12 loads no v3 table yet; one that can must not
         return LeftToSpark("a format v3 table's row lineage is carried over by Spark's rewrite")
     if (kind := table.metadata.properties.get(WRITE_FORMAT, "parquet").lower()) != "parquet":

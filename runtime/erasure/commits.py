@@ -54,7 +54,7 @@ from pyiceberg.manifest import (
     write_manifest_list,
 )
 from pyiceberg.table import Table
-from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
+from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.table.snapshots import (
     Operation,
     Snapshot,
@@ -66,6 +66,7 @@ from pyiceberg.table.update import (
     AddSnapshotUpdate,
     AssertRefSnapshotId,
     AssertTableUUID,
+    RemoveSnapshotRefUpdate,
     RemoveSnapshotsUpdate,
     SetSnapshotRefUpdate,
 )
@@ -113,16 +114,18 @@ def pause() -> None:
 
 
 def commit_rewrite(name: str, latest: Callable[[], Table], staged: StagedRewrite,
-                   restage: Callable[[Table], StagedRewrite | LeftToSpark]) -> StagedRewrite | LeftToSpark:
-    """Commit ``staged``; a conflict stages it again with ``restage`` (which may leave it to Spark: returned
-    uncommitted). Returns what was committed. ``name``: the table's, for messages."""
-    what = f"{name}: erasure: delete the subjects' rows"
+                   restage: Callable[[Table], StagedRewrite | LeftToSpark], ref: str = MAIN_BRANCH
+                   ) -> StagedRewrite | LeftToSpark:
+    """Commit ``staged`` on ``ref`` (main, another branch, or a tag: re-pointed to the new snapshot); a conflict
+    stages it again with ``restage`` (which may leave it to Spark: returned uncommitted). Returns what was
+    committed. ``name``: the table's, for messages."""
+    what = f"{name}: erasure: delete the subjects' rows" + ("" if ref == MAIN_BRANCH else f" through '{ref}'")
     pause()
     for attempt in range(1, CONFLICT_ATTEMPTS + 1):
         current = staged
         try:
             if current.files:
-                _retried(what, partial(_overwrite_latest, latest, current))
+                _retried(what, partial(_overwrite_latest, latest, current, ref))
             return current
         except Conflict as exc:
             current.discard()
@@ -140,12 +143,30 @@ def commit_rewrite(name: str, latest: Callable[[], Table], staged: StagedRewrite
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-def rewrite_manifests(name: str, latest: Callable[[], Table], revealing: frozenset[str]) -> int:
-    """Write the current snapshot's manifests in ``revealing`` (normalized paths) again with their live
-    entries only; returns how many were rewritten."""
+def rewrite_manifests(name: str, latest: Callable[[], Table], revealing: frozenset[str], ref: str = MAIN_BRANCH
+                      ) -> int:
+    """Write the manifests of ``ref``'s snapshot (the current one for main) in ``revealing`` (normalized paths)
+    again with their live entries only; returns how many were rewritten."""
     pause()
     return _retried(f"{name}: erasure: rewrite the manifests that keep a key as a column bound",
-                    lambda: _rewrite_manifests(latest(), revealing))
+                    lambda: _rewrite_manifests(latest(), revealing, ref))
+
+
+def drop_ref(name: str, latest: Callable[[], Table], ref: str) -> int | None:
+    """Drop the tag or branch ``ref`` (the policy says expire); fenced on the snapshot it points at when the
+    commit is built. Returns that snapshot (None: the ref was gone already)."""
+    def commit() -> int | None:
+        table = latest()
+        found = table.metadata.refs.get(ref)
+        if found is None:
+            return None
+        table.catalog.commit_table(table, (AssertTableUUID(uuid=table.metadata.table_uuid),
+                                           AssertRefSnapshotId(snapshot_id=found.snapshot_id, ref=ref)),
+                                   (RemoveSnapshotRefUpdate(ref_name=ref),))
+        return found.snapshot_id
+
+    pause()
+    return _retried(f"{name}: erasure: drop '{ref}' (lifecycle.erasure.refs says expire)", commit)
 
 
 def expire(name: str, latest: Callable[[], Table], snapshot_ids: Sequence[int], before: Reach,
@@ -197,11 +218,14 @@ def _first_line(exc: Exception) -> str:
 
 
 class _Commit:
-    """One attempt's new snapshot on ``table``'s main branch: the files it writes, removed if it fails."""
+    """One attempt's new snapshot on a ref of ``table`` (main by default): the files it writes, removed if it
+    fails. On a branch the new snapshot is its head; on a tag, a child of the tag's snapshot that the tag is
+    re-pointed to (Iceberg's REPLACE TAG, in the same commit), the ref's retention kept either way."""
 
-    def __init__(self, table: Table) -> None:
-        self.table, self.metadata = table, table.metadata
-        self.head = table.current_snapshot()
+    def __init__(self, table: Table, ref: str = MAIN_BRANCH) -> None:
+        self.table, self.metadata, self.ref = table, table.metadata, ref
+        found = table.metadata.refs.get(ref)
+        self.head = table.metadata.snapshot_by_id(found.snapshot_id) if found is not None else None
         self.snapshot_id = self.metadata.new_snapshot_id()
         self.name = uuid.uuid4()
         self.written: list[str] = []
@@ -242,15 +266,17 @@ class _Commit:
         snapshot = Snapshot(snapshot_id=self.snapshot_id, parent_snapshot_id=self.head.snapshot_id,
                             sequence_number=sequence, manifest_list=location, summary=summary,
                             schema_id=self.metadata.current_schema_id)
+        ref = self.metadata.refs[self.ref]
         try:
             self.table.catalog.commit_table(
                 self.table,
                 (AssertTableUUID(uuid=self.metadata.table_uuid),
-                 AssertRefSnapshotId(snapshot_id=self.head.snapshot_id, ref=MAIN_BRANCH)),
+                 AssertRefSnapshotId(snapshot_id=self.head.snapshot_id, ref=self.ref)),
                 (AddSnapshotUpdate(snapshot=snapshot),
                  SetSnapshotRefUpdate(snapshot_id=self.snapshot_id, parent_snapshot_id=self.head.snapshot_id,
-                                      ref_name=MAIN_BRANCH, type=SnapshotRefType.BRANCH, max_ref_age_ms=None,
-                                      max_snapshot_age_ms=None, min_snapshots_to_keep=None)))
+                                      ref_name=self.ref, type=ref.snapshot_ref_type, max_ref_age_ms=ref.max_ref_age_ms,
+                                      max_snapshot_age_ms=ref.max_snapshot_age_ms,
+                                      min_snapshots_to_keep=ref.min_snapshots_to_keep)))
         except CommitFailedException:  # it did not land: what it wrote is litter
             self.discard()
             raise
@@ -271,10 +297,11 @@ class _DeleteManifestWriter(ManifestWriterV2):
         return {**super()._meta, "content": "deletes"}
 
 
-def _overwrite(table: Table, staged: StagedRewrite) -> None:
-    commit = _Commit(table)
+def _overwrite(table: Table, staged: StagedRewrite, ref: str = MAIN_BRANCH) -> None:
+    commit = _Commit(table, ref)
     if commit.head is None:
-        raise Conflict("the table has no current snapshot any more")
+        raise Conflict("the table has no current snapshot any more" if ref == MAIN_BRANCH else
+                       f"'{ref}' is gone or points at no snapshot")
     _check_window(table, staged.snapshot_id, commit.head)
     sources = staged.sources
     kept, removed = _without(commit, lambda file: _replaced(file, sources))
@@ -375,8 +402,8 @@ def _applies(delete: ManifestEntry, data: ManifestEntry, unpartitioned: set[int]
                                           == normalize(data.data_file.file_path))
 
 
-def _overwrite_latest(latest: Callable[[], Table], staged: StagedRewrite) -> None:
-    _overwrite(latest(), staged)
+def _overwrite_latest(latest: Callable[[], Table], staged: StagedRewrite, ref: str) -> None:
+    _overwrite(latest(), staged, ref)
 
 
 def _check_window(table: Table, read: int, head: Snapshot) -> None:
@@ -432,8 +459,8 @@ def _deleted(snapshot_id: int, entry: ManifestEntry) -> ManifestEntry:
                                    file_sequence_number=entry.file_sequence_number, data_file=stripped)
 
 
-def _rewrite_manifests(table: Table, revealing: frozenset[str]) -> int:
-    commit = _Commit(table)
+def _rewrite_manifests(table: Table, revealing: frozenset[str], ref: str = MAIN_BRANCH) -> int:
+    commit = _Commit(table, ref)
     if commit.head is None:
         return 0
     manifests = list(READS.manifests(table.io, commit.head))

@@ -43,6 +43,38 @@ class ProofStep:
         return {"action": self.action, "seconds": round(self.seconds, 3), "files": self.files, "bytes": self.bytes}
 
 
+@dataclass
+class RefOutcome:
+    """A tag or branch that kept a file holding a key when the run began, and what erasure did with it as the
+    policy decides (``decision`` None: the policy decides nothing and the ref blocks the erasure)."""
+
+    ref: str
+    kind: str  # tag or branch
+    decision: str | None  # hold, rewrite, expire
+    reason: str  # where the policy says so, or that it does not
+    snapshot_before: int
+    files: list[str]  # files holding a key that the ref kept
+    requests: list[str]  # whose keys they held
+    snapshot_after: int | None = None  # rewrite: the ref's new snapshot; expire: None (the ref is dropped)
+
+    @property
+    def outcome(self) -> str:
+        """What the certificate says happened to the ref."""
+        if self.decision is None:
+            return "blocked the erasure"
+        if self.decision == "hold":
+            return "kept"
+        if self.decision == "expire":
+            return "dropped, its snapshots expirable"
+        return (f"rewritten without the keys (now snapshot {self.snapshot_after}"
+                + (", retention kept)" if self.kind == "tag" else ")"))
+
+    def as_json(self) -> dict[str, Any]:
+        return {"ref": self.ref, "kind": self.kind, "decision": self.decision, "reason": self.reason,
+                "outcome": self.outcome, "snapshot_before": self.snapshot_before,
+                "snapshot_after": self.snapshot_after, "files": self.files, "requests": self.requests}
+
+
 # complete: no file under the location or referenced by a kept snapshot holds a key (as a row, or as a
 # manifest's column bound);
 # held: the only files left are kept by declared legal holds; incomplete: something else still holds a
@@ -82,6 +114,7 @@ class TableProof:
     manifests_with_keys: list[str] = field(default_factory=list)  # a bound still reveals a key
     held_by: dict[str, list[str]] = field(default_factory=dict)  # declared hold -> the files it keeps
     blocking_refs: list[str] = field(default_factory=list)  # undeclared refs keeping a file with a key
+    refs: list[RefOutcome] = field(default_factory=list)  # each ref that kept a key, and what erasure did with it
     unreadable: list[str] = field(default_factory=list)
     steps: list[ProofStep] = field(default_factory=list)  # what ran, in order, each with its seconds and bytes
     seconds: float = 0.0
@@ -116,4 +149,5 @@ class TableProof:
                 "files_still_stored": self.files_still_stored, "manifests_scanned": self.manifests_scanned,
                 "manifests_with_keys": self.manifests_with_keys, "held_by": self.held_by,
                 "blocking_refs": self.blocking_refs, "unreadable": self.unreadable,
-                "steps": [s.as_json() for s in self.steps], "error": self.error, "seconds": round(self.seconds, 3)}
+                "steps": [s.as_json() for s in self.steps], "error": self.error, "seconds": round(self.seconds, 3),
+                **({"refs": [r.as_json() for r in self.refs]} if self.refs else {})}

@@ -37,41 +37,66 @@ from compiler.render.filters import qualified
 from runtime.orphans import normalize
 from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
 
+MAIN = "main"
+TEMPORARY_BRANCH = "tablepolicy-erasure-"  # + a tag's name: where its rewrite is committed before the tag moves
 SCAN_TASK_SET = "scan-task-set-id"  # SparkReadOptions.SCAN_TASK_SET_ID
 REWRITTEN_TASK_SET = "rewritten-file-scan-task-set-id"  # SparkWriteOptions.REWRITTEN_FILE_SCAN_TASK_SET_ID
 
 
 def delete_keys(spark: Any, catalog: str, table: tuple[str, ...], columns: Sequence[tuple[ColumnPath, str]],
-                view: str, holding: frozenset[str]) -> int:
+                view: str, holding: frozenset[str], ref: str = MAIN) -> int:
     """Remove every row whose key columns equal a row of ``view`` (``columns``: each key column and the
-    view's column holding its values) from the current snapshot in one commit. Returns the files rewritten.
+    view's column holding its values) from the snapshot of ``ref`` (main: the current one) in one commit on it.
+    Returns the files rewritten.
 
     ``holding``: the files (normalized paths) the survey found holding a key: only they are read and
     rewritten. Scanning every file's key columns in Spark to find them again was most of an erasure's time
     (67 of 86 s on 240 files, 4 of them holding keys). A key row appended after the survey is in no file of
-    ``holding``: the proof's fresh read finds it and the request is not proven until a re-run erases it."""
+    ``holding``: the proof's fresh read finds it and the request is not proven until a re-run erases it.
+
+    A tag cannot take a commit: the rewrite is committed on a temporary branch started at the tag's snapshot,
+    then the tag is re-pointed to that branch's head and the branch dropped, in one commit (Iceberg's
+    replaceTag keeps the tag's retention). A run killed in between leaves the branch: the next run drops it."""
     iceberg = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, table))
     iceberg.refresh()
-    snapshot = iceberg.currentSnapshot()
+    snapshot = iceberg.currentSnapshot() if ref == MAIN else iceberg.snapshot(ref)
     if snapshot is None or not holding:
         return 0
     snapshot_id = snapshot.snapshotId()
+    tag = ref != MAIN and iceberg.refs().get(ref).isTag()
+    branch = f"{TEMPORARY_BRANCH}{ref}" if tag else ref
+    if tag:
+        _drop_branch(iceberg, branch)
+        iceberg.manageSnapshots().createBranch(branch, snapshot_id).commit()
     keys = spark.table(view)
     tasks = _tasks(iceberg, snapshot_id, holding)
     added = []
     try:
         for spec_id, spec_tasks in sorted(tasks.items()):
             added += _rewrite(spark, iceberg, spec_id, spec_tasks, columns, keys)
-        _commit(spark, iceberg, snapshot_id, *_task_files(spark, [t for group in tasks.values() for t in group]), added)
+        _commit(spark, iceberg, snapshot_id, *_task_files(spark, [t for group in tasks.values() for t in group]), added,
+                branch)
     except Exception as exc:
         if "CommitStateUnknownException" not in str(exc):  # the commit may have landed: its files stay
             _discard(iceberg, added)
+        if tag:
+            _drop_branch(iceberg, branch)
         raise
+    if tag:
+        iceberg.refresh()
+        head = iceberg.refs().get(branch).snapshotId()
+        iceberg.manageSnapshots().replaceTag(ref, head).removeBranch(branch).commit()
     return sum(len(group) for group in tasks.values())
 
 
-def _commit(spark: Any, iceberg: Any, snapshot_id: int, files: list[Any], deletes: list[Any], added: list[Any]
-            ) -> None:
+def _drop_branch(iceberg: Any, branch: str) -> None:
+    iceberg.refresh()
+    if iceberg.refs().containsKey(branch):
+        iceberg.manageSnapshots().removeBranch(branch).commit()
+
+
+def _commit(spark: Any, iceberg: Any, snapshot_id: int, files: list[Any], deletes: list[Any], added: list[Any],
+            branch: str = MAIN) -> None:
     """Swap the rewritten files (and the delete files that point into them only) for the new ones, validated as
     Spark validates a copy-on-write delete under snapshot isolation (SparkWrite.commitWithSnapshotIsolation):
     appends meanwhile do not conflict."""
@@ -90,6 +115,8 @@ def _commit(spark: Any, iceberg: Any, snapshot_id: int, files: list[Any], delete
     overwrite.validateFromSnapshot(snapshot_id)
     overwrite.conflictDetectionFilter(jvm.org.apache.iceberg.expressions.Expressions.alwaysTrue())
     overwrite.validateNoConflictingDeletes()
+    if branch != MAIN:
+        overwrite.toBranch(branch)
     overwrite.commit()
 
 

@@ -60,15 +60,16 @@ def run_retried(spark: Any, sql: str, what: str, landed: Callable[[], bool] = la
 
 
 def delete_rows(spark: Any, table: tuple[str, ...], catalog: str, keys: KeySet, holding: frozenset[str],
-                left: LeftToSpark) -> str:
-    """Remove the subjects' rows from ``holding``, the current snapshot's files the survey found holding a key,
-    in Spark (``left`` says why pyarrow does not: arrow_rewrite); returns the statement the proof shows."""
+                left: LeftToSpark, ref: str = "main") -> str:
+    """Remove the subjects' rows from ``holding``, the files of ``ref``'s snapshot (main: the current one) the
+    survey found holding a key, in Spark (``left`` says why pyarrow does not: arrow_rewrite); returns the
+    statement the proof shows."""
     sql = delete_statement(table, catalog, keys)
     columns = [(c.path, c.alias) for c in keys.columns]
 
     def delete() -> None:
         with keys_view(spark, keys):
-            delete_keys(spark, catalog, table, columns, VIEW, holding)
+            delete_keys(spark, catalog, table, columns, VIEW, holding, ref)
 
     def run() -> None:
         with case_sensitive(spark):  # names are spelled exactly as the catalog holds them

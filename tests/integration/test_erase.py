@@ -95,7 +95,9 @@ def test_a_tag_that_keeps_the_rows_blocks_completion(lake: Lake, tmp_path: Path)
     (table,) = proof["tables"]
     assert not table["complete"] and table["blocking_refs"] == ["audit_2026"]
     assert table["files_still_referenced"] and table["rows_after"] == 6  # the tag's snapshot still holds them
-    assert "'audit_2026' still keeps a snapshot whose files hold the keys" in output
+    assert "tag 'audit_2026' keeps snapshot" in output
+    assert ("holding a key of REQ-1, REQ-2, and the policy does not say what erasure does with it: declare "
+            "lifecycle.erasure.refs: {audit_2026: hold | rewrite | expire}") in output
     assert users(lake, "tagged") == ["u3"] * 3 + ["u4"] * 3  # gone from the current table all the same
 
 
