@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from compiler.errors import CatalogError
 from compiler.loader import Project
-from compiler.maintenance.view_health import ViewsHealth, health_namespaces, views_health
+from compiler.maintenance.view_health import ViewHealth, ViewsHealth, health_namespaces, unreadable, views_health
+from compiler.model.view import CurrentView
 from runtime.catalog.reader import CatalogReader
 
 
@@ -18,6 +20,15 @@ def read_views_health(reader: CatalogReader, project: Project, now: datetime) ->
         return ViewsHealth(namespaces=tuple(namespaces), unread="tablepolicy reads views from SQL catalogs "
                            f"(Iceberg's JDBC catalog) only, and {reader.config.describe()} is none")
     selected = set(namespaces)
-    held = [view for name in reader.view_names() if name[:-1] in selected
-            if (view := reader.view(name)) is not None]
+    held: list[CurrentView | ViewHealth] = []
+    for name in reader.view_names():
+        if name[:-1] not in selected:
+            continue
+        try:
+            view = reader.view(name)
+        except CatalogError as exc:  # one view another engine wrote (no Spark SQL): listed as such, health goes on
+            held.append(unreadable(name, str(exc)))
+            continue
+        if view is not None:
+            held.append(view)
     return views_health(project, held, namespaces, now)

@@ -40,9 +40,12 @@ UNMANAGED = "view: u.x\nsql: SELECT id FROM u.t\n"
 ELSEWHERE = "view: other.y\nsql: SELECT id FROM u.t\n"  # a namespace git never mentions
 
 
-def add_view(config: CatalogConfig, policy: str, folder: Path, *, version_id: int = 1) -> None:
-    """The view ``policy`` declares as Spark's CREATE VIEW leaves it in a JDBC catalog (schema V1)."""
+def add_view(config: CatalogConfig, policy: str, folder: Path, *, version_id: int = 1, dialect: str = "spark"
+             ) -> None:
+    """The view ``policy`` declares as Spark's CREATE VIEW leaves it in a JDBC catalog (schema V1); another
+    ``dialect``: as another engine leaves it."""
     metadata = view_metadata(policy, version_id=version_id)
+    metadata["versions"][0]["representations"][0]["dialect"] = dialect
     namespace, name = metadata["location"].rsplit("/", 2)[-2:]
     file = folder / f"{namespace}.{name}.gz.metadata.json"
     file.write_bytes(gzip.compress(json.dumps(metadata).encode()))
@@ -93,7 +96,7 @@ def test_views_in_text_and_json(lake: tuple[Path, CatalogConfig]) -> None:
                                                                         + "\n")
     document = json.loads(maintenance_json(outcome.decided, "lake", views=outcome.views))
     stamp = 1767225600000
-    version = {"version_timestamp_ms": stamp, "version_age_ms": 14 * 86_400_000}
+    version = {"version_timestamp_ms": stamp, "version_age_ms": 14 * 86_400_000, "reason": None}
     assert document["views"] == {"namespaces": [["u"]], "unread": None, "views": [
         {"view": ["u", "v"], "version_id": 1, **version, "status": "same", "differs": []},
         {"view": ["u", "w"], "version_id": 3, **version, "status": "differs", "differs": ["sql", "comment"]},
@@ -176,6 +179,21 @@ def test_the_html_report_lists_refs_and_views(lake: tuple[Path, CatalogConfig]) 
     ]
     assert rows.status == ["same", "differs", "unmanaged"]
     assert decided.table == ("u", "t")
+
+
+def test_a_view_another_engine_wrote_is_listed_as_unreadable(lake: tuple[Path, CatalogConfig], tmp_path: Path
+                                                              ) -> None:
+    policies, config = lake
+    add_view(config, "view: u.z\nsql: SELECT id FROM u.t\n", tmp_path, dialect="trino")
+    views = tablepolicy.health(policies, catalog=config, now=NOW).views
+    unread = [v for v in views.views if v.view == ("u", "z")]
+    assert view_lines(ViewsHealth(namespaces=views.namespaces, views=tuple(unread))) == [
+        "views in u:", f"  u.z  unreadable: cannot read view u.z from {config.describe()}: its current version has "
+        "no SQL for dialect 'spark' (it has: trino)"]
+    assert [v.status for v in views.views] == ["same", "differs", "unmanaged", "unreadable"]
+    rows = Rows()
+    rows.feed(render_health_html([], "catalog 'lake'", NOW, views))
+    assert rows.tables["Views"][-1][:3] == ["u.z", "–", "–"] and rows.status[-1] == "unreadable"
 
 
 def test_a_table_without_refs_and_a_catalog_without_views_say_so() -> None:

@@ -21,20 +21,22 @@ from compiler.maintenance.refs import age_text
 from compiler.model.names import format_name
 from compiler.model.view import CurrentView, desired_view
 
-Status = Literal["same", "differs", "unmanaged"]
+Status = Literal["same", "differs", "unmanaged", "unreadable"]
 
 
 class ViewHealth(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     view: tuple[str, ...]
-    version_id: int = Field(description="The view's current version.")
+    version_id: int | None = Field(description="The view's current version (None: unreadable).")
     version_timestamp_ms: int | None = Field(description="When that version was made.")
     version_age_ms: int | None = Field(description="How old that version is at the run's moment.")
     status: Status = Field(description="same: as git declares it; differs: apply would change it; unmanaged: no "
-                                       "policy file declares it.")
+                                       "policy file declares it; unreadable: its metadata holds no view this tool "
+                                       "reads (reason).")
     differs: tuple[str, ...] = Field((), description="What differs from git: sql, columns, comment, properties, "
                                                      "'properties to unset', or 'absent in git' (state: absent).")
+    reason: str | None = Field(None, description="Why the view could not be read (status unreadable).")
 
 
 class ViewsHealth(BaseModel):
@@ -74,11 +76,18 @@ def view_health(current: CurrentView, declared: LoadedView | None, now: datetime
                       version_age_ms=age, status=status, differs=differs)
 
 
-def views_health(project: Project, held: Iterable[CurrentView], namespaces: list[tuple[str, ...]],
+def views_health(project: Project, held: Iterable[CurrentView | ViewHealth], namespaces: list[tuple[str, ...]],
                  now: datetime) -> ViewsHealth:
+    """``held``: each view as read, or already judged (an unreadable one)."""
     declared = {v.name: v for v in project.views}
-    found = sorted((view_health(v, declared.get(v.state.name), now) for v in held), key=lambda h: h.view)
+    found = sorted((v if isinstance(v, ViewHealth) else view_health(v, declared.get(v.state.name), now)
+                    for v in held), key=lambda h: h.view)
     return ViewsHealth(namespaces=tuple(namespaces), views=tuple(found))
+
+
+def unreadable(name: tuple[str, ...], reason: str) -> ViewHealth:
+    return ViewHealth(view=name, version_id=None, version_timestamp_ms=None, version_age_ms=None,
+                      status="unreadable", reason=reason)
 
 
 def version_age(view: ViewHealth) -> str:
@@ -91,6 +100,8 @@ def status_text(view: ViewHealth) -> str:
         return "same as git"
     if view.status == "differs":
         return f"differs from git: {', '.join(view.differs)}"
+    if view.status == "unreadable":
+        return f"unreadable: {view.reason}"
     return f"unmanaged (no policy file declares view {format_name(view.view)})"
 
 
@@ -102,5 +113,6 @@ def view_lines(views: ViewsHealth) -> list[str]:
     if not views.views:
         return [f"views in {spaces}: none"]
     width = max(len(format_name(v.view)) for v in views.views)
-    return [f"views in {spaces}:", *(f"  {format_name(v.view):<{width}}  version {v.version_id}, "
+    return [f"views in {spaces}:", *(f"  {format_name(v.view):<{width}}  {status_text(v)}" if v.version_id is None
+                                     else f"  {format_name(v.view):<{width}}  version {v.version_id}, "
                                      f"{version_age(v)}, {status_text(v)}" for v in views.views)]

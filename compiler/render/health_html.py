@@ -15,7 +15,7 @@ from compiler.maintenance.actions import Action
 from compiler.maintenance.due import TableMaintenance
 from compiler.maintenance.health import SIZE_BUCKETS, TableHealth
 from compiler.maintenance.refs import RefHealth, ref_age, ref_health
-from compiler.maintenance.view_health import ViewsHealth, status_text, version_age
+from compiler.maintenance.view_health import ViewHealth, ViewsHealth, status_text, version_age
 from compiler.model.names import format_name
 from compiler.model.table import RefRetention
 
@@ -137,11 +137,17 @@ def _views(views: ViewsHealth) -> str:
         return f'{head}<p class="muted">not read: {escape(views.unread)}</p></section>'
     if not views.views:
         return f'{head}<p class="muted">no views</p></section>'
-    rows = "".join(f'<tr><td>{escape(format_name(v.view))}</td><td>{v.version_id}</td><td>{escape(version_age(v))}'
-                   f'</td><td class="{"ok" if v.status == "same" else "due"}" data-status="{v.status}">'
-                   f"{escape(status_text(v))}</td></tr>" for v in views.views)
+    rows = "".join(_view_row(v) for v in views.views)
     return (f"{head}<table><tr><th>view</th><th>version</th><th>age of the version</th><th>git</th></tr>{rows}"
             "</table></section>")
+
+
+def _view_row(view: ViewHealth) -> str:
+    read = view.version_id is not None
+    mark = "ok" if view.status == "same" else "due"
+    return (f"<tr><td>{escape(format_name(view.view))}</td><td>{view.version_id if read else '–'}</td>"
+            f"<td>{escape(version_age(view)) if read else '–'}</td>"
+            f'<td class="{mark}" data-status="{view.status}">{escape(status_text(view))}</td></tr>')
 
 
 def _card(report: TableReport, now: datetime) -> str:
