@@ -27,8 +27,9 @@ def _count(value: Any) -> int:
     return len(value) if isinstance(value, list | tuple | dict) else int(value or 0)
 
 
-def proof_summary(proof: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The figures of a table proof an auditor reads: counts and the verdict, never file names or values."""
+def proof_summary(proof: Mapping[str, Any] | None, request: str | None = None) -> dict[str, Any] | None:
+    """The figures of a table proof an auditor reads: counts and the verdict, never file names or values.
+    ``request``: the refs listed are those that kept a key of this request (the proof is the table's)."""
     if proof is None:
         return None
     summary: dict[str, Any] = {
@@ -48,10 +49,11 @@ def proof_summary(proof: Mapping[str, Any] | None) -> dict[str, Any] | None:
     for key, _ in _OPTIONAL_COUNTS:
         if key in proof:
             summary[key] = _count(proof[key])
-    if proof.get("refs"):  # each tag or branch that kept a key: what erasure did with it and why
+    refs = [r for r in proof.get("refs") or () if request is None or request in r["requests"]]
+    if refs:  # each tag or branch that kept a key (of the request): what erasure did with it and why
         summary["refs"] = [{"ref": r["ref"], "kind": r["kind"], "decision": r["decision"], "outcome": r["outcome"],
                             "reason": r["reason"], "files": _count(r["files"]), "requests": list(r["requests"])}
-                           for r in proof["refs"]]
+                           for r in refs]
     return summary
 
 
@@ -103,7 +105,7 @@ def render_status(statuses: list[RequestStatus], today: date, paint: Paint) -> s
                      f"{status.received}, deadline {status.deadline}{_sla(status.sla_met)}")
         for entry in status.entries:
             when = f" {entry.done_at.date()}" if entry.state == "done" and entry.done_at else ""
-            summary = proof_summary(entry.proof)
+            summary = proof_summary(entry.proof, entry.request)
             detail = f": {_proof_text(summary)}" if summary is not None and entry.state != "pending" else ""
             overdue = f" (OVERDUE since {entry.deadline})" if entry.overdue(today) else ""
             lines.append(f"    {entry.table}: {entry.state}{when}{overdue}{detail}")
@@ -121,7 +123,7 @@ def status_document(statuses: list[RequestStatus], today: date) -> dict[str, Any
         "overdue": s.overdue(today), "sla_met": s.sla_met, "tables": [{
             "table": e.table, "state": e.state, "deadline": e.deadline.isoformat(), "overdue": e.overdue(today),
             "done_at": e.done_at.isoformat() if e.done_at else None, "sla_met": e.sla_met,
-            "proof": proof_summary(e.proof)} for e in s.entries]} for s in statuses]}
+            "proof": proof_summary(e.proof, e.request)} for e in s.entries]} for s in statuses]}
 
 
 def status_json(statuses: list[RequestStatus], today: date, catalog: Mapping[str, str]) -> str:
