@@ -13,23 +13,26 @@ only reads again.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pyiceberg.avro.decoder import new_decoder
-from pyiceberg.avro.file import _SCHEMA_KEY, AvroFile
+from pyiceberg.avro.file import _SCHEMA_KEY, META_SCHEMA, AvroFile, AvroFileHeader
 from pyiceberg.avro.reader import Reader
-from pyiceberg.avro.resolver import resolve_reader
+from pyiceberg.avro.resolver import construct_reader, resolve_reader
 from pyiceberg.expressions import BooleanExpression
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import (
     DEFAULT_READ_VERSION,
     MANIFEST_ENTRY_SCHEMAS,
+    MANIFEST_LIST_FILE_SCHEMAS,
     DataFile,
     DataFileContent,
     FileFormat,
+    ManifestContent,
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
+    PartitionFieldSummary,
     _inherit_from_manifest,
 )
 from pyiceberg.schema import Schema
@@ -63,34 +66,50 @@ def reason_of(exc: BaseException) -> str:
     return text or f"{type(exc).__name__}: the file ends before its content does"
 
 
-class _ManifestFile(AvroFile[ManifestEntry]):
-    """pyiceberg's AvroFile for a manifest, whose schema and reader tree are made once per distinct schema: the
-    manifests of one table (of one partition spec) all carry the same one, and pyiceberg converting and resolving
-    it again for every file was a third of reading a 50-entry manifest."""
+class _AvroFile(AvroFile[Any]):
+    """pyiceberg's AvroFile whose header reader, and schema and reader tree per distinct schema, are made once per
+    process: the manifests of one table (one partition spec) all carry one schema and every manifest list
+    another, and pyiceberg converting and resolving them again for every file was a third of reading a
+    50-entry manifest."""
 
-    _readers: ClassVar[dict[str, tuple[Schema, Reader]]] = {}
+    _header: ClassVar[Reader | None] = None
+    _readers: ClassVar[dict[tuple[str, int], tuple[Schema, Reader]]] = {}  # (schema, id of the read schema)
 
-    def __enter__(self) -> _ManifestFile:
+    def _read_header(self) -> AvroFileHeader:
+        if _AvroFile._header is None:
+            _AvroFile._header = construct_reader(META_SCHEMA, {-1: AvroFileHeader})
+        header: AvroFileHeader = _AvroFile._header.read(self.decoder)
+        return header
+
+    def __enter__(self) -> _AvroFile:
         with self.input_file.open() as handle:
             self.decoder = new_decoder(handle.read())
         self.header = self._read_header()
-        text = self.header.meta.get(_SCHEMA_KEY, "")
-        found = self._readers.get(text)
+        key = (self.header.meta.get(_SCHEMA_KEY, ""), id(self.read_schema))  # one read schema, types, enums each
+        found = self._readers.get(key)
         if found is None:
             schema = self.header.get_schema()
-            found = self._readers[text] = (schema, resolve_reader(schema, self.read_schema or schema,
-                                                                  self.read_types, self.read_enums))
+            found = self._readers[key] = (schema, resolve_reader(schema, self.read_schema or schema,
+                                                                 self.read_types, self.read_enums))
         self.schema, self.reader = found
         return self
 
 
 def read_entries(io: FileIO, manifest: ManifestFile) -> tuple[ManifestEntry, ...]:
     """Every entry of a manifest, deleted ones too: ``manifest.fetch_manifest_entry(io, discard_deleted=False)``,
-    with the file's schema read once per distinct schema (``_ManifestFile``)."""
-    with _ManifestFile(io.new_input(manifest.manifest_path), MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
-                       read_types={-1: ManifestEntry, 2: DataFile},
-                       read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent}) as reader:
+    its schema read once per distinct schema (``_AvroFile``)."""
+    with _AvroFile(io.new_input(manifest.manifest_path), MANIFEST_ENTRY_SCHEMAS[DEFAULT_READ_VERSION],
+                   read_types={-1: ManifestEntry, 2: DataFile},
+                   read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent}) as reader:
         return tuple(_inherit_from_manifest(entry, manifest) for entry in reader)
+
+
+def read_list(io: FileIO, manifest_list: str) -> tuple[ManifestFile, ...]:
+    """The manifests a manifest list names: ``snapshot.manifests(io)``, its schema read once (``_AvroFile``)."""
+    with _AvroFile(io.new_input(manifest_list), MANIFEST_LIST_FILE_SCHEMAS[DEFAULT_READ_VERSION],
+                   read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+                   read_enums={517: ManifestContent}) as reader:
+        return tuple(reader)
 
 
 class ManifestReads:
@@ -104,7 +123,7 @@ class ManifestReads:
         found = self._lists.get(snapshot.manifest_list)
         if found is None:
             try:
-                listed = tuple(snapshot.manifests(io))
+                listed = read_list(io, snapshot.manifest_list)
             except Exception as exc:  # torn, emptied or gone: named as damage, never a traceback
                 raise TableDamaged(snapshot.manifest_list, f"the manifest list of snapshot {snapshot.snapshot_id}",
                                    reason_of(exc)) from exc
