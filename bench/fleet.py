@@ -248,15 +248,19 @@ def build(root: Path, tables: int, large: int, files: int, manifests: int, stray
     return policies
 
 
-def run(command: list[str], env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one child process (exit 0, or 2: work is due)."""
-    start = time.perf_counter()
-    done = subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          env={**os.environ, "NO_COLOR": "1", **(env or {})})
-    elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 2):
-        raise SystemExit(f"{' '.join(command)} exited {done.returncode}: {done.stderr[-3000:]}")
-    return elapsed
+def run(command: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:
+    """Wall seconds and peak resident KB of one child process (exit 0, or 2: work is due)."""
+    with tempfile.TemporaryFile("w+") as errors:
+        start = time.perf_counter()
+        child = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors,
+                                 env={**os.environ, "NO_COLOR": "1", **(env or {})})
+        _, status, usage = os.wait4(child.pid, 0)
+        elapsed = time.perf_counter() - start
+        child.returncode = os.waitstatus_to_exitcode(status)
+        if child.returncode not in (0, 2):
+            errors.seek(0)
+            raise SystemExit(f"{' '.join(command)} exited {child.returncode}: {errors.read()[-3000:]}")
+    return elapsed, usage.ru_maxrss
 
 
 def counted(args: list[str], out: Path) -> dict[str, int]:
@@ -279,14 +283,16 @@ def main() -> None:
         best = {side: min(run(command) for _ in range(rounds)) for side, command in sides.items()}
         reads = {side: counted(command[1:], root / "opens.json") for side, command in sides.items()
                  if side != "floor"}
+        floor, floor_kb = best["floor"]
         print()
-        print(f"{'side':>20} | {'seconds':>8} | {'x floor':>7} | {'avro files':>10} | {'opens':>6} | "
-              f"{'most of one':>11}")
-        for side, seconds in best.items():
+        print(f"{'side':>20} | {'seconds':>8} | {'x floor':>7} | {'peak MB':>7} | {'x floor':>7} | "
+              f"{'avro files':>10} | {'opens':>6} | {'most of one':>11}")
+        for side, (seconds, kb) in best.items():
             opened = reads.get(side)
             counts = (f"{len(opened):>10} | {sum(opened.values()):>6} | {max(opened.values(), default=0):>11}"
                       if opened is not None else f"{'':>10} | {'':>6} | {'':>11}")
-            print(f"{side:>20} | {seconds:>8.2f} | {seconds / best['floor']:>7.2f} | {counts}")
+            print(f"{side:>20} | {seconds:>8.2f} | {seconds / floor:>7.2f} | {kb / 1024:>7.0f} | "
+                  f"{kb / floor_kb:>7.2f} | {counts}")
         print("target: no JVM (pyspark unimportable in the counted runs), each manifest and list opened at most once")
     finally:
         shutil.rmtree(root, ignore_errors=True)
