@@ -200,8 +200,8 @@ def _typed(value: KeyValue, kind: KeyKind | None) -> KeyValue:
 
 
 def ref_rules(origins: dict[str, tuple[SourceMap, YamlPath]], erasure: Erasure) -> tuple[RefRule, ...]:
-    """Each ref decision with the position of its own entry (table file, namespace defaults or overlay): the
-    ``holds`` shorthand first, then ``refs`` (a ref in both with another decision is TP445 at validate)."""
+    """Each ref decision with the position of its own entry (table file, namespace defaults or overlay), in natural
+    order of names: the ``holds`` shorthand first, then ``refs``."""
     rules: dict[str, RefRule] = {}
     if erasure.holds:
         source, path = origins["lifecycle.erasure.holds"]
@@ -209,7 +209,7 @@ def ref_rules(origins: dict[str, tuple[SourceMap, YamlPath]], erasure: Erasure) 
             rules.setdefault(ref, RefRule(ref, "hold", source.value((*path, i))))
     for ref, decision in (erasure.refs or {}).items():
         source, path = origins[f"lifecycle.erasure.refs.{ref}"]
-        if ref not in rules or rules[ref].decision == decision:
+        if ref not in rules:  # under holds too: the hold stands (another decision is TP445 at validate)
             rules[ref] = RefRule(ref, decision, source.key(path))  # the ref's name: what TP443 and TP446 are about
     return tuple(rules[ref] for ref in sorted(rules, key=natural_key))
 
