@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compiler.checks.view_reads import creation_order
 from compiler.diff.changes import Change, CreateNamespace
 from compiler.diff.create import creation_changes
 from compiler.diff.views import diff_view
@@ -43,6 +44,7 @@ def create_all(project: Project) -> list[Change]:
     (``tablepolicy ddl``)."""
     states = desired_states(project)
     views = sorted((v for v in project.views if v.state == "present"), key=lambda v: natural_key(v.name))
+    views = creation_order(views, "")  # a view reading another after it (offline: no catalog name to strip)
     names = [*(s.name for s in states), *(v.name for v in views)]
     changes: list[Change] = [CreateNamespace(table=ns) for ns in namespaces_of(names)]
     for state in states:

@@ -13,6 +13,7 @@ import pytest
 
 from compiler.checks import check_project
 from compiler.checks.view_reads import ViewSqlError, tables_read
+from compiler.desired import create_all
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from tests.cli_runner import tablepolicy
@@ -148,3 +149,20 @@ def test_plan_names_the_missing_table_at_the_views_sql(tmp_path: Path) -> None:
         "policies/u/v.yaml:2:6: error TP463: view u.v reads table u.events, which git does not declare and catalog "
         "'lake' does not hold",
         "    hint: name a table that exists or declare u.events in git; namespace u holds u.t"]
+
+
+@pytest.mark.parametrize(("views", "order"), [
+    ({"a": "SELECT id FROM u.t", "b": "SELECT id FROM u.t"}, ["a", "b"]),  # independent: by name
+    ({"a": "SELECT id FROM u.b", "b": "SELECT id FROM u.t"}, ["b", "a"]),  # a reads b: b first
+    ({"a": "SELECT id FROM lake.u.c", "b": "SELECT id FROM u.a", "c": "SELECT id FROM u.t"}, ["c", "a", "b"]),
+    ({"a": "WITH b AS (SELECT id FROM u.t) SELECT id FROM b", "b": "SELECT id FROM u.t"}, ["a", "b"]),  # a CTE
+    ({"a": "SELECT id FROM u.b", "b": "SELECT id FROM u.a"}, ["a", "b"]),  # a cycle: Spark refuses it at apply
+    ({"a": "SELECT FROM WHERE", "b": "SELECT id FROM u.a"}, ["a", "b"]),  # unparsed: keeps its place
+])
+def test_views_are_planned_after_the_views_they_read(views: dict[str, str], order: list[str]) -> None:
+    project = project_of(TABLE, *(f"view: u.{name}\nsql: \"{sql}\"\n" for name, sql in views.items()))
+    plan = make_plan(project, MemoryCatalog.of(), CatalogRef(name="lake"), today=date(2026, 1, 15)).plan
+    assert [t.table[-1] for t in plan.tables if t.kind == "view"] == order
+    offline = order if "lake." not in str(views) else ["a", "b", "c"]  # ddl knows no catalog name: lake.u.c unread
+    assert [c.summary for c in create_all(project) if c.action == "create_view"] == [
+        f"create view u.{name}" for name in offline]

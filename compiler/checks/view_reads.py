@@ -205,3 +205,28 @@ def _names(names: list[tuple[str, ...]], at_most: int = NEARBY) -> str:
     return shown + (f" and {len(names) - at_most} more" if len(names) > at_most else "")
 
 
+
+
+def creation_order(views: list[LoadedView], catalog: str) -> list[LoadedView]:
+    """``views`` (in their given order) with each after the views of the list it reads, as Spark needs them at
+    CREATE VIEW: a view reading another view git declares is created after it. A view whose SQL sqlglot cannot
+    parse keeps its place among the others; views reading each other in a cycle keep the given order (Spark
+    refuses such a view at apply)."""
+    names = {v.name for v in views}
+    reads: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
+    for view in views:
+        try:
+            written = tables_read(query_text(view.policy.sql))
+        except ViewSqlError:
+            written = []
+        resolved = (resolve(name, catalog) for name in written)
+        reads[view.name] = {n for n in resolved if n in names and n != view.name}
+    placed: list[LoadedView] = []
+    done: set[tuple[str, ...]] = set()
+    waiting = list(views)
+    while waiting:
+        ready = next((v for v in waiting if reads[v.name] <= done), waiting[0])  # a cycle: the first waiting
+        placed.append(ready)
+        done.add(ready.name)
+        waiting.remove(ready)
+    return placed

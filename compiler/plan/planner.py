@@ -17,7 +17,7 @@ from compiler import codes
 from compiler.catalog.config import CatalogConfig
 from compiler.catalog.current import CurrentTable
 from compiler.catalog.retention import retention_cutoff
-from compiler.checks.view_reads import Known, unknown_reads
+from compiler.checks.view_reads import Known, creation_order, unknown_reads
 from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from compiler.diff.changes import (
@@ -107,7 +107,9 @@ def make_plan(
     present = sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name))
     diagnostics = Diagnostics()
     locations = source.metadata_locations() if cache is not None else None
-    views = sorted((v for v in project.views if v.state == "present"), key=lambda v: natural_key(v.name))
+    # created in this order: a view reading another view of the plan after it
+    views = creation_order(sorted((v for v in project.views if v.state == "present"),
+                                  key=lambda v: natural_key(v.name)), target.name)
     namespaces: list[Change] = [
         CreateNamespace(table=ns)
         for ns in namespaces_of([*(t.name for t in present), *(v.name for v in views)])

@@ -72,3 +72,16 @@ def test_spark_resolves_a_views_names_as_plan_does(lake: Lake, tmp_path: Path) -
     assert plan_findings(lake, policies) == [
         "TP463 view ops.v reads table ops.gone, which git does not declare and catalog 'lake' does not hold"]
     assert "TABLE_OR_VIEW_NOT_FOUND" in spark_refusal(lake, "CREATE OR REPLACE VIEW ops.v AS SELECT id FROM ops.gone")
+
+
+def test_a_view_reading_another_new_view_is_created_after_it(lake: Lake, tmp_path: Path) -> None:
+    """ops.a reads ops.b, both new: plan creates b first (by name a would come first and Spark would refuse it)."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "t.yaml").write_text(TABLE.replace("ops.vt", "ops.wt"))
+    (policies / "a.yaml").write_text("view: ops.a\nsql: SELECT id FROM ops.b WHERE id > 1\n")
+    (policies / "b.yaml").write_text("view: ops.b\nsql: SELECT id FROM ops.wt\n")
+    assert plan_findings(lake, policies) == []
+    apply_dir(lake, policies, tmp_path)
+    lake.spark.sql("INSERT INTO lake.ops.wt VALUES (1), (2), (3)")
+    assert [r.id for r in lake.spark.sql("SELECT id FROM lake.ops.a ORDER BY id").collect()] == [2, 3]
