@@ -190,18 +190,21 @@ def test_a_decision_naming_no_ref_is_refused_before_anything_runs(lake: Lake, tm
     assert len(table_of(lake, "undecided").metadata.snapshots) == snapshots
 
 
-def test_a_tag_spark_rewrites_is_re_pointed_and_its_temporary_branch_dropped(lake: Lake, tmp_path: Path) -> None:
-    """An equality delete applies to the tag's files: pyiceberg cannot read them, so Spark rewrites them on a
-    temporary branch started at the tag's snapshot, the tag is re-pointed to its head and the branch dropped."""
-    policies, _ = make(lake, tmp_path, "upserted_tag", ", refs: {month_end: rewrite}")
+def test_spark_rewrites_through_a_tag_and_a_branch(lake: Lake, tmp_path: Path) -> None:
+    """An equality delete applies to the refs' files: pyiceberg cannot read them, so Spark rewrites them. The
+    branch takes the commit itself; the tag's is committed on a temporary branch started at its snapshot, the tag
+    re-pointed to that branch's head and the branch dropped. A temporary branch a killed run left goes first."""
+    policies, _ = make(lake, tmp_path, "upserted_refs", ", refs: {month_end: rewrite, audit: rewrite}")
     gone = 30_000 + 2 * 3  # u3's event in day 0 of the last append, in a file holding the keys
-    equality_delete(lake, "upserted_tag", gone)
-    sql(lake, "ALTER TABLE lake.privacy.upserted_tag CREATE TAG month_end RETAIN 7 DAYS")
-    table = table_of(lake, "upserted_tag")
+    equality_delete(lake, "upserted_refs", gone)
+    sql(lake, "ALTER TABLE lake.privacy.upserted_refs CREATE TAG month_end RETAIN 7 DAYS")
+    sql(lake, "ALTER TABLE lake.privacy.upserted_refs CREATE BRANCH audit RETAIN 9 DAYS")
+    sql(lake, f"ALTER TABLE lake.privacy.upserted_refs CREATE BRANCH `{TEMPORARY_BRANCH}month_end`")  # a killed run's
+    table = table_of(lake, "upserted_refs")
     table.append(batch(95_000, KEPT, days=1))
-    tag = table_of(lake, "upserted_tag").metadata.refs["month_end"]
+    before = table_of(lake, "upserted_refs").metadata.refs
     lake.reload()
-    events = {r[0] for r in lake.spark.sql("SELECT event_id, user.uid FROM lake.privacy.upserted_tag VERSION AS OF "
+    events = {r[0] for r in lake.spark.sql("SELECT event_id, user.uid FROM lake.privacy.upserted_refs VERSION AS OF "
                                           "'month_end'").collect() if r[1] not in KEYS}
     assert gone not in events
 
@@ -209,14 +212,18 @@ def test_a_tag_spark_rewrites_is_re_pointed_and_its_temporary_branch_dropped(lak
     assert code == 0, output
     (result,) = proof["tables"]
     assert result["state"] == "complete", result
-    statements = [s for s in result["statements"] if "REPLACE TAG" in s]
-    assert len(statements) == 1 and statements[0].startswith(BY_SPARK) and "equality deletes" in statements[0]
-    after = table_of(lake, "upserted_tag")
-    assert set(after.metadata.refs) == {"main", "month_end"}  # no temporary branch left
-    assert not any(r.startswith(TEMPORARY_BRANCH) for r in after.metadata.refs)
-    new_tag = after.metadata.refs["month_end"]
-    assert new_tag.snapshot_id != tag.snapshot_id and new_tag.snapshot_ref_type == SnapshotRefType.TAG
-    assert new_tag.max_ref_age_ms == 7 * DAY_MS
-    assert {r[0] for r in lake.spark.sql("SELECT event_id FROM lake.privacy.upserted_tag VERSION AS OF "
-                                         "'month_end'").collect()} == events  # the equality delete still applies
+    tag_statement = [s for s in result["statements"] if "REPLACE TAG" in s]
+    branch_statement = [s for s in result["statements"] if "committed on branch `audit`" in s]
+    for statement in (*tag_statement, *branch_statement):
+        assert statement.startswith(BY_SPARK) and "equality deletes" in statement
+    assert len(tag_statement) == len(branch_statement) == 1
+    after = table_of(lake, "upserted_refs")
+    assert set(after.metadata.refs) == {"main", "month_end", "audit"}  # no temporary branch left
+    tag, branch = after.metadata.refs["month_end"], after.metadata.refs["audit"]
+    assert tag.snapshot_id != before["month_end"].snapshot_id and tag.snapshot_ref_type == SnapshotRefType.TAG
+    assert branch.snapshot_id != before["audit"].snapshot_id and branch.snapshot_ref_type == SnapshotRefType.BRANCH
+    assert (tag.max_ref_age_ms, branch.max_ref_age_ms) == (7 * DAY_MS, 9 * DAY_MS)
+    for ref in ("month_end", "audit"):  # the equality delete still applies, the other rows are all there
+        assert {r[0] for r in lake.spark.sql("SELECT event_id FROM lake.privacy.upserted_refs VERSION AS OF "
+                                             f"'{ref}'").collect()} == events
     assert keys_in_storage(after.location(), KEYS) == {}
