@@ -165,6 +165,10 @@ def test_the_html_report_lists_refs_and_views(lake: tuple[Path, CatalogConfig]) 
     rows = Rows()
     rows.feed(page)
     audit, wap = rows.tables["Branches and tags"]
+    [table] = json.loads(maintenance_json(outcome.decided, "lake"))["tables"]
+    assert table["refs"][0] == {"name": "audit", "kind": "tag", "snapshot_id": first.snapshot_id,
+                                "age_ms": 2 * 86_400_000 + 1000 - first.timestamp_ms % 1000 if first.timestamp_ms
+                                % 1000 else 2 * 86_400_000, "keeps": 1, "expires": False}
     assert audit == ["audit", "tag", str(first.snapshot_id), "2d old", "max_ref_age 30d", "1"]
     # the second write came milliseconds after the first: its age is 2d less that, to the minute
     assert re.fullmatch(r"2d|2879m", wap[3].removesuffix(" old"))
@@ -224,4 +228,8 @@ def test_health_through_the_cli(lake: tuple[Path, CatalogConfig], tmp_path: Path
     page = (tmp_path / "health.html").read_text()
     assert '<section class="card" id="views"><h2>Views</h2>' in page and "<td>audit</td><td>tag</td>" in page
     run = cli("health", str(policies), "--format", "json", cwd=tmp_path, env=env)
-    assert [v["status"] for v in json.loads(run.stdout)["views"]["views"]] == ["same", "differs", "unmanaged"]
+    document = json.loads(run.stdout)
+    assert [v["status"] for v in document["views"]["views"]] == ["same", "differs", "unmanaged"]
+    [table] = document["tables"]
+    assert [(r["name"], r["kind"], r["expires"]) for r in table["refs"]] == [("audit", "tag", False),
+                                                                         ("wap", "branch", False)]

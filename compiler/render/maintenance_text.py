@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from datetime import UTC, datetime
 
 from compiler.maintenance.actions import Action
@@ -101,6 +102,9 @@ def maintenance_json(plan: MaintenancePlan, catalog: str, target: dict[str, str]
     return json.dumps({
         "catalog": target or {"name": catalog},
         "tables": [{"table": list(t.table), "health": t.health.model_dump(mode="json"),
+                    # each branch and tag other than main as the text shows it: age, what it alone keeps alive
+                    "refs": [asdict(r) for r in ref_health(t.health, t.basis.effective, t.basis.now)] if t.basis
+                    else [],
                     "actions": [{**a.model_dump(mode="json"), "summary": a.summary, "sql": action_sql(a, catalog)}
                                 for a in t.actions],
                     "skipped": [{"code": k.code, "action": k.action, "reason": k.reason} for k in t.skips]}
