@@ -1,15 +1,15 @@
 """Decisions for a fleet without a JVM (issue 22, target 2): `health` and `maintain --dry-run` over 1,000 tables,
 a few of them large (100,000 data files in 2,000 manifests each), in seconds, each manifest read at most once.
 
-The fleet is built with pyiceberg alone on the embedded SQLite catalog (local disk warehouse). Every table
-declares snapshots, compaction, manifests, retention, orphan files and erasure (bench/fleet.py's LIFECYCLE) and
-has two snapshots (the second adds one manifest to the first's); a large table's first snapshot lists 1,999
+The fleet is built with pyiceberg alone on the embedded SQLite catalog (local disk warehouse). Every table declares
+snapshots, compaction, manifests, retention, orphan files and erasure (POLICY) and has two snapshots (the second
+adds one manifest to the first's; the first is 2 days old: expiry due); a large table's first snapshot lists 1,999
 manifests of 50 entries, its second one more. Manifests and manifest lists are written directly (pyiceberg's
-manifest writers, committed as AddSnapshot + SetSnapshotRef), so 100,000 files need no 100,000 appends. The
-data files exist: each is a hard link to one of DAYS real parquet files (one per day of the ``dt`` partition)
-whose row count, size and column bounds the entries carry, so the orphan listing lists 100,000 files that
-are all referenced, and a scan of the table reads real rows. Every STRAY-th table also has an old
-unreferenced file (orphan removal due).
+manifest writers, committed as AddSnapshot + SetSnapshotRef), so 100,000 files need no 100,000 appends. The data
+files exist: each is a hard link to one of DAYS real parquet files (one per day of the ``dt`` partition) whose row
+count, size and column bounds the entries carry, so the orphan listing lists 100,000 files that are all referenced,
+and a scan of the table reads real rows. Every STRAY-th table also has an old unreferenced file (orphan removal
+due).
 
 Sides, each a fresh process, best of ROUNDS:
   floor    -- pyiceberg alone: load every table, read every manifest any snapshot keeps once, and list the
@@ -156,9 +156,11 @@ class Templates:
         return lower, upper
 
 
-def add_snapshot(table: Table, templates: Templates, manifests: list[int], first_file: int) -> tuple[Table, int]:
-    """Commit a snapshot keeping the current one's manifests and adding ``manifests`` new ones (of that many data
-    files each, hard links to the day's template); returns the table after the commit and the next file number."""
+def add_snapshot(table: Table, templates: Templates, manifests: list[int], first_file: int, *, age: timedelta
+                 ) -> tuple[Table, int]:
+    """Commit a snapshot ``age`` old keeping the current one's manifests and adding ``manifests`` new ones (of that
+    many data files each, hard links to the day's template); returns the table after the commit and the next
+    file number."""
     metadata, io = table.metadata, table.io
     spec, schema = table.spec(), table.schema()
     parent = table.current_snapshot()
@@ -204,7 +206,8 @@ def add_snapshot(table: Table, templates: Templates, manifests: list[int], first
         "added-data-files": str(added), "total-data-files": str(total),
         "added-records": str(added * ROWS_PER_FILE), "total-records": str(total * ROWS_PER_FILE)})
     snapshot = Snapshot(snapshot_id=snapshot_id, parent_snapshot_id=parent.snapshot_id if parent else None,
-                        sequence_number=sequence, timestamp_ms=int(time.time() * 1000), manifest_list=manifest_list,
+                        sequence_number=sequence, timestamp_ms=int((time.time() - age.total_seconds()) * 1000),
+                        manifest_list=manifest_list,
                         summary=summary, schema_id=schema.schema_id)
     table.catalog.commit_table(table, (AssertRefSnapshotId(ref="main", snapshot_id=parent.snapshot_id
                                                           if parent else None),),
@@ -235,8 +238,9 @@ def build(root: Path, tables: int, large: int, files: int, manifests: int, stray
     for i in range(tables):
         table = catalog.load_table((NAMESPACE, name(i)))
         first = [per_manifest] * (manifests - 1) if i < large else [2]
-        table, number = add_snapshot(table, templates, first, 0 if i < large else i * 4)  # days vary
-        add_snapshot(table, templates, [per_manifest if i < large else 2], number)
+        table, number = add_snapshot(table, templates, first, 0 if i < large else i * 4,  # days vary
+                                     age=timedelta(days=2))  # past max_age 1d: expiry due
+        add_snapshot(table, templates, [per_manifest if i < large else 2], number, age=timedelta(0))
         if i % stray == stray - 1:
             orphan = Path(local_path(table.location())) / "data" / "stray-from-a-failed-write.parquet"
             orphan.write_bytes(b"not referenced by any snapshot")

@@ -31,7 +31,7 @@ from pyiceberg.table.snapshots import Snapshot
 from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
 from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 from runtime.locations import filesystem
-from runtime.manifests import TableDamaged, reason_of
+from runtime.manifests import READS, ManifestReads, TableDamaged, reason_of
 from runtime.orphans import normalize
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
@@ -167,7 +167,7 @@ class FileReader:
 
     def __post_init__(self) -> None:
         self.manifests = ManifestReader(self.keys, self.truncations)
-        self.metadata = MetadataCache(self.manifests.bounds)
+        self.metadata = MetadataCache(self.manifests.bounds, reads=ManifestReads())  # its own: the proof's is new
 
     def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
         known = (path, size)
@@ -216,31 +216,28 @@ class MetadataCache:
     bounds: KeyBounds | None = None  # None: no bounds wanted (the leftovers' last check of the metadata)
     lists: dict[str, ListRead] = field(default_factory=dict)
     manifests: dict[str, ManifestRead] = field(default_factory=dict)  # by normalized path
+    reads: ManifestReads = field(default_factory=lambda: READS)  # the process's (health's, the orphan decision's)
 
     def list_of(self, snapshot: Snapshot, io: FileIO) -> ListRead:
         if snapshot.manifest_list not in self.lists:
             uris: dict[str, str] = {}
             live: set[str] = set()
-            try:
-                listed = snapshot.manifests(io)
-            except Exception as exc:  # torn, emptied or gone: named as damage, never a traceback
-                raise TableDamaged(snapshot.manifest_list, f"the manifest list of snapshot "
-                                   f"{snapshot.snapshot_id}", reason_of(exc)) from exc
+            listed = self.reads.manifests(io, snapshot)  # torn, emptied or gone: TableDamaged names it
             for manifest in listed:
                 path = normalize(manifest.manifest_path)
                 if path not in self.manifests:
                     try:
                         self.manifests[path] = self._read(manifest, io)
-                    except Exception as exc:  # as above
+                    except TableDamaged as exc:  # named with the snapshot that reads it
                         raise TableDamaged(manifest.manifest_path, f"a manifest snapshot {snapshot.snapshot_id} reads",
-                                           reason_of(exc)) from exc
+                                           reason_of(exc.__cause__ or exc)) from exc.__cause__
                 uris[path] = manifest.manifest_path
                 live |= self.manifests[path].live.keys()
             self.lists[snapshot.manifest_list] = ListRead(uris, frozenset(live))
         return self.lists[snapshot.manifest_list]
 
     def _read(self, manifest: ManifestFile, io: FileIO) -> ManifestRead:
-        entries = manifest.fetch_manifest_entry(io, discard_deleted=False)
+        entries = self.reads.entries(io, manifest, discard_deleted=False)
         live = {normalize(e.data_file.file_path): (e.data_file.file_path, e.data_file.file_format)
                 for e in entries if e.status != ManifestEntryStatus.DELETED}
         return ManifestRead(live, self.bounds.hits(entries) if self.bounds is not None else ())
