@@ -161,10 +161,12 @@ class _Run:
     def current(self) -> int | None:
         return self.table.metadata.current_snapshot_id
 
-    def expirable(self, found: Survey) -> list[ExpiredSnapshot]:
+    def expirable(self, found: Survey, released: frozenset[str] = frozenset()) -> list[ExpiredSnapshot]:
         """Snapshots that read a file holding a key, or a manifest with a key as a column bound, and that no
-        ref keeps (the current one too: after a DELETE it is history)."""
-        kept = set().union(*kept_by_refs(self.table, {h.ref for h in self.erasure.holds}).values())
+        ref keeps (the current one too: after a DELETE it is history). ``released``: refs taken as no longer
+        keeping theirs (the dry run's rewrites and drops)."""
+        refs = kept_by_refs(self.table, {h.ref for h in self.erasure.holds})
+        kept = set().union(*(ids for ref, ids in refs.items() if ref not in released))
         reading = found.reach.snapshots_reaching(found.held)
         bounded = found.bounded()
         expired = []
@@ -393,7 +395,8 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
     run = _Run(reader, erasure, lambda _m: None)
     found = run.survey()
     current = found.live_in(run.current)
-    expirable = run.expirable(found)
+    through = keeping_refs(run.table, erasure, run.keys, found)
+    expirable = run.expirable(found, frozenset(erasure.decided("rewrite") | erasure.decided("expire")))
     statements = []
     if current:
         statements.append(f"-- the keys of {len(erasure.subjects)} subject(s), as data: temporary view "
@@ -404,17 +407,14 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
     if found.bounded_in(run.current):
         statements.append("-- the current snapshot's manifests keep a key as a column bound:\n"
                           + rewrite_manifests_text(erasure.table, catalog))
-    if expirable:
-        statements.append(expire_text(erasure.table, catalog, [s.snapshot_id for s in expirable]))
-    through = keeping_refs(run.table, erasure, run.keys, found)
     for step in through:
         if step.rule is not None and step.rule.decision == "expire":
             statements.append(drop_ref_sql(erasure.table, catalog, step.ref, step.kind))
         elif step.rule is not None and step.rule.decision == "rewrite":
             statements.append(delete_statement(erasure.table, catalog, run.keys) + "\n"
                               + ref_rewrite_text(erasure.table, catalog, step.ref, step.kind))
-    if through and any(s.rule is not None and s.rule.decision != "hold" for s in through):
-        statements.append("-- and the snapshots the refs above no longer keep, if they read a key: expired")
+    if expirable:
+        statements.append(expire_text(erasure.table, catalog, [s.snapshot_id for s in expirable]))
     holds = {h.ref for h in erasure.holds}
     kept = {ref: tuple(sorted(set().union(*(found.live_in(i) for i in ids))))
             for ref, ids in kept_by_refs(run.table, holds).items()}

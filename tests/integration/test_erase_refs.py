@@ -79,6 +79,13 @@ def test_rewrite_deletes_the_keys_through_a_tag_and_a_branch(lake: Lake, tmp_pat
     tag_rows, branch_rows = checksum(table, tag.snapshot_id), checksum(table, branch.snapshot_id)
     assert len(keys_in_storage(table.location(), KEYS)) == 10
 
+    code, output, _ = erase(lake, policies, tmp_path, "--dry-run")  # the snapshots the rewrites release expire too
+    assert code == 0, output
+    assert all(f"    expire snapshot {ref.snapshot_id}: " in output for ref in (tag, branch))
+    assert (f"tag 'month_end': the keys are deleted through it (a new snapshot on the tag's, the tag re-pointed, its "
+            f"retention kept): snapshot {tag.snapshot_id} reads 9 file(s) holding a key of REQ-1, REQ-2") in output
+    assert table_of(lake, "audited").metadata.refs["month_end"] == tag
+
     code, output, proof = erase(lake, policies, tmp_path)
     assert code == 0, output
     (result,) = proof["tables"]
