@@ -25,12 +25,15 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
     from compiler.errors import CatalogError, PolicyError, TablePolicyError
     from compiler.plan.codec import PlanFileError
     from runtime.importing import ImportRefused, ImportUsageError
+    from runtime.target import Target
     from tablepolicy import events
     from tablepolicy.api import (
         BlockedPlanError,
         apply,
         catalog,
         drift,
+        erase,
+        erase_status,
         health,
         import_tables,
         load_plan,
@@ -39,6 +42,7 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
         save_plan,
         validate,
     )
+    from tablepolicy.erasure import ErasedTable, ErasureOutcome, ErasureStatus
     from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 # Where each public name lives. Loaded on first use (PEP 562): ``tablepolicy validate`` needs the policy models,
@@ -50,8 +54,10 @@ _HOMES = {
     **dict.fromkeys(("CatalogError", "PolicyError", "TablePolicyError"), "compiler.errors"),
     "PlanFileError": "compiler.plan.codec",
     **dict.fromkeys(("ImportRefused", "ImportUsageError"), "runtime.importing"),
-    **dict.fromkeys(("BlockedPlanError", "apply", "catalog", "drift", "health", "import_tables", "load_plan",
-                     "maintain", "plan", "save_plan", "validate"), "tablepolicy.api"),
+    "Target": "runtime.target",
+    **dict.fromkeys(("BlockedPlanError", "apply", "catalog", "drift", "erase", "erase_status", "health",
+                     "import_tables", "load_plan", "maintain", "plan", "save_plan", "validate"), "tablepolicy.api"),
+    **dict.fromkeys(("ErasedTable", "ErasureOutcome", "ErasureStatus"), "tablepolicy.erasure"),
     **dict.fromkeys(("DriftOutcome", "HealthOutcome", "Imported", "MaintainOutcome", "PlanOutcome", "Validation"),
                     "tablepolicy.results"),
 }
@@ -79,6 +85,9 @@ __all__ = [
     "Diagnostic",
     "Diagnostics",
     "DriftOutcome",
+    "ErasedTable",
+    "ErasureOutcome",
+    "ErasureStatus",
     "HealthOutcome",
     "ImportRefused",
     "ImportUsageError",
@@ -89,11 +98,14 @@ __all__ = [
     "PolicyError",
     "Severity",
     "TablePolicyError",
+    "Target",
     "Validation",
     "__version__",
     "apply",
     "catalog",
     "drift",
+    "erase",
+    "erase_status",
     "events",
     "health",
     "import_tables",

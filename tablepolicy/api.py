@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.catalog.config import CatalogConfig
 from compiler.diagnostics import Diagnostics
 from compiler.errors import PolicyError, TablePolicyError
+from compiler.paths import ProjectPath, ProjectPaths, find_project
 from runtime.caches.folder import cache_dir, caches_on, project_cache
 from runtime.forked import FORKED
 from runtime.target import Target, requested_environment, resolve_target
@@ -32,68 +33,81 @@ if TYPE_CHECKING:  # result types load with the function returning one: validate
     from runtime.apply import ApplyReport, StepResult
     from runtime.catalog.reader import CatalogReader
     from runtime.maintain import Locations
+    from tablepolicy.erasure import ErasureOutcome, ErasureStatus
     from tablepolicy.events import ProgressCallback
     from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 PathLike = str | os.PathLike[str]
-CatalogLike = str | CatalogConfig | None
+Where = PathLike | ProjectPaths  # a path of the project, or the project a caller already found from one
+CatalogLike = str | CatalogConfig | Target | None  # a Target: the catalog and environment already resolved
 DEFAULT_MASTER = "local[2]"
 
 
-def validate(path: PathLike = "policies", *, environment: str | None = None) -> Validation:
+def validate(path: Where = "policies", *, environment: str | None = None) -> Validation:
     """Check every policy file under ``path`` (and, without an environment, every overlay against the policies)."""
     from compiler.project import load_selected
     from tablepolicy.results import Validation
 
-    where = Path(path)
+    where = project_of(path)
     name, flag = requested_environment(environment)
     _, files, findings = load_selected(where, project_cache(where), name, every_environment=True,
                                        environment_flag=flag, workers=FORKED)
     return Validation(findings, files)
 
 
-def target(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None) -> Target:
+def project_of(path: Where) -> ProjectPaths:
+    """The project ``path`` belongs to, found once per call at the edge and handed on as this value."""
+    return path if isinstance(path, ProjectPaths) else find_project(Path(path))
+
+
+def target(path: Where = "policies", *, catalog: CatalogLike = None,
+           environment: str | None = None) -> Target:
     """The catalog and environment a command on ``path`` targets (refused when they contradict each other)."""
+    if isinstance(catalog, Target):
+        return catalog
+    where = project_of(path)
     if isinstance(catalog, CatalogConfig):
         name, flag = requested_environment(environment)
-        found = resolve_target(Path(path), catalog.name, environment) if name is not None else None
-        return Target(catalog, found.environment if found is not None else None, flag)
-    return resolve_target(Path(path), catalog, environment)
+        found = resolve_target(where, catalog.name, environment) if name is not None else None
+        return Target(catalog, found.environment if found is not None else None, flag,
+                      found.overlay_read if found is not None else None)
+    return resolve_target(where, catalog, environment)
 
 
-def load_project(path: PathLike = "policies", *, environment: str | None = None, use_cache: bool = True
-                 ) -> tuple[Project, Diagnostics]:
-    """The validated project (with the environment's overlay) and its warnings; PolicyError on any error."""
+def load_project(path: Where = "policies", *, environment: str | None = None,
+                 use_cache: bool = True, chosen: Target | None = None) -> tuple[Project, Diagnostics]:
+    """The validated project (with the environment's overlay) and its warnings; PolicyError on any error.
+    ``chosen``: the target already resolved, whose overlay file is taken as read."""
     from compiler.project import load_selected
 
-    where = Path(path)
+    where = project_of(path)
     name, flag = requested_environment(environment)
     project, _, findings = load_selected(where, project_cache(where) if use_cache else None, name,
-                                         environment_flag=flag, workers=FORKED)
+                                         environment_flag=flag, workers=FORKED,
+                                         overlay_read=chosen.overlay_read if chosen is not None else None)
     if findings.has_errors:
         raise PolicyError(findings)
     return project, findings
 
 
-def plan(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
          use_cache: bool = True, today: date | None = None) -> PlanOutcome:
     """Compare the policies with the live catalog (no JVM): what apply would do. PolicyError when a policy is
     invalid or the diff refuses a change (each finding with its code and location). ``today``: the date the plan
     is made on (a retention window counts from it; default: today in UTC)."""
     from tablepolicy.results import PlanOutcome
 
-    where = Path(path)
+    where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
-    project, warnings = load_project(where, environment=environment, use_cache=use_cache)
+    project, warnings = load_project(where, environment=environment, use_cache=use_cache, chosen=chosen)
     with open_reader(chosen.catalog) as reader:
         planned, findings = plan_with(project, where, reader, use_cache=use_cache, today=today)
     return PlanOutcome(planned, Diagnostics([*warnings.items, *findings.items]), chosen)
 
 
-def plan_with(project: Project, path: Path, reader: CatalogReader, *, use_cache: bool = True,
+def plan_with(project: Project, path: ProjectPath, reader: CatalogReader, *, use_cache: bool = True,
               today: date | None = None) -> tuple[Plan, Diagnostics]:
     """The plan of a loaded project against an open catalog reader (drift reuses the reader)."""
-    from compiler.paths import find_project
     from compiler.plan.model import CatalogRef
     from compiler.plan.planner import make_plan
     from compiler.project import restrict_plan
@@ -166,7 +180,8 @@ def apply(
     if the_plan.blocked:
         raise BlockedPlanError("the plan holds destructive changes git has not approved; nothing was applied")
     where = Path(policies)
-    config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog or the_plan.catalog, where)
+    config = (catalog.catalog if isinstance(catalog, Target) else catalog if isinstance(catalog, CatalogConfig)
+              else resolve_catalog(catalog or the_plan.catalog, where))
     wanted = requested_environment(environment)[0] or (
         the_plan.environment.name if the_plan.environment is not None else None)
     if journal is None:
@@ -183,7 +198,7 @@ class BlockedPlanError(TablePolicyError):
 
 
 def _decide(
-    where: Path, chosen: Target, environment: str | None, *, tables: Sequence[str], only: Sequence[str],
+    where: ProjectPaths, chosen: Target, environment: str | None, *, tables: Sequence[str], only: Sequence[str],
     locations: Locations, now: datetime | None, on_work: Callable[[object], None] = lambda _t: None,
     views: list[ViewsHealth] | None = None,
 ) -> MaintenancePlan:
@@ -194,7 +209,7 @@ def _decide(
     from runtime.health import CatalogHealth
     from runtime.maintain import orphan_scanner
 
-    project, _ = load_project(where, environment=environment)
+    project, _ = load_project(where, environment=environment, chosen=chosen)
     chosen_tables = selection((t.name for t in project.tables if t.state == "present"), list(tables), list(only))
     with open_reader(chosen.catalog) as reader:
         scan = orphan_scanner(reader, locations)
@@ -208,7 +223,7 @@ def _decide(
         return decided
 
 
-def health(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+def health(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
            now: datetime | None = None) -> HealthOutcome:
     """Each declared table's health read from its metadata without a JVM (snapshots, files, small files, delete
     files, manifests, orphan bytes, refs), the maintenance due ``now`` (default: the clock), and the views of the
@@ -216,7 +231,7 @@ def health(path: PathLike = "policies", *, catalog: CatalogLike = None, environm
     from runtime.maintain import Locations
     from tablepolicy.results import HealthOutcome
 
-    where = Path(path)
+    where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
     views: list[ViewsHealth] = []
     decided = _decide(where, chosen, environment, tables=(), only=(), locations=Locations(), now=now, views=views)
@@ -224,7 +239,7 @@ def health(path: PathLike = "policies", *, catalog: CatalogLike = None, environm
 
 
 def maintain(
-    path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+    path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
     tables: Sequence[str] = (), only: Sequence[str] = (), dry_run: bool = False,
     spark_master: str = DEFAULT_MASTER, spark_conf: Mapping[str, str] | None = None, now: datetime | None = None,
     progress: ProgressCallback | None = None,
@@ -240,7 +255,7 @@ def maintain(
     from tablepolicy.events import CallbackProgress, MaintenanceDecided
     from tablepolicy.results import MaintainOutcome
 
-    where = Path(path)
+    where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
     locations = Locations()
     options = SparkOptions.from_flags(spark_master, [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())])
@@ -266,7 +281,7 @@ def maintain(
     return MaintainOutcome(decided, report, chosen)
 
 
-def drift(path: PathLike = "policies", *, catalog: CatalogLike = None, environment: str | None = None
+def drift(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None
           ) -> DriftOutcome:
     """What the catalog holds that git does not say (the reverse of plan); the namespaces and tables git never
     mentions are looked for when ``path`` is the whole project (they are listed, never drift)."""
@@ -275,9 +290,9 @@ def drift(path: PathLike = "policies", *, catalog: CatalogLike = None, environme
     from compiler.project import SelectedProject
     from tablepolicy.results import DriftOutcome
 
-    where = Path(path)
+    where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
-    project, _ = load_project(where, environment=environment)
+    project, _ = load_project(where, environment=environment, chosen=chosen)
     with open_reader(chosen.catalog) as reader:
         planned, _ = plan_with(project, where, reader)
         desired = {state.name: state for state in desired_states(project)}
@@ -307,7 +322,8 @@ def import_tables(
     from tablepolicy.results import Imported
 
     where = Path(policies)
-    config = catalog if isinstance(catalog, CatalogConfig) else resolve_catalog(catalog, where)
+    config = (catalog.catalog if isinstance(catalog, Target) else catalog if isinstance(catalog, CatalogConfig)
+              else resolve_catalog(catalog, where))
     documents = read_documents(list(tables), list(namespaces), config, recursive=recursive,
                                out=Path(out) if out is not None else None)
     texts = {format_name(name): document("") for name, document in documents.items()}
@@ -324,3 +340,46 @@ def catalog(name: str | None = None, path: PathLike = "policies") -> CatalogConf
     from runtime.catalog.config import resolve_catalog
 
     return resolve_catalog(name, Path(path))
+
+
+def erase(
+    path: Where = "policies", *, requests: PathLike, catalog: CatalogLike = None, environment: str | None = None,
+    dry_run: bool = False, proof: PathLike | None = None, spark_master: str = DEFAULT_MASTER,
+    spark_conf: Mapping[str, str] | None = None, debris_min_age: timedelta | str | None = None,
+    now: datetime | None = None, progress: ProgressCallback | None = None,
+) -> ErasureOutcome:
+    """Erase the data subjects of ``requests`` (a .yaml, .csv or .jsonl file) physically from the tables that
+    declare erasure: delete, rewrite, expire, prove, record in the ledger (requests done earlier are skipped).
+    ``dry_run``: what the requests reach and every statement a run starts with, read without a JVM.
+    ``proof``: also write the proof file (no key value in it). ``debris_min_age``: unreadable files no snapshot
+    reads are deleted only when older (default: the table's orphan_files.older_than, else 3d). ``progress``: told
+    of each tablepolicy.events value (what was decided, each step, each table erased) as the run goes.
+    ``outcome.complete``: every table erased and proven, or held by a declared legal hold."""
+    from tablepolicy import erasure
+
+    where = project_of(path)
+    age = erasure.debris_min_age(debris_min_age, "debris_min_age") if isinstance(debris_min_age, str) \
+        else debris_min_age
+    started = now or datetime.now(UTC)
+    chosen = target(where, catalog=catalog, environment=environment)
+    project, _ = load_project(where, environment=environment, chosen=chosen)
+    conf = [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())]
+    outcome = erasure.erase(where, Path(requests), chosen, project, dry_run=dry_run,
+                            spark={"master": spark_master, "conf": conf}, now=started, debris_age=age,
+                            progress=progress or (lambda _e: None))
+    if proof is not None and not dry_run:
+        Path(proof).write_text(erasure.proof_document(outcome, now or datetime.now(UTC)), encoding="utf-8")
+    return outcome
+
+
+def erase_status(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+                 requests: PathLike | None = None, today: date | None = None) -> ErasureStatus:
+    """Each erasure request of the ledger (or of ``requests``, those the ledger does not know yet as pending) on
+    the selected tables, without a JVM: done with its proof, pending, held or overdue as of ``today``."""
+    from tablepolicy import erasure
+
+    where = project_of(path)
+    chosen = target(where, catalog=catalog, environment=environment)
+    project, _ = load_project(where, environment=environment, chosen=chosen)
+    return erasure.erase_status(where, chosen, project, Path(requests) if requests is not None else None,
+                                today or datetime.now(UTC).date())

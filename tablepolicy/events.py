@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING, Any
 
+from compiler.diagnostics import Diagnostics
+from compiler.erasure.ledger import Entry
+from compiler.erasure.plan import ErasurePreview, TableErasure
 from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.due import MaintenancePlan
 from compiler.maintenance.report import Step
+
+if TYPE_CHECKING:
+    from runtime.erasure.proof import TableProof
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,48 @@ class ActionFinished:
     outcome: Step | Skip
 
 
-Event = MaintenanceDecided | SparkStarting | TableStarted | ActionStarted | ActionFinished
+@dataclass(frozen=True)
+class ErasureDecided:
+    """erase read the requests and the ledger (before anything runs): the tables the requests reach, those left to
+    erase, the pairs the ledger had done before, and in a dry run what holds the keys (``previews``, with what they
+    could not read exactly).
+    ``findings``: the requests file's warnings."""
+
+    reached: tuple[TableErasure, ...]
+    todo: tuple[TableErasure, ...]
+    done: tuple[Entry, ...]
+    today: date
+    dry_run: bool
+    previews: tuple[ErasurePreview, ...]
+    preview_warnings: tuple[str, ...]  # what the dry run could not read exactly (a ref it cannot survey)
+    findings: Diagnostics
+
+
+@dataclass(frozen=True)
+class ErasureProgress:
+    """A step of the table being erased (a rewrite, a commit, an expiry), in words."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class TableErased:
+    """One table erased, proven and recorded in the ledger (``document``: its proof as recorded, no key value)."""
+
+    proof: TableProof
+    entries: tuple[Entry, ...]
+    document: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class LedgerNote:
+    """The erasure ledger is not kept with the catalog, and why (a warning; the run goes on)."""
+
+    text: str
+
+
+Event = (MaintenanceDecided | SparkStarting | TableStarted | ActionStarted | ActionFinished | ErasureDecided
+         | ErasureProgress | TableErased | LedgerNote)
 ProgressCallback = Callable[[Event], None]
 
 

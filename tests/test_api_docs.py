@@ -72,6 +72,9 @@ def test_the_orchestrators_task_applies_the_saved_plan_and_maintains(project: Pa
     assert ran.returncode == 0, ran.stderr
     assert re.search(r"^\d+ steps applied$", ran.stdout, flags=re.M), ran.stdout
     assert "done create table security.cloudtrail_mgmt" in ran.stdout
+    assert "['ads.click_log']" in ran.stdout.splitlines()  # the request reaches the table whose key it names
+    assert "[('REQ-1', 'done')]" in ran.stdout.splitlines()
+    assert '"complete": true' in (project / "proof.json").read_text()
     from pyiceberg.catalog.sql import SqlCatalog
 
     catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",

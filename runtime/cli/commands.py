@@ -17,8 +17,8 @@ from compiler.desired import create_all
 from compiler.diagnostics import Diagnostics
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.fmt import YAMLError, format_diff, format_text
-from compiler.loader import Project, discover, display_path
-from compiler.paths import find_project
+from compiler.loader import discover, display_path
+from compiler.paths import ProjectPaths, find_project
 from compiler.plan.codec import plan_to_json
 from compiler.plan.model import Plan
 from compiler.plan.planner import PlanResult
@@ -44,14 +44,6 @@ if TYPE_CHECKING:
 __all__ = ["open_reader"]  # unlock, erase and maintain read the catalog through the API's reader
 
 
-def valid_project(path: Path, *, use_cache: bool = True, environment: str | None = None) -> Project:
-    """The project (with the overlay of ``environment`` in effect, the flag or TABLEPOLICY_ENV), or PolicyError
-    carrying every finding; warnings are shown either way."""
-    project, warnings = tablepolicy.api.load_project(path, environment=environment, use_cache=use_cache)
-    show_diagnostics(warnings)
-    return project
-
-
 def init(directory: Path, *, install: str, force: bool) -> int:
     from runtime.scaffold import Scaffold, ScaffoldError
     from runtime.scaffold.source import InstallSourceError, install_line
@@ -70,8 +62,11 @@ def init(directory: Path, *, install: str, force: bool) -> int:
 
 
 def ddl(path: Path, catalog: str | None, environment: str | None = None) -> int:
-    name = resolve_target(path, catalog, environment).catalog.name
-    project = valid_project(path, environment=environment)
+    paths = find_project(path)
+    target = resolve_target(paths, catalog, environment)
+    project, warnings = tablepolicy.api.load_project(paths, environment=environment, chosen=target)
+    show_diagnostics(warnings)
+    name = target.catalog.name
     for change in create_all(project):
         for statement in statements(change, name):
             info(f"-- {change.summary}\n{statement.sql};\n")
@@ -113,7 +108,7 @@ def fmt(path: Path, *, check: bool, diff: bool = False) -> int:
     return Exit.ERROR if broken or ((check or diff) and unformatted) else Exit.OK
 
 
-def compute_plan(path: Path, catalog: str | CatalogConfig | None, *, use_cache: bool = True,
+def compute_plan(path: Path | ProjectPaths, catalog: str | CatalogConfig | Target | None, *, use_cache: bool = True,
                  environment: str | None = None) -> PlanResult:
     """The plan (tablepolicy.plan), its warnings shown (e.g. approvals that approve nothing: TA101)."""
     outcome = tablepolicy.plan(path, catalog=catalog, environment=environment, use_cache=use_cache)
@@ -137,11 +132,12 @@ def plan(
     path: Path, catalog: str | None, *, out: Path | None, output: Format, detailed_exitcode: bool, use_cache: bool,
     environment: str | None = None,
 ) -> int:
-    target = resolve_target(path, catalog, environment)
+    project = find_project(path)  # once: every step below is handed this value
+    target = resolve_target(project, catalog, environment)
     if output is Format.json:
         typer.echo(target.header(), err=True)  # stdout is the plan file, which records the catalog itself
     try:
-        result = compute_plan(path, target.catalog, use_cache=use_cache, environment=environment)
+        result = compute_plan(project, target, use_cache=use_cache, environment=environment)
     except PolicyError as exc:
         if output is not Format.markdown:
             raise
@@ -150,7 +146,7 @@ def plan(
                    f"findings and push again.\n\n{findings_markdown(exc.diagnostics)}", nl=False)
         raise
     typer.echo(RENDERERS[output](result, target), nl=False)
-    show_provenance(result.plan.git_sha, shown_path(find_project(path).policies))
+    show_provenance(result.plan.git_sha, shown_path(project.policies))
     if out is not None:
         tablepolicy.save_plan(result.plan, out)
         typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)
@@ -213,11 +209,12 @@ def apply_input(path: Path, catalog: str | None, policies: Path, environment: st
             planned.environment.name if planned.environment is not None else None)
         return ApplyInput(planned, resolve_catalog(catalog or planned.catalog, policies), environment, policies,
                           path.with_name(path.name + ".journal"), saved=True)
-    target = resolve_target(path, catalog, environment)
+    project = find_project(path)
+    target = resolve_target(project, catalog, environment)
     catalog_header(target)
-    planned = compute_plan(path, target.catalog, environment=environment).plan
+    planned = compute_plan(project, target, environment=environment).plan
     return ApplyInput(planned, target.catalog, target.environment_name, path,
-                      cache_dir(path) / f"journal-{plan_id_of(planned)}.jsonl", saved=False)
+                      cache_dir(project) / f"journal-{plan_id_of(planned)}.jsonl", saved=False)
 
 
 def apply(
@@ -348,9 +345,10 @@ def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, output: D
           environment: str | None = None) -> int:
     """tablepolicy.drift rendered; exit CHANGES on drift with ``detailed_exitcode`` (unmanaged ones are never
     drift)."""
-    target = resolve_target(path, catalog, environment)
+    project = find_project(path)
+    target = resolve_target(project, catalog, environment)
     typer.echo(target.header(), err=output is DriftFormat.json)  # JSON on stdout records the catalog itself
-    outcome = tablepolicy.drift(path, catalog=target.catalog, environment=environment)
+    outcome = tablepolicy.drift(project, catalog=target, environment=environment)
     found = outcome.drift
     match output:
         case DriftFormat.text:

@@ -8,6 +8,7 @@ from typing import assert_never
 import typer
 
 import tablepolicy
+from compiler.paths import find_project
 from compiler.render.maintenance_report import report_json
 from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from runtime.cli.exits import Exit
@@ -19,7 +20,7 @@ from tablepolicy.events import Event, MaintenanceDecided
 
 def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,
            environment: str | None = None) -> int:
-    outcome = tablepolicy.health(path, catalog=catalog, environment=environment)
+    outcome = tablepolicy.health(find_project(path), catalog=catalog, environment=environment)
     plan, target = outcome.decided, outcome.target
     config = target.catalog
     if html is not None:
@@ -54,7 +55,8 @@ def maintain(
     goes to stdout as ``output`` asks and to ``json_report``."""
     from runtime.cli.progress import maintain_progress
 
-    target = resolve_target(path, catalog, environment)
+    project = find_project(path)  # once: the API is handed this value
+    target = resolve_target(project, catalog, environment)
     config = target.catalog
     with maintain_progress() as progress:
         def told(event: Event) -> None:
@@ -64,7 +66,7 @@ def maintain(
                                               catalog=config.name if dry_run else None), nl=False)
             progress(event)
 
-        outcome = tablepolicy.maintain(path, catalog=config, environment=environment, tables=tables or [],
+        outcome = tablepolicy.maintain(project, catalog=target, environment=environment, tables=tables or [],
                                        only=only or [], dry_run=dry_run, spark_master=master,
                                        spark_conf=dict(item.split("=", 1) for item in conf), progress=told)
     report = outcome.report

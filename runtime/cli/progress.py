@@ -24,9 +24,13 @@ from compiler.render.maintenance_report import skip_text, step_text
 from tablepolicy.events import (
     ActionFinished,
     ActionStarted,
+    ErasureDecided,
+    ErasureProgress,
     Event,
+    LedgerNote,
     MaintenanceDecided,
     SparkStarting,
+    TableErased,
     TableStarted,
 )
 
@@ -40,8 +44,8 @@ class PlainProgress:
     def __call__(self, event: Event) -> None:
         """The API's progress callback (tablepolicy.events)."""
         match event:
-            case MaintenanceDecided():
-                pass  # the command shows the decisions itself
+            case MaintenanceDecided() | ErasureDecided() | ErasureProgress() | TableErased() | LedgerNote():
+                pass  # the command shows the decisions itself; erase's events are erase's own view
             case SparkStarting():
                 self.starting_spark()
             case TableStarted(number, total, table):
