@@ -41,7 +41,7 @@ OTHER_VIEW = "view: u.w\nsql: SELECT id FROM u.t\n"
     ("SELECT * FROM u.t.snapshots", [("u", "t", "snapshots")]),
 ])
 def test_the_tables_a_query_reads(sql: str, names: list[tuple[str, ...]]) -> None:
-    assert tables_read(sql) == names
+    assert tables_read(sql) == tuple(names)
 
 
 @pytest.mark.parametrize(("sql", "reason"), [

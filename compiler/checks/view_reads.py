@@ -18,6 +18,7 @@ Pure: the catalog is asked through ``CatalogNames``, which the planner's state s
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -45,7 +46,8 @@ class ViewSqlError(ValueError):
     """SQL sqlglot cannot read as one query."""
 
 
-def tables_read(sql: str) -> list[tuple[str, ...]]:
+@functools.lru_cache(maxsize=1024)  # validate, the check at plan and the creation order read each view's SQL
+def tables_read(sql: str) -> tuple[tuple[str, ...], ...]:
     """The names of the tables (and views) ``sql`` reads, as written, in order of first appearance: every
     table of every scope (subqueries, CTE bodies, set operations), CTE names left out."""
     import sqlglot  # a tenth of a second to import: only when a project has views
@@ -68,7 +70,7 @@ def tables_read(sql: str) -> list[tuple[str, ...]]:
             name = tuple(part.name for part in table.parts)
             if name not in found:
                 found.append(name)
-        return found
+        return tuple(found)
     except ParseError as exc:
         first = exc.errors[0] if exc.errors else {}
         where = f"line {first['line']}, col {first['col']}: " if first.get("line") else ""
@@ -218,7 +220,7 @@ def creation_order(views: list[LoadedView], catalog: str) -> list[LoadedView]:
         try:
             written = tables_read(query_text(view.policy.sql))
         except ViewSqlError:
-            written = []
+            written = ()
         resolved = (resolve(name, catalog) for name in written)
         reads[view.name] = {n for n in resolved if n in names and n != view.name}
     placed: list[LoadedView] = []
