@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 from compiler.desired import desired_states  # noqa: E402
 from compiler.plan.codec import plan_from_json  # noqa: E402
 from compiler.validate import validate  # noqa: E402
-from runtime.apply import plan_id_of, plan_steps  # noqa: E402
+from compiler.plan.steps import plan_id_of, plan_steps  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 STEPS = 50

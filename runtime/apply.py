@@ -10,7 +10,6 @@ before the kill.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -23,31 +22,24 @@ from typing import Any
 from compiler.catalog.config import CatalogConfig
 from compiler.diff.changes import (
     Change,
-    CreateTable,
     CreateView,
     DropColumn,
-    DropRef,
     DropTable,
     DropView,
-    PropertyChange,
     ReplaceView,
-    SetProperties,
     UnsetViewProperties,
 )
 from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
-from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from compiler.model.view import CurrentView
 from compiler.plan.applied import is_applied
-from compiler.plan.approvals import consumed_stamp
-from compiler.plan.codec import plan_id
 from compiler.plan.model import CatalogRef, Plan, Requirement
 from compiler.plan.planner import make_plan, requirement_of
+from compiler.plan.steps import Step, plan_id_of, plan_steps
 from compiler.plan.verify import check_origin, compare
 from compiler.project import find_project, load_selected
 from compiler.render.filters import ident, literal, qualified
-from compiler.render.sql import change_sql
 from runtime.catalog.reader import CatalogReader
 from runtime.executor import case_sensitive, create_tag, prepare, with_commit_retries
 from runtime.forked import FORKED
@@ -74,17 +66,6 @@ class PlanMismatchError(TablePolicyError):
     another tool version, or unapproved): nothing runs."""
 
 
-@dataclass(frozen=True)
-class Step:
-    index: int
-    change: Change
-    sql: str
-
-    @property
-    def summary(self) -> str:
-        return self.change.summary
-
-
 class StepStatus(StrEnum):
     """What became of one step; the value is what the progress lines and the JSON report say."""
 
@@ -109,47 +90,6 @@ class ApplyReport:
     @property
     def executed(self) -> int:
         return sum(1 for r in self.results if r.status is StepStatus.DONE)
-
-
-def plan_id_of(plan: Plan) -> str:
-    return plan_id(plan)
-
-
-def stamps(plan: Plan, plan_id: str) -> dict[str, str]:
-    return {"tablepolicy.plan-id": plan_id, **({"tablepolicy.git-sha": plan.git_sha} if plan.git_sha else {})}
-
-
-def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
-    """Every statement in order; each changed table is first stamped with the plan id (created tables
-    carry the stamp in CREATE TABLE), so a re-run recognises its own half-done work."""
-    changes: list[Change] = list(plan.namespaces)
-    run_stamps = stamps(plan, plan_id)
-    for table in plan.tables:
-        if not table.changes:
-            continue
-        if table.kind == "view":  # one commit each, nothing to stamp: a view's plan is its metadata file
-            changes += table.changes
-            continue
-        stamp = {**run_stamps, DECLARED_KEYS: declared_stamp(table.declared_properties)}
-        if table.declared_refs or any(isinstance(c, DropRef) for c in table.changes):
-            stamp[DECLARED_REFS] = declared_stamp(table.declared_refs)
-        consumed = consumed_stamp(table.consumed_approvals, table.changes)
-        if consumed is not None:  # the approvals this plan consumes now approve only what they approved
-            stamp[APPROVALS_KEY] = consumed
-        elif not table.requirement.exists and table.consumed_approvals:  # spent before the table existed
-            stamp[APPROVALS_KEY] = json.dumps(list(table.consumed_approvals), separators=(",", ":"))
-        if not table.requirement.exists:
-            first = table.changes[0]
-            assert isinstance(first, CreateTable)
-            state = first.state.model_copy(update={"properties": {**first.state.properties, **stamp}})
-            changes += [first.model_copy(update={"state": state}), *table.changes[1:]]
-        elif isinstance(table.changes[0], DropTable):
-            changes += table.changes
-        else:
-            marks = tuple(PropertyChange(key=k, old=None, new=v) for k, v in stamp.items())
-            changes += [SetProperties(table=table.table, changes=marks), *table.changes]
-    return [Step(i, c, sql) for i, (c, sql) in enumerate(((c, s) for c in changes for s in change_sql(c, plan.catalog)),
-                                                         start=1)]
 
 
 def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | None,

@@ -170,7 +170,8 @@ def apply(
     recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of each step
     as it ends; ``on_notice``: of each note (a step found already applied)."""
     from compiler.plan.model import Plan as PlanModel
-    from runtime.apply import apply_plan, plan_id_of
+    from compiler.plan.steps import plan_id_of
+    from runtime.apply import apply_plan
     from runtime.catalog.config import resolve_catalog
     from runtime.spark.session import SparkOptions
 

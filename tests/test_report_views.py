@@ -15,8 +15,9 @@ from pathlib import Path
 
 from compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProperties
 from compiler.erasure.ledger import Entry, statuses
+from compiler.plan.steps import Step
 from compiler.render.erasure_report import proof_json
-from runtime.apply import ApplyReport, Step, StepResult, StepStatus
+from runtime.apply import ApplyReport, StepResult, StepStatus
 from runtime.cli.apply_view import failure_json, report_json
 
 GOLDEN = Path(__file__).parent / "golden" / "reports"
@@ -39,10 +40,10 @@ def test_the_apply_report() -> None:
     stamp = SetProperties(table=T, changes=(PropertyChange(key="tablepolicy.plan-id", old=None, new="0123abcd"),))
     add = AddColumn(table=T, path=("note",), type="string")
     drop = DropColumn(table=T, path=("legacy",), field_id=4)
-    steps = [Step(1, stamp, "ALTER TABLE `lake`.`shop`.`orders` SET TBLPROPERTIES ('tablepolicy.plan-id' = "
-                            "'0123abcd')"),
-             Step(2, add, "ALTER TABLE `lake`.`shop`.`orders` ADD COLUMN `note` STRING"),
-             Step(3, drop, "ALTER TABLE `lake`.`shop`.`orders` DROP COLUMN `legacy`")]
+    steps = [Step("ALTER TABLE `lake`.`shop`.`orders` SET TBLPROPERTIES ('tablepolicy.plan-id' = '0123abcd')",
+                  stamp, 1),
+             Step("ALTER TABLE `lake`.`shop`.`orders` ADD COLUMN `note` STRING", add, 2),
+             Step("ALTER TABLE `lake`.`shop`.`orders` DROP COLUMN `legacy`", drop, 3)]
     report = ApplyReport("0123abcd", [StepResult(steps[0], StepStatus.JOURNALED),
                                       StepResult(steps[1], StepStatus.ALREADY_APPLIED),
                                       StepResult(steps[2], StepStatus.DONE, 0.41234)],

@@ -13,6 +13,7 @@ from compiler.diff.safety import Safety
 from compiler.model.names import format_name
 from compiler.plan.codec import plan_id
 from compiler.plan.model import Plan, TablePlan
+from compiler.plan.steps import table_changes, table_stamp
 from compiler.render.sql import change_sql
 from compiler.render.text import overlay_groups, summary_counts
 
@@ -59,8 +60,9 @@ def render_markdown(plan: Plan, diagnostics: Diagnostics | None = None, catalog:
     changed = [t for t in plan.tables if t.changes]
     details: list[str] = []
     used = len(head)
+    identity = plan_id(plan)
     for index, table in enumerate(changed):
-        section = _details(table, plan.catalog)
+        section = _details(plan, table, identity)
         if used + len(section) > budget - 400:
             details.append(f"**{len(changed) - index} more table(s) not shown in detail** to keep this comment "
                            "under GitHub's size limit: the full plan, SQL included, is `plan.json` in the "
@@ -106,10 +108,16 @@ def _notices(plan: Plan, diagnostics: Diagnostics | None) -> list[str]:
     return [*lines, ""] if lines else []
 
 
-def _details(table: TablePlan, catalog: str) -> str:
+def _details(plan: Plan, table: TablePlan, identity: str) -> str:
+    """The table's changes, then the SQL apply runs for them: the stamping commit first (compiler/plan/steps.py,
+    the list apply itself reads), so the comment shows every commit apply makes."""
     out = [f"#### `{format_name(table.table)}`", ""]
+    stamp = table_stamp(plan, table, identity)
+    if stamp is not None and table.requirement.exists:
+        out.append(f"- ⚪ stamp {', '.join(f'`{k}`' for k in stamp)}: apply's first commit, so a re-run knows its "
+                   "own work")
     out += [f"- {ICONS[c.safety]} {_cell(c.summary)} `{c.code}`" for c in table.changes]
-    sql = [s for c in table.changes for s in change_sql(c, catalog)]
+    sql = [s for c in table_changes(plan, table, identity) for s in change_sql(c, plan.catalog)]
     out += ["", "<details><summary>SQL</summary>", "", "```sql", ";\n\n".join(sql) + ";", "```", "", "</details>",
             "", ""]
     return "\n".join(out)

@@ -22,8 +22,14 @@ WRITE_CLAUSES = {
 
 @dataclass(frozen=True)
 class Statement:
+    """A statement and the change it came from (``tablepolicy ddl`` prints these; apply runs them as Steps)."""
+
     sql: str
     change: Change
+
+    @property
+    def summary(self) -> str:
+        return self.change.summary
 
 
 def statements(change: Change, catalog: str) -> list[Statement]:

@@ -9,7 +9,9 @@ from collections.abc import Callable
 from compiler.diff.changes import Change, SetProperties
 from compiler.diff.safety import Safety
 from compiler.model.names import format_name
+from compiler.plan.codec import plan_id
 from compiler.plan.model import EnvironmentRef, Plan
+from compiler.plan.steps import table_stamp
 
 Painter = Callable[[str, str], str]
 
@@ -65,10 +67,15 @@ def render_text(plan: Plan, paint: Painter = no_color) -> str:
         lines += [*environment_lines(plan.environment), ""]
     for change in plan.namespaces:
         lines += change_lines(change, paint, indent="")
+    identity = plan_id(plan) if any(t.changes for t in plan.tables) else ""
     for table in plan.tables:
         if not table.changes:
             continue
         lines += ["", paint(f"{table.kind} {format_name(table.table)}", "cyan")]
+        stamp = table_stamp(plan, table, identity)
+        if stamp is not None and table.requirement.exists:  # apply's first commit on the table (steps.py)
+            keys = ", ".join(k.removeprefix("tablepolicy.") for k in stamp)
+            lines.append(f"  · stamp {keys} (apply's first commit: a re-run knows its own work)")
         for change in table.changes:
             lines += change_lines(change, paint)
     for name in plan.unmanaged:

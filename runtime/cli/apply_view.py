@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from runtime.cli.views import info, paint
 
 if TYPE_CHECKING:
-    from runtime.apply import ApplyReport, Step, StepResult
+    from compiler.plan.steps import Step
+    from runtime.apply import ApplyReport, StepResult
 
 
 def show_statements(steps: list[Step]) -> None:

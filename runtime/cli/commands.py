@@ -200,7 +200,7 @@ def is_saved_plan(path: Path) -> bool:
 def apply_input(path: Path, catalog: str | None, policies: Path, environment: str | None) -> ApplyInput:
     """Read the saved plan ``path`` (its catalog and environment unless others are asked for; another one is
     refused with the catalog checks), or plan ``path`` now; the header names the catalog either way."""
-    from runtime.apply import plan_id_of
+    from compiler.plan.steps import plan_id_of
 
     if is_saved_plan(path):
         catalog_header(apply_catalog(path, catalog, policies))
@@ -229,7 +229,7 @@ def apply(
     json_report: Path | None,
     environment: str | None = None,
 ) -> int:
-    from runtime.apply import plan_id_of, plan_steps
+    from compiler.plan.steps import plan_id_of, plan_steps
 
     if not is_saved_plan(path) and not auto_approve and not dry_run and not sys.stdin.isatty():
         # nobody can answer the question (CI, a pipe): refuse before reading anything, never an aborted prompt
@@ -278,7 +278,7 @@ def apply(
 
 def failure_report(run: ApplyInput | None, results: list[StepResult], exc: TablePolicyError | str) -> str:
     """``--json-report`` of an apply that ended early (``exc``: the error, or why it stopped)."""
-    from runtime.apply import plan_id_of, plan_steps
+    from compiler.plan.steps import plan_id_of, plan_steps
     from runtime.executor import ExecutionError
 
     if isinstance(exc, PolicyError):

@@ -10,8 +10,8 @@ from compiler.diagnostics import Diagnostics
 from compiler.loader import Project, load_text
 from compiler.plan.codec import plan_from_json, plan_to_json
 from compiler.plan.planner import PlanResult, make_plan
+from compiler.plan.steps import Step
 from compiler.render.sql import change_sql
-from runtime.apply import Step
 from runtime.catalog.reader import CatalogReader, open_catalog
 from runtime.executor import check_steps, execute
 from tests.integration.conftest import Lake
@@ -37,7 +37,7 @@ def apply(lake: Lake, result: PlanResult) -> None:
     """Run the plan's steps as apply runs them (atomic creates and spec updates through the Iceberg API),
     each step checked by Spark's parser before any runs."""
     assert not result.refused, [d.render() for d in result.diagnostics]
-    steps = [Step(i, change, sql) for i, (change, sql) in enumerate(
+    steps = [Step(sql, change, i) for i, (change, sql) in enumerate(
         ((c, s) for c in result.plan.changes for s in change_sql(c, lake.config.name)), start=1)]
     check_steps(lake.spark, lake.config.name, steps)
     for step in steps:

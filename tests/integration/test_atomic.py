@@ -21,9 +21,10 @@ from compiler.desired import desired_states
 from compiler.model.table import TableState, default_partition_name, field_paths
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
+from compiler.plan.steps import Step
 from compiler.render.sql import change_sql
 from compiler.validate import validate
-from runtime.apply import Step, apply_plan
+from runtime.apply import apply_plan
 from runtime.catalog.reader import CatalogReader, open_catalog
 from runtime.executor import ExecutionError, check_steps
 from runtime.spark.session import SparkOptions
@@ -207,9 +208,9 @@ def test_nothing_runs_when_any_statement_of_the_plan_does_not_parse(lake: Lake) 
     base = "table: parsed.t\ncolumns:\n  - {name: id, type: long}\n"
     converge(lake, base)
     result = plan(lake, base + "  - {name: a, type: int}\nproperties: {app.x: '1'}\n")
-    steps = [Step(i, c, sql) for i, c in enumerate(result.plan.changes, start=1) for sql in change_sql(c, "lake")]
+    steps = [Step(sql, c, i) for i, c in enumerate(result.plan.changes, start=1) for sql in change_sql(c, "lake")]
     assert len(steps) == 2
-    broken = [steps[0], Step(2, steps[1].change, steps[1].sql.replace("SET TBLPROPERTIES", "SET TBLPROPERTY"))]
+    broken = [steps[0], Step(steps[1].sql.replace("SET TBLPROPERTIES", "SET TBLPROPERTY"), steps[1].change, 2)]
     before = open_catalog(lake.config).load_table(("parsed", "t")).metadata_location
     with pytest.raises(ExecutionError, match=r"step 2 \(set app.x: \(unset\) -> 1\) cannot run, nothing of it"):
         check_steps(lake.spark, "lake", broken)

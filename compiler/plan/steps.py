@@ -1,0 +1,73 @@
+"""What apply runs, in order: one list that the runner (runtime/apply.py), ``apply --dry-run``, the plan's text
+and markdown, and the JSON report all read, so what a reviewer sees is what runs.
+
+Each changed table is first stamped with the plan id (created tables carry the stamp in their CREATE TABLE), so
+a re-run recognises its own half-done work: those stamping commits are steps like any other, shown wherever
+the plan is.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from compiler.diff.changes import Change, CreateTable, DropRef, DropTable, PropertyChange, SetProperties
+from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
+from compiler.plan.approvals import consumed_stamp
+from compiler.plan.codec import plan_id
+from compiler.plan.model import Plan, TablePlan
+from compiler.render.sql import Statement, change_sql
+
+
+@dataclass(frozen=True)
+class Step(Statement):
+    """A statement apply runs, numbered from 1 in the order it runs (the journal and the report name it so)."""
+
+    index: int = 0
+
+
+def plan_id_of(plan: Plan) -> str:
+    return plan_id(plan)
+
+
+def stamps(plan: Plan, plan_id: str) -> dict[str, str]:
+    return {"tablepolicy.plan-id": plan_id, **({"tablepolicy.git-sha": plan.git_sha} if plan.git_sha else {})}
+
+
+def table_stamp(plan: Plan, table: TablePlan, plan_id: str) -> dict[str, str] | None:
+    """The properties apply sets on a changed table before its changes (None: a view, a drop, no changes)."""
+    if not table.changes or table.kind == "view" or isinstance(table.changes[0], DropTable):
+        return None
+    stamp = {**stamps(plan, plan_id), DECLARED_KEYS: declared_stamp(table.declared_properties)}
+    if table.declared_refs or any(isinstance(c, DropRef) for c in table.changes):
+        stamp[DECLARED_REFS] = declared_stamp(table.declared_refs)
+    consumed = consumed_stamp(table.consumed_approvals, table.changes)
+    if consumed is not None:  # the approvals this plan consumes now approve only what they approved
+        stamp[APPROVALS_KEY] = consumed
+    elif not table.requirement.exists and table.consumed_approvals:  # spent before the table existed
+        stamp[APPROVALS_KEY] = json.dumps(list(table.consumed_approvals), separators=(",", ":"))
+    return stamp
+
+
+def table_changes(plan: Plan, table: TablePlan, plan_id: str) -> list[Change]:
+    """The table's changes as apply runs them: its stamp set first (in the CREATE TABLE of a new table, one
+    SET TBLPROPERTIES commit before the changes of an existing one)."""
+    stamp = table_stamp(plan, table, plan_id)
+    if stamp is None:  # a view's plan is its metadata file, a dropped table has nothing to stamp
+        return list(table.changes)
+    if not table.requirement.exists:
+        first = table.changes[0]
+        assert isinstance(first, CreateTable)
+        state = first.state.model_copy(update={"properties": {**first.state.properties, **stamp}})
+        return [first.model_copy(update={"state": state}), *table.changes[1:]]
+    marks = tuple(PropertyChange(key=k, old=None, new=v) for k, v in stamp.items())
+    return [SetProperties(table=table.table, changes=marks), *table.changes]
+
+
+def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
+    """Every statement apply runs, in order."""
+    changes: list[Change] = list(plan.namespaces)
+    for table in plan.tables:
+        changes += table_changes(plan, table, plan_id)
+    numbered = enumerate(((c, s) for c in changes for s in change_sql(c, plan.catalog)), start=1)
+    return [Step(sql, change, index) for index, (change, sql) in numbered]
