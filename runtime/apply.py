@@ -20,15 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from compiler.catalog.config import CatalogConfig
-from compiler.diff.changes import (
-    Change,
-    CreateView,
-    DropColumn,
-    DropTable,
-    DropView,
-    ReplaceView,
-    UnsetViewProperties,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change
 from compiler.diff.refs import SAFETY_TAG_PREFIX
 from compiler.errors import PolicyError, TablePolicyError
 from compiler.model.names import format_name
@@ -50,7 +43,8 @@ from runtime.spark.session import SparkOptions, start_in_background
 
 TAG_RETAIN_DAYS = 7
 # changes to objects plan_steps does not stamp with the plan id: only the journal tells a re-run they were its own
-UNSTAMPED = (CreateView, ReplaceView, UnsetViewProperties, DropView, DropTable)
+VIEW_CHANGES = (changes.CreateView, changes.ReplaceView, changes.UnsetViewProperties, changes.DropView)
+UNSTAMPED = (*VIEW_CHANGES, changes.DropTable)
 # what a plan depends on, by Requirement field; a data commit changes none of them
 STALE_IF_CHANGED = {"schema_id": "schema id", "spec_id": "spec id", "sort_order_id": "sort order id",
                     "format_version": "format version", "properties_digest": "table properties changed",
@@ -252,7 +246,7 @@ class _Run:
         if resumable and self._applied(change):  # a killed run did it just before journaling
             self._journal(step)
             return StepResult(step, StepStatus.ALREADY_APPLIED)
-        if isinstance(change, DropColumn | DropTable) and change.table not in self.tagged:
+        if isinstance(change, changes.DropColumn | changes.DropTable) and change.table not in self.tagged:
             self.tagged.add(change.table)
             self._safety_tag(step)
         started = time.perf_counter()
@@ -272,7 +266,7 @@ class _Run:
     def _applied(self, change: Change) -> bool:
         if change.action == "create_namespace":
             return is_applied(change, None, self.reader.namespace_exists(change.table))
-        if isinstance(change, CreateView | ReplaceView | UnsetViewProperties | DropView):
+        if isinstance(change, VIEW_CHANGES):
             view = self.reader.view(change.table)
             return is_applied(change, view.state if view else None)
         current = self.reader.table(change.table, fresh=True)

@@ -19,7 +19,8 @@ from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
-from compiler.diff.changes import Change, CreateTable, CreateView, ReplaceView, SetRefRetention, UpdatePartitionSpec
+from compiler.diff import changes
+from compiler.diff.changes import Change
 from compiler.errors import TablePolicyError
 from compiler.model.table import PartitionFieldState, iceberg_json
 from compiler.render.filters import ident
@@ -88,17 +89,17 @@ def prepare(spark: Any, catalog: str, change: Change, sql: str, what: str) -> Ca
     """Check a step without running it and return what runs it."""
     try:
         match change:
-            case CreateTable():
+            case changes.CreateTable():
                 _parse(spark, sql)  # the plan's review form: it must stay valid Spark SQL
                 return _create_table(spark, catalog, change, sql, what)
-            case UpdatePartitionSpec():
+            case changes.UpdatePartitionSpec():
                 for statement in partition_spec_statements(change, catalog):
                     _parse(spark, statement)
                 return lambda: guard(what, sql, lambda: _update_spec(spark, catalog, change))
-            case SetRefRetention():
+            case changes.SetRefRetention():
                 _parse(spark, replace_ref_statement(sql))
                 return lambda: guard(what, sql, lambda: _set_ref_retention(spark, catalog, change))
-            case CreateView() | ReplaceView():
+            case changes.CreateView() | changes.ReplaceView():
                 parsed = _parse(spark, sql)
                 return lambda: _run_in_catalog(spark, catalog, lambda: _run_parsed(spark, parsed, sql, what))
             case _:
@@ -208,7 +209,7 @@ def _case_sensitive(spark: Any) -> Iterator[None]:
             spark.conf.set(CASE_SENSITIVE, previous)
 
 
-def _create_table(spark: Any, catalog: str, change: CreateTable, sql: str, what: str) -> Callable[[], None]:
+def _create_table(spark: Any, catalog: str, change: changes.CreateTable, sql: str, what: str) -> Callable[[], None]:
     """Build the schema, spec 0, sort order and properties now (a malformed one is refused before any step
     runs); the returned call creates the table in one commit, as Spark's CREATE TABLE would, complete."""
     state = change.state
@@ -248,7 +249,7 @@ def _term(spark: Any, field: PartitionFieldState) -> Any:
             raise ExecutionError(f"partition transform {transform} cannot be added")
 
 
-def _update_spec(spark: Any, catalog: str, change: UpdatePartitionSpec) -> None:
+def _update_spec(spark: Any, catalog: str, change: changes.UpdatePartitionSpec) -> None:
     """Every removal, rename and addition of one table's partition spec in one commit."""
     table = iceberg_catalog(spark, catalog).loadTable(table_identifier(spark, change.table))
     table.refresh()
@@ -262,7 +263,7 @@ def _update_spec(spark: Any, catalog: str, change: UpdatePartitionSpec) -> None:
     update.commit()
 
 
-def _set_ref_retention(spark: Any, catalog: str, change: SetRefRetention) -> None:
+def _set_ref_retention(spark: Any, catalog: str, change: changes.SetRefRetention) -> None:
     """The ref's retention as declared, unset values included, in one commit on the table as it is now: the ref
     keeps pointing where it points (Spark's REPLACE BRANCH would move it to the snapshot it names, and cannot
     unset a value). A concurrent commit fails this one, which is retried on the table afresh."""

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from compiler.catalog.config import CatalogConfig
-from compiler.maintenance.actions import Action, ExpireSnapshots, RemoveOrphanFiles
+from compiler.maintenance import actions
+from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import Skip
 from compiler.maintenance.due import MaintenancePlan, TableMaintenance, needs_spark
 from compiler.maintenance.health import OrphanFigures
@@ -213,7 +214,7 @@ class _Run:
         self.progress.action(action)
         sql, name = self.sql(action), action.table
         engine = needs_spark(action, current.health)
-        if isinstance(action, RemoveOrphanFiles):
+        if isinstance(action, actions.RemoveOrphanFiles):
             table = self.reader.pyiceberg_table(name, fresh=True)
             refusal = self.locations.overlap(self.reader, name, table.location()) if table is not None else None
             if refusal is not None:
@@ -257,7 +258,7 @@ class _Run:
         table = self.reader.pyiceberg_table(name, fresh=True)
         if table is None:
             raise ExecutionError(f"{format_name(name)}: the table is no longer in the catalog")
-        if isinstance(action, ExpireSnapshots):
+        if isinstance(action, actions.ExpireSnapshots):
             def latest() -> Table:
                 found = self.reader.pyiceberg_table(name, fresh=True)
                 if found is None:
@@ -268,7 +269,7 @@ class _Run:
                              retain_last=action.retain_last, clock=lambda: datetime.now(UTC),
                              filesystems=self.filesystems)
             return [expired.output()]
-        assert isinstance(action, RemoveOrphanFiles), action.action
+        assert isinstance(action, actions.RemoveOrphanFiles), action.action
         removal = remove_orphans(table, action.older_than)
         if removal.scan.refused is not None:
             raise _Refused(f"{format_name(name)}: {removal.scan.refused}")

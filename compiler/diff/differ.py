@@ -12,28 +12,8 @@ from dataclasses import dataclass, field
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 from compiler import codes
-from compiler.diff.changes import (
-    AddColumn,
-    AddColumns,
-    AddPartitionField,
-    Change,
-    ColumnAdd,
-    DropColumn,
-    DropIdentifierFields,
-    DropPartitionField,
-    MakeOptional,
-    MoveColumn,
-    PartitionRename,
-    RenameColumn,
-    RenamePartitionField,
-    ReplacePartitionField,
-    SetIdentifierFields,
-    SetSortOrder,
-    UpdateDoc,
-    UpdatePartitionSpec,
-    UpgradeFormat,
-    WidenType,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change, ColumnAdd, PartitionRename
 from compiler.diff.properties import diff_properties
 from compiler.diff.refs import diff_refs
 from compiler.diff.refusals import Refusal
@@ -79,15 +59,15 @@ def diff_table(current: TableState, desired: TableState, history: TableHistory |
                  f"{desired.format_version}", f"set format_version: {current.format_version}")
     layout_early, layout_late = _identifier_fields(d)
     sort_early, sort_late = _sort(d)
-    changes: list[Change] = [
+    found: list[Change] = [
         *layout_early, *sort_early, *d.drops, *d.renames, *d.updates, *_batch_adds(d.adds),
         *_partitions(d), *sort_late, *layout_late,
     ]
     if desired.format_version > current.format_version:
-        changes.append(UpgradeFormat(table=d.table, old=current.format_version, new=desired.format_version))
-    changes += diff_properties(current, desired)
+        found.append(changes.UpgradeFormat(table=d.table, old=current.format_version, new=desired.format_version))
+    found += diff_properties(current, desired)
     ref_changes, ref_refusals = diff_refs(current, d.history, desired)
-    return DiffResult(changes + ref_changes, d.refusals + ref_refusals)
+    return DiffResult(found + ref_changes, d.refusals + ref_refusals)
 
 
 def _struct(d: _Diff, cur: StructType, des: StructType, cur_path: ColumnPath, des_path: ColumnPath) -> None:
@@ -106,7 +86,7 @@ def _struct(d: _Diff, cur: StructType, des: StructType, cur_path: ColumnPath, de
         matched[have.field_id] = want
         d.ids[path] = have.field_id
         if have.name != want.name:
-            d.renames.append(RenameColumn(table=d.table, path=(*des_path, have.name), new_name=want.name,
+            d.renames.append(changes.RenameColumn(table=d.table, path=(*des_path, have.name), new_name=want.name,
                                           field_id=have.field_id))
         _field(d, have, want, (*cur_path, have.name), path)
     for have in cur.fields:
@@ -156,7 +136,7 @@ def _add(d: _Diff, want: NestedField, path: ColumnPath, by_name: dict[str, Neste
                  "add it as optional (rows already written have no value for it)")
         return
     readded = path in d.history.dropped_paths
-    d.adds.append(AddColumn(table=d.table, path=path, type=want.field_type, doc=want.doc, readded=readded,
+    d.adds.append(changes.AddColumn(table=d.table, path=path, type=want.field_type, doc=want.doc, readded=readded,
                             code=codes.TC207 if readded else codes.TC201))
 
 
@@ -166,7 +146,7 @@ def _drop(d: _Diff, have: NestedField, path: ColumnPath) -> None:
         d.refuse(path, codes.TR104, f"column {format_name(path)} is a partition source (now or in an older spec) "
                  "and cannot be dropped", "keep the column; drop the partition field first if it is current")
         return
-    d.drops.append(DropColumn(table=d.table, path=path, field_id=have.field_id))
+    d.drops.append(changes.DropColumn(table=d.table, path=path, field_id=have.field_id))
 
 
 def _nested_ids(t: IcebergType) -> list[int]:
@@ -182,12 +162,12 @@ def _nested_ids(t: IcebergType) -> list[int]:
 def _field(d: _Diff, have: NestedField, want: NestedField, cur_path: ColumnPath, path: ColumnPath) -> None:
     _type(d, have.field_type, want.field_type, cur_path, path)
     if have.required and not want.required:
-        d.updates.append(MakeOptional(table=d.table, path=path))
+        d.updates.append(changes.MakeOptional(table=d.table, path=path))
     elif want.required and not have.required:
         d.refuse(path, codes.TR102, f"{format_name(path)} cannot become required",
                  "rows may already hold nulls: keep it optional, or add a new required column in a new table")
     if want.doc is not None and want.doc != have.doc:
-        d.updates.append(UpdateDoc(table=d.table, path=path, doc=want.doc))
+        d.updates.append(changes.UpdateDoc(table=d.table, path=path, doc=want.doc))
 
 
 def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, path: ColumnPath) -> None:
@@ -195,7 +175,7 @@ def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, 
         if have == want:
             return
         if can_promote(have, want, format_version=d.desired.format_version):
-            d.updates.append(WidenType(table=d.table, path=path, old=have, new=want))
+            d.updates.append(changes.WidenType(table=d.table, path=path, old=have, new=want))
         else:
             d.refuse(path, codes.TR101, f"{format_name(path)} cannot change from {have} to {want}",
                      promotion_advice(have, want))
@@ -205,7 +185,7 @@ def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, 
         d.ids[(*path, "element")] = have.element_id
         _type(d, have.element_type, want.element_type, (*cur_path, "element"), (*path, "element"))
         if have.element_required and not want.element_required:
-            d.updates.append(MakeOptional(table=d.table, path=(*path, "element")))
+            d.updates.append(changes.MakeOptional(table=d.table, path=(*path, "element")))
     elif isinstance(have, MapType) and isinstance(want, MapType):
         if have.key_type != want.key_type:
             d.refuse(path, codes.TR107, f"the key type of map {format_name(path)} cannot change "
@@ -213,7 +193,7 @@ def _type(d: _Diff, have: IcebergType, want: IcebergType, cur_path: ColumnPath, 
         d.ids[(*path, "value")] = have.value_id
         _type(d, have.value_type, want.value_type, (*cur_path, "value"), (*path, "value"))
         if have.value_required and not want.value_required:
-            d.updates.append(MakeOptional(table=d.table, path=(*path, "value")))
+            d.updates.append(changes.MakeOptional(table=d.table, path=(*path, "value")))
     else:
         d.refuse(path, codes.TR106, f"{format_name(path)} cannot change from {have} to {want}",
                  "a column cannot change between primitive, struct, list and map: add a new column")
@@ -230,7 +210,7 @@ def _order(d: _Diff, cur: StructType, des: StructType, path: ColumnPath,
     now = {matched[f.field_id].name: i for i, f in enumerate(cur.fields) if f.field_id in matched}
     existing = [n for n in target if n in now]
     keep = set(_longest_increasing(existing, now))
-    pending = {a.path[-1]: a for a in d.adds if isinstance(a, AddColumn) and a.path[:-1] == path}
+    pending = {a.path[-1]: a for a in d.adds if isinstance(a, changes.AddColumn) and a.path[:-1] == path}
     placed: list[Change] = []
     last_kept = max((target.index(n) for n in keep), default=-1)
     for i, name in enumerate(target):
@@ -241,8 +221,8 @@ def _order(d: _Diff, cur: StructType, des: StructType, path: ColumnPath,
             placed.append(add if i > last_kept and all(n in new for n in target[i:])
                           else add.model_copy(update={"position": position, "after": after}))
         elif name in now and name not in keep:
-            placed.append(MoveColumn(table=d.table, path=(*path, name), position=position, after=after))
-    d.adds = [a for a in d.adds if not (isinstance(a, AddColumn) and a.path[:-1] == path)] + placed
+            placed.append(changes.MoveColumn(table=d.table, path=(*path, name), position=position, after=after))
+    d.adds = [a for a in d.adds if not (isinstance(a, changes.AddColumn) and a.path[:-1] == path)] + placed
 
 
 def _longest_increasing(names: list[str], position: dict[str, int]) -> list[str]:
@@ -274,25 +254,25 @@ def _longest_increasing(names: list[str], position: dict[str, int]) -> list[str]
     return out[::-1]
 
 
-def _batch_adds(changes: list[Change]) -> list[Change]:
+def _batch_adds(planned: list[Change]) -> list[Change]:
     """Runs of consecutive safe column adds become one ``ADD COLUMNS`` (one schema commit).
 
     A re-added name (TC207, breaking) stays on its own, and a move between adds ends a run, so the
     order of adds and moves is kept.
     """
     out: list[Change] = []
-    run: list[AddColumn] = []
+    run: list[changes.AddColumn] = []
 
     def flush() -> None:
         if len(run) > 1:
-            out.append(AddColumns(table=run[0].table, columns=tuple(
+            out.append(changes.AddColumns(table=run[0].table, columns=tuple(
                 ColumnAdd(path=a.path, type=a.type, doc=a.doc, position=a.position, after=a.after) for a in run)))
         else:
             out.extend(run)
         run.clear()
 
-    for change in changes:
-        if isinstance(change, AddColumn) and not change.readded:
+    for change in planned:
+        if isinstance(change, changes.AddColumn) and not change.readded:
             run.append(change)
             continue
         flush()
@@ -303,30 +283,30 @@ def _batch_adds(changes: list[Change]) -> list[Change]:
 
 def _partitions(d: _Diff) -> list[Change]:
     """One statement when one suffices; a replace as one REPLACE PARTITION FIELD; anything more as one
-    UpdatePartitionSpec commit, so no apply passes through a spec that is neither old nor new."""
+    changes.UpdatePartitionSpec commit, so no apply passes through a spec that is neither old nor new."""
     current = [f for f in d.current.partition if f.transform.kind != "void"]
     have = {(_current_id(d, f.source), f.transform): f for f in current}
     want = {(d.ids.get(f.source), f.transform): f for f in d.desired.partition}
-    drops: list[Change] = [DropPartitionField(table=d.table, field=f) for key, f in have.items() if key not in want]
-    adds: list[Change] = [
-        AddPartitionField(table=d.table, field=f) for key, f in want.items() if key[0] is None or key not in have
-    ]
+    drops: list[Change] = [changes.DropPartitionField(table=d.table, field=f)
+                           for key, f in have.items() if key not in want]
+    adds: list[Change] = [changes.AddPartitionField(table=d.table, field=f)
+                          for key, f in want.items() if key[0] is None or key not in have]
     renames: list[Change] = [  # a name is compared only where the policy declares one
-        RenamePartitionField(table=d.table, field=f, old_name=have[key].name or "")
+        changes.RenamePartitionField(table=d.table, field=f, old_name=have[key].name or "")
         for key, f in want.items() if key in have and f.name is not None and f.name != have[key].name
     ]
     if len(drops) + len(renames) + len(adds) <= 1:
         return drops + renames + adds
-    removed = [c.field for c in drops if isinstance(c, DropPartitionField)]
-    added = [c.field for c in adds if isinstance(c, AddPartitionField)]
+    removed = [c.field for c in drops if isinstance(c, changes.DropPartitionField)]
+    added = [c.field for c in adds if isinstance(c, changes.AddPartitionField)]
     if len(removed) == 1 and len(added) == 1 and not renames:
-        return [ReplacePartitionField(table=d.table, old=removed[0], field=added[0])]
+        return [changes.ReplacePartitionField(table=d.table, old=removed[0], field=added[0])]
     renamed = tuple(PartitionRename(old_name=c.old_name, field=c.field)
-                    for c in renames if isinstance(c, RenamePartitionField))
+                    for c in renames if isinstance(c, changes.RenamePartitionField))
     if removed or renamed:
-        return [UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
+        return [changes.UpdatePartitionSpec(table=d.table, remove=tuple(removed), rename=renamed, add=tuple(added),
                                     code=codes.TC409)]
-    return [UpdatePartitionSpec(table=d.table, add=tuple(added))]
+    return [changes.UpdatePartitionSpec(table=d.table, add=tuple(added))]
 
 
 def _current_id(d: _Diff, path: ColumnPath) -> int | None:
@@ -344,14 +324,14 @@ def _sort(d: _Diff) -> tuple[list[Change], list[Change]]:
     if have == want and None not in [w[0] for w in want]:
         return [], []
     mode = d.desired.properties.get("write.distribution-mode")
-    change = SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)
-    dropped = [c.path for c in d.drops if isinstance(c, DropColumn)]
+    change = changes.SetSortOrder(table=d.table, sort=d.desired.sort, distribution_mode=mode)
+    dropped = [c.path for c in d.drops if isinstance(c, changes.DropColumn)]
     if not any(f.source[:len(p)] == p for f in d.current.sort for p in dropped):
         return [], [change]
     if all(d.ids.get(f.source) is not None and d.current_ids.get(f.source) == d.ids.get(f.source)
            for f in d.desired.sort):  # every column it names is there now, under that name
         return [change], []
-    return [SetSortOrder(table=d.table, sort=(), distribution_mode=mode)], [change]
+    return [changes.SetSortOrder(table=d.table, sort=(), distribution_mode=mode)], [change]
 
 
 def _identifier_fields(d: _Diff) -> tuple[list[Change], list[Change]]:
@@ -360,11 +340,11 @@ def _identifier_fields(d: _Diff) -> tuple[list[Change], list[Change]]:
     want = [d.ids.get(p) for p in d.desired.identifier_fields]
     if sorted(map(str, have)) == sorted(map(str, want)) and None not in want:
         return [], []
-    dropped = {c.field_id for c in d.drops if isinstance(c, DropColumn)}
+    dropped = {c.field_id for c in d.drops if isinstance(c, changes.DropColumn)}
     early: list[Change] = []
     if d.current.identifier_fields and (not want or dropped & set(filter(None, have))):
-        early.append(DropIdentifierFields(table=d.table, fields=d.current.identifier_fields))
+        early.append(changes.DropIdentifierFields(table=d.table, fields=d.current.identifier_fields))
     late: list[Change] = []
     if d.desired.identifier_fields:
-        late.append(SetIdentifierFields(table=d.table, fields=d.desired.identifier_fields))
+        late.append(changes.SetIdentifierFields(table=d.table, fields=d.desired.identifier_fields))
     return early, late

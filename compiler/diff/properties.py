@@ -9,7 +9,8 @@ left alone, and ``ignore_properties`` removes keys from the comparison entirely.
 from __future__ import annotations
 
 from compiler import codes
-from compiler.diff.changes import Change, PropertyChange, SetComment, SetProperties, TightenRetention, UnsetProperties
+from compiler.diff import changes
+from compiler.diff.changes import Change, PropertyChange
 from compiler.model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
 from compiler.model.table import TableState
 from compiler.spec.units import Duration
@@ -42,17 +43,17 @@ def diff_properties(current: TableState, desired: TableState) -> list[Change]:
             shorter_history.append(change)
         else:
             safe.append(change)
-    changes: list[Change] = []
+    found: list[Change] = []
     if desired.comment is not None and desired.comment != current.comment:
-        changes.append(SetComment(table=desired.name, comment=desired.comment))
+        found.append(changes.SetComment(table=desired.name, comment=desired.comment))
     if safe:
-        changes.append(SetProperties(table=desired.name, changes=tuple(safe)))
+        found.append(changes.SetProperties(table=desired.name, changes=tuple(safe)))
     if shorter_history:
-        changes.append(SetProperties(table=desired.name, changes=tuple(shorter_history), code=codes.TC505))
+        found.append(changes.SetProperties(table=desired.name, changes=tuple(shorter_history), code=codes.TC505))
     if unset:
-        changes.append(UnsetProperties(table=desired.name, changes=tuple(unset)))
-    changes += _retention(current, desired)
-    return changes
+        found.append(changes.UnsetProperties(table=desired.name, changes=tuple(unset)))
+    found += _retention(current, desired)
+    return found
 
 
 def _retention(current: TableState, desired: TableState) -> list[Change]:
@@ -60,15 +61,15 @@ def _retention(current: TableState, desired: TableState) -> list[Change]:
     new_column, new_keep = (desired.properties.get(k) for k in RETENTION_KEYS)
     if (old_column, old_keep) == (new_column, new_keep):
         return []
-    changes = tuple(
+    marks = tuple(
         PropertyChange(key=k, old=o, new=n, setting=MANAGED_PROPERTIES[k])
         for k, o, n in zip(RETENTION_KEYS, (old_column, old_keep), (new_column, new_keep), strict=True)
         if o != n
     )
     if new_column is None or new_keep is None:  # retention removed: rows are kept from now on
-        return [UnsetProperties(table=desired.name, changes=changes)]
+        return [changes.UnsetProperties(table=desired.name, changes=marks)]
     tighter = old_keep is None or old_column != new_column or Duration.parse(new_keep) < Duration.parse(old_keep)
     if tighter:
-        return [TightenRetention(table=desired.name, column=new_column, old=old_keep, new=new_keep,
-                                 properties=changes)]
-    return [SetProperties(table=desired.name, changes=changes)]
+        return [changes.TightenRetention(table=desired.name, column=new_column, old=old_keep, new=new_keep,
+                                         properties=marks)]
+    return [changes.SetProperties(table=desired.name, changes=marks)]

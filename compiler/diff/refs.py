@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from compiler import codes
-from compiler.diff.changes import Change, CreateRef, DropRef, SetRefRetention
+from compiler.diff import changes
+from compiler.diff.changes import Change
 from compiler.diff.refusals import Refusal
 from compiler.model.names import format_name
 from compiler.model.properties import DECLARED_REFS, declared_in
@@ -47,16 +48,16 @@ def diff_refs(current: TableState | None, history: TableHistory, desired: TableS
     have = {r.name: r for r in current.refs} if current is not None else {}
     props = current.properties if current is not None else {}
     want = {r.name: r for r in desired.refs}
-    changes: list[Change] = []
+    planned: list[Change] = []
     refusals: list[Refusal] = []
     for name in sorted(set(have) & (declared_in(props, DECLARED_REFS) - set(want))):
         ref = have[name]
-        changes.append(DropRef(table=desired.name, name=name, kind=ref.kind, snapshot_id=ref.snapshot_id or 0))
+        planned.append(changes.DropRef(table=desired.name, name=name, kind=ref.kind, snapshot_id=ref.snapshot_id or 0))
     for name, wanted in sorted(want.items()):
         found = have.get(name)
         if found is None:
             change, refusal = _create(desired, history, wanted)
-            changes += [change] if change is not None else []
+            planned += [change] if change is not None else []
             refusals += [refusal] if refusal is not None else []
         elif found.kind != wanted.kind:
             refusals.append(Refusal(desired.name, (), codes.TR111, f"{format_name((name,))} is a {found.kind} of "
@@ -67,13 +68,14 @@ def diff_refs(current: TableState | None, history: TableHistory, desired: TableS
             old = effective(found.retention, found.kind, props)
             new = effective(wanted.retention, wanted.kind, desired.properties)
             shorter = any(new[k] < old[k] for k in new)
-            changes.append(SetRefRetention(table=desired.name, name=name, kind=found.kind,
+            planned.append(changes.SetRefRetention(table=desired.name, name=name, kind=found.kind,
                                            snapshot_id=found.snapshot_id or 0, old=found.retention,
                                            new=wanted.retention, code=codes.TC603 if shorter else codes.TC602))
-    return changes, refusals
+    return planned, refusals
 
 
-def _create(desired: TableState, history: TableHistory, ref: RefState) -> tuple[CreateRef | None, Refusal | None]:
+def _create(desired: TableState, history: TableHistory, ref: RefState
+            ) -> tuple[changes.CreateRef | None, Refusal | None]:
     name = format_name((ref.name,))
     if ref.snapshot_id is not None and ref.snapshot_id not in history.snapshot_ids:
         known = ", ".join(map(str, sorted(history.snapshot_ids)[-5:])) or "none: the table has no snapshot yet"
@@ -86,5 +88,5 @@ def _create(desired: TableState, history: TableHistory, ref: RefState) -> tuple[
         return None, Refusal(desired.name, (), codes.TP452, f"tag {name} waits for the table's first snapshot: "
                              "there is nothing to tag yet", "write to the table, then plan again: that plan "
                              "creates the tag at the current snapshot", ref=ref.name, warning=True)
-    return CreateRef(table=desired.name, name=ref.name, kind=ref.kind, snapshot_id=start,
+    return changes.CreateRef(table=desired.name, name=ref.name, kind=ref.kind, snapshot_id=start,
                      declared_start=ref.snapshot_id is not None, retention=ref.retention), None

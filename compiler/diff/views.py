@@ -11,15 +11,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from compiler.diff.changes import (
-    Change,
-    CreateView,
-    DropColumn,
-    DropTable,
-    RenameColumn,
-    ReplaceView,
-    UnsetViewProperties,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change
 from compiler.model.names import format_name
 from compiler.model.properties import DECLARED_KEYS, declared_in, declared_stamp
 from compiler.model.view import CurrentView, ViewState
@@ -44,17 +37,18 @@ def diff_view(current: CurrentView | None, desired: ViewState) -> list[Change]:
     """Create, or replace and then unset the keys an apply recorded as declared that git dropped since."""
     desired = stamped(desired)
     if current is None:
-        return [CreateView(table=desired.name, state=desired)]
+        return [changes.CreateView(table=desired.name, state=desired)]
     differs = view_differences(current.state, desired)
     found: list[Change] = []
     if differs:
-        found.append(ReplaceView(table=desired.name, state=desired, differs=differs, version_id=current.version_id))
+        found.append(changes.ReplaceView(table=desired.name, state=desired, differs=differs,
+                                         version_id=current.version_id))
     held = current.state.properties
     removed = {k for k in declared_in(held) - set(desired.properties) if k in held}
     if DECLARED_KEYS in held and DECLARED_KEYS not in desired.properties:  # git declares none any more
         removed.add(DECLARED_KEYS)
     if removed:
-        found.append(UnsetViewProperties(table=desired.name, keys=tuple(sorted(removed))))
+        found.append(changes.UnsetViewProperties(table=desired.name, keys=tuple(sorted(removed))))
     return found
 
 
@@ -84,17 +78,17 @@ def reads_column(sql: str, table: tuple[str, ...], column: tuple[str, ...]) -> b
     return bool(_words(column[-1:]).search(sql) or _STAR.search(sql))
 
 
-def broken_views(views: list[ViewState], table: tuple[str, ...], changes: list[Change]) -> list[tuple[ViewState, str]]:
+def broken_views(views: list[ViewState], table: tuple[str, ...], planned: list[Change]) -> list[tuple[ViewState, str]]:
     """Each view (as git declares it) that reads a column this plan drops or renames on ``table``, or the table
     this plan drops, with what happens to it."""
     found = []
-    for change in changes:
-        if isinstance(change, DropColumn):
+    for change in planned:
+        if isinstance(change, changes.DropColumn):
             what = f"column {format_name(change.path)} of {format_name(table)}, which this plan drops"
-        elif isinstance(change, RenameColumn):
+        elif isinstance(change, changes.RenameColumn):
             what = (f"column {format_name(change.path)} of {format_name(table)}, which this plan renames to "
                     f"{format_name((change.new_name,))}")
-        elif isinstance(change, DropTable):
+        elif isinstance(change, changes.DropTable):
             found += [(view, f"table {format_name(table)}, which this plan drops") for view in views
                       if _words(table).search(view.sql)]
             continue

@@ -15,7 +15,8 @@ from typing import Protocol
 from compiler.catalog.current import CurrentTable
 from compiler.effective import Effective, effective_settings
 from compiler.loader import Project
-from compiler.maintenance.actions import Action, ExpireSnapshots, RemoveOrphanFiles
+from compiler.maintenance import actions
+from compiler.maintenance.actions import Action
 from compiler.maintenance.decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
 from compiler.maintenance.health import TableHealth
 from compiler.maintenance.select import EVERYTHING, Selection
@@ -92,9 +93,9 @@ class TableMaintenance:
 
 
 def needs_spark(action: Action, health: TableHealth) -> bool:
-    if isinstance(action, RemoveOrphanFiles):
+    if isinstance(action, actions.RemoveOrphanFiles):
         return health.orphans is None
-    return not isinstance(action, ExpireSnapshots)
+    return not isinstance(action, actions.ExpireSnapshots)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compiler.diff.changes import ReplaceView, UnsetViewProperties
+from compiler.diff import changes
 from compiler.diff.views import diff_view
 from compiler.loader import LoadedView, Project
 from compiler.maintenance.refs import age_text
@@ -66,10 +66,10 @@ def view_health(current: CurrentView, declared: LoadedView | None, now: datetime
     elif declared.state == "absent":
         status, differs = "differs", ("absent in git",)
     else:
-        changes = diff_view(current, desired_view(declared.policy, declared.name))
-        differs = tuple([*(d for c in changes if isinstance(c, ReplaceView) for d in c.differs),
-                         *("properties to unset" for c in changes if isinstance(c, UnsetViewProperties))])
-        status = "differs" if changes else "same"
+        found = diff_view(current, desired_view(declared.policy, declared.name))
+        differs = tuple([*(d for c in found if isinstance(c, changes.ReplaceView) for d in c.differs),
+                         *("properties to unset" for c in found if isinstance(c, changes.UnsetViewProperties))])
+        status = "differs" if found else "same"
     stamp = current.timestamp_ms
     age = int(now.timestamp() * 1000) - stamp if stamp is not None else None
     return ViewHealth(view=current.state.name, version_id=current.version_id, version_timestamp_ms=stamp,

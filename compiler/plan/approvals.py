@@ -18,15 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compiler import jsontext
-from compiler.diff.changes import (
-    Change,
-    DropColumn,
-    DropRef,
-    DropTable,
-    SetRefRetention,
-    TightenRetention,
-    duration_text,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change, duration_text
 from compiler.model.properties import APPROVALS_KEY
 
 UNUSED_APPROVAL = "TA101"
@@ -35,15 +28,15 @@ BEFORE_CREATE = "drop_table (in git before this table was created)"
 
 def identity(change: Change) -> str | None:
     """What one approval of this change is bound to (None: the change is not recorded per field)."""
-    if isinstance(change, DropColumn):
+    if isinstance(change, changes.DropColumn):
         return f"field id {change.field_id}"
-    if isinstance(change, TightenRetention):
+    if isinstance(change, changes.TightenRetention):
         return f"keep {change.new}"
-    if isinstance(change, DropTable) and change.uuid is not None:
+    if isinstance(change, changes.DropTable) and change.uuid is not None:
         return f"table uuid {change.uuid}"
-    if isinstance(change, DropRef):
+    if isinstance(change, changes.DropRef):
         return f"snapshot {change.snapshot_id}"
-    if isinstance(change, SetRefRetention):
+    if isinstance(change, changes.SetRefRetention):
         new = change.new
         values = [("max_ref_age", new.max_ref_age_ms), *(
             [("min_snapshots_to_keep", new.min_snapshots_to_keep), ("max_snapshot_age", new.max_snapshot_age_ms)]

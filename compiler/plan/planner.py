@@ -20,17 +20,8 @@ from compiler.catalog.retention import retention_cutoff
 from compiler.checks.view_reads import Known, creation_order, unknown_reads
 from compiler.desired import DesiredTable, desired_table, namespaces_of
 from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.diff.changes import (
-    Change,
-    CreateNamespace,
-    CreateView,
-    DropTable,
-    DropView,
-    ReplaceView,
-    RetentionEstimate,
-    SetProperties,
-    TightenRetention,
-)
+from compiler.diff import changes
+from compiler.diff.changes import Change, RetentionEstimate
 from compiler.diff.create import creation_changes
 from compiler.diff.differ import diff_table
 from compiler.diff.refs import diff_refs
@@ -111,7 +102,7 @@ def make_plan(
     views = creation_order(sorted((v for v in project.views if v.state == "present"),
                                   key=lambda v: natural_key(v.name)), target.name)
     namespaces: list[Change] = [
-        CreateNamespace(table=ns)
+        changes.CreateNamespace(table=ns)
         for ns in namespaces_of([*(t.name for t in present), *(v.name for v in views)])
         if not source.namespace_exists(ns)
     ]
@@ -232,8 +223,8 @@ def _plan_table(desired: DesiredTable, source: StateSource, day: date, diagnosti
                          consumed_approvals=spent_at_create(desired.table.policy.allow_destructive))
     result = diff_table(current.state, state, current.history)
     _report(result.refusals, desired, diagnostics)
-    changes = [_annotate(c, desired, source, day) for c in result.changes]
-    return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=changes,
+    annotated = [_annotate(c, desired, source, day) for c in result.changes]
+    return TablePlan(table=state.name, policy_file=file, requirement=requirement_of(current), changes=annotated,
                      declared_properties=tuple(sorted(state.declared_properties)), declared_refs=declared_refs,
                      consumed_approvals=consumed_in(current.state.properties))
 
@@ -250,14 +241,14 @@ def _report(refusals: list[Refusal], desired: DesiredTable, diagnostics: Diagnos
 
 def _annotate(change: Change, desired: DesiredTable, source: StateSource, day: date) -> Change:
     """Add what the plan reader needs: where each value was written, what a retention change deletes."""
-    if isinstance(change, SetProperties):
-        changes = tuple(
+    if isinstance(change, changes.SetProperties):
+        marked = tuple(
             c.model_copy(update={"origin": str(loc)})
             if c.setting and (loc := desired.effective.origin(c.setting)) is not None else c
             for c in change.changes
         )
-        return change.model_copy(update={"changes": changes})
-    if isinstance(change, TightenRetention):
+        return change.model_copy(update={"changes": marked})
+    if isinstance(change, changes.TightenRetention):
         when = retention_cutoff(day, Duration.parse(change.new))
         estimate = source.estimate_retention(desired.state.name, parse_name(change.column), when)
         return change.model_copy(update={"estimate": estimate})
@@ -269,7 +260,7 @@ def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
     if current is None:
         return None
     return TablePlan(table=table.name, policy_file=table.source.file, requirement=requirement_of(current),
-                     changes=[DropTable(table=table.name, uuid=current.uuid)],
+                     changes=[changes.DropTable(table=table.name, uuid=current.uuid)],
                      consumed_approvals=consumed_in(current.state.properties))
 
 
@@ -285,7 +276,8 @@ def _view_tombstone(view: LoadedView, source: StateSource) -> TablePlan | None:
     if current is None:
         return None
     return TablePlan(table=view.name, kind="view", policy_file=view.source.file,
-                     requirement=_view_requirement(current), changes=[DropView(table=view.name, uuid=current.uuid)])
+                     requirement=_view_requirement(current),
+                     changes=[changes.DropView(table=view.name, uuid=current.uuid)])
 
 
 def _breaking_for_views(views: list[LoadedView], tables: list[TablePlan]) -> list[Diagnostic]:
@@ -308,8 +300,8 @@ def _unknown_reads(project: Project, views: list[LoadedView], tables: list[Table
                    catalog: str) -> list[Diagnostic]:
     """An error at each view this plan creates or replaces that reads a table neither git nor the catalog has
     (TP463): Spark would refuse to create it at apply."""
-    changed = {t.table for t in tables if t.kind == "view" and any(isinstance(c, CreateView | ReplaceView)
-                                                                    for c in t.changes)}
+    made = changes.CreateView | changes.ReplaceView
+    changed = {t.table for t in tables if t.kind == "view" and any(isinstance(c, made) for c in t.changes)}
     declared = {t.name for t in project.tables if t.state == "present"} | {v.name for v in views}
     declared |= getattr(project, "declared_elsewhere", frozenset())  # a selection: tables of the other files
     return unknown_reads([v for v in views if v.name in changed], Known(source, frozenset(declared)), catalog)
@@ -354,8 +346,8 @@ def unused_approvals(project: Project, tables: list[TablePlan]) -> list[Diagnost
             continue
         allowed = table.policy.allow_destructive
         plan = planned.get(table.name)
-        changes, consumed = (plan.changes, plan.consumed_approvals) if plan is not None else ([], ())
-        for index in unused(allowed, changes, consumed):
+        made, consumed = (plan.changes, plan.consumed_approvals) if plan is not None else ([], ())
+        for index in unused(allowed, made, consumed):
             entry = allowed[index]
             earlier = [c.removeprefix(f"{entry} (").removesuffix(")") for c in consumed if c.startswith(f"{entry} (")]
             used = f"; an earlier apply consumed it for {', '.join(earlier)}" if earlier else ""

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from compiler.diff.changes import Change, CreateTable, DropRef, DropTable, PropertyChange, SetProperties
+from compiler.diff import changes
+from compiler.diff.changes import Change, PropertyChange
 from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from compiler.plan.approvals import consumed_stamp
 from compiler.plan.codec import plan_id
@@ -36,10 +37,10 @@ def stamps(plan: Plan, plan_id: str) -> dict[str, str]:
 
 def table_stamp(plan: Plan, table: TablePlan, plan_id: str) -> dict[str, str] | None:
     """The properties apply sets on a changed table before its changes (None: a view, a drop, no changes)."""
-    if not table.changes or table.kind == "view" or isinstance(table.changes[0], DropTable):
+    if not table.changes or table.kind == "view" or isinstance(table.changes[0], changes.DropTable):
         return None
     stamp = {**stamps(plan, plan_id), DECLARED_KEYS: declared_stamp(table.declared_properties)}
-    if table.declared_refs or any(isinstance(c, DropRef) for c in table.changes):
+    if table.declared_refs or any(isinstance(c, changes.DropRef) for c in table.changes):
         stamp[DECLARED_REFS] = declared_stamp(table.declared_refs)
     consumed = consumed_stamp(table.consumed_approvals, table.changes)
     if consumed is not None:  # the approvals this plan consumes now approve only what they approved
@@ -57,17 +58,17 @@ def table_changes(plan: Plan, table: TablePlan, plan_id: str) -> list[Change]:
         return list(table.changes)
     if not table.requirement.exists:
         first = table.changes[0]
-        assert isinstance(first, CreateTable)
+        assert isinstance(first, changes.CreateTable)
         state = first.state.model_copy(update={"properties": {**first.state.properties, **stamp}})
         return [first.model_copy(update={"state": state}), *table.changes[1:]]
     marks = tuple(PropertyChange(key=k, old=None, new=v) for k, v in stamp.items())
-    return [SetProperties(table=table.table, changes=marks), *table.changes]
+    return [changes.SetProperties(table=table.table, changes=marks), *table.changes]
 
 
 def plan_steps(plan: Plan, plan_id: str) -> list[Step]:
     """Every statement apply runs, in order."""
-    changes: list[Change] = list(plan.namespaces)
+    ordered: list[Change] = list(plan.namespaces)
     for table in plan.tables:
-        changes += table_changes(plan, table, plan_id)
-    numbered = enumerate(((c, s) for c in changes for s in change_sql(c, plan.catalog)), start=1)
+        ordered += table_changes(plan, table, plan_id)
+    numbered = enumerate(((c, s) for c in ordered for s in change_sql(c, plan.catalog)), start=1)
     return [Step(sql, change, index) for index, (change, sql) in numbered]

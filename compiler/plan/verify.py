@@ -11,7 +11,8 @@ import json
 from typing import Any
 
 from compiler import __version__
-from compiler.diff.changes import Change, CreateRef, PropertyChange, SetProperties, SetRefRetention, TightenRetention
+from compiler.diff import changes
+from compiler.diff.changes import Change, PropertyChange
 from compiler.model.names import format_name
 from compiler.plan.model import CatalogRef, Plan, TablePlan
 
@@ -38,13 +39,13 @@ def informational(change: Change) -> Change:
     compared: a retention estimate is computed from today's manifests and date, a property's origin names the
     file:line as the planning process spelled its path, and a new ref's current snapshot or a branch's head
     moves with every write (apply creates the ref where the reviewed plan says)."""
-    if isinstance(change, TightenRetention):
+    if isinstance(change, changes.TightenRetention):
         return change.model_copy(update={"estimate": None, "properties": _no_origin(change.properties)})
-    if isinstance(change, SetProperties):
+    if isinstance(change, changes.SetProperties):
         return change.model_copy(update={"changes": _no_origin(change.changes)})
-    if isinstance(change, CreateRef) and not change.declared_start:  # writers move the current snapshot
+    if isinstance(change, changes.CreateRef) and not change.declared_start:  # writers move the current snapshot
         return change.model_copy(update={"snapshot_id": None})
-    if isinstance(change, SetRefRetention):  # writers move a branch: apply leaves it where it is then
+    if isinstance(change, changes.SetRefRetention):  # writers move a branch: apply leaves it where it is then
         return change.model_copy(update={"snapshot_id": 0})
     return change
 
