@@ -168,6 +168,7 @@ def planned_data_files(table: Table, row_filter: BooleanExpression) -> Iterator[
     manifests: dict[int, Callable[[ManifestFile], bool]] = {}
     partitions: dict[int, Callable[[DataFile], bool]] = {}
     metrics = planner._build_metrics_evaluator()
+    verdicts: dict[tuple[int, tuple[Any, ...]], bool] = {}  # the files of a partition share its verdict
     for manifest in READS.manifests(table.io, snapshot):
         spec = manifest.partition_spec_id
         if spec not in manifests:
@@ -177,7 +178,13 @@ def planned_data_files(table: Table, row_filter: BooleanExpression) -> Iterator[
             continue
         for entry in READS.entries(table.io, manifest, discard_deleted=True):
             file = entry.data_file
-            if file.content == DataFileContent.DATA and partitions[spec](file) and metrics(file):
+            if file.content != DataFileContent.DATA:
+                continue
+            key = (spec, tuple(file.partition._data))
+            verdict = verdicts.get(key)
+            if verdict is None:
+                verdict = verdicts[key] = partitions[spec](file)
+            if verdict and metrics(file):
                 yield file
 
 
