@@ -234,3 +234,39 @@ def test_spark_rewrites_through_a_tag_and_a_branch(lake: Lake, tmp_path: Path) -
         assert {r[0] for r in lake.spark.sql("SELECT event_id FROM lake.privacy.upserted_refs VERSION AS OF "
                                              f"'{ref}'").collect()} == events
     assert keys_in_storage(after.location(), KEYS) == {}
+
+
+def test_a_write_to_the_branch_while_erase_rewrites_through_it_stays(
+    lake: Lake, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Someone writes to the branch after erase read its files and before its commit: the commit loses the race
+    (the branch's head moved), is built again on the new head (an append does not conflict with the rewrite)
+    and the writer's rows stay on the branch beside the erased ones' absence."""
+    import runtime.erase
+
+    policies, _ = make(lake, tmp_path, "contended", ", refs: {audit: rewrite}")
+    sql(lake, "ALTER TABLE lake.privacy.contended CREATE BRANCH audit RETAIN 9 DAYS")
+    table = table_of(lake, "contended")
+    table.append(batch(95_000, KEPT, days=1))  # main moves on: the branch is not main's head
+    read = table_of(lake, "contended").metadata.refs["audit"].snapshot_id
+    real = runtime.erase.commit_rewrite
+
+    def racing(name: str, latest: object, staged: object, restage: object, ref: str = "main") -> object:
+        if ref == "audit":  # the writer commits between the rewrite's read and its commit
+            sql(lake, "INSERT INTO lake.privacy.contended.branch_audit VALUES (77777, named_struct('uid', 'w1', "
+                      "'name', 'n'), TIMESTAMP '2026-11-01 10:00:00+00:00')")
+        return real(name, latest, staged, restage, ref=ref)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runtime.erase, "commit_rewrite", racing)
+    code, output, proof = erase(lake, policies, tmp_path)
+    assert code == 0, output
+    assert proof["tables"][0]["state"] == "complete"
+    after = table_of(lake, "contended")
+    head = after.metadata.refs["audit"]
+    written = after.metadata.snapshot_by_id(head.snapshot_id)
+    assert written is not None and written.summary is not None
+    assert written.summary["tablepolicy.erasure.read-snapshot-id"] == str(read)  # read before the writer's commit
+    assert head.max_ref_age_ms == 9 * DAY_MS
+    shown = uids(lake, "contended", "audit")
+    assert "w1" in shown and not KEYS & set(shown)  # committed on the writer's head: its row is there
+    assert keys_in_storage(after.location(), KEYS) == {}
