@@ -1,11 +1,11 @@
 """Real Spark agrees with plan's check of the tables a view reads (TP463, compiler/checks/view_reads.py), on the
-embedded SQLite catalog: a view apply creates records an empty default namespace, so a name without a
-namespace is not found by Spark either; a metadata table (``ns.t.snapshots``) is read through its table; and a
-table nobody has fails Spark's CREATE VIEW as plan said it would."""
+embedded SQLite catalog and on PostgreSQL (conftest's ``lake``): a view apply creates records an empty default
+namespace, so a name without a namespace is not found by Spark either; a metadata table (``ns.t.snapshots``) is
+read through its table; a table nobody has fails Spark's CREATE VIEW as plan said it would; and a view reading
+another new view is created after it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -15,17 +15,11 @@ from compiler.plan.model import CatalogRef
 from compiler.plan.planner import make_plan
 from compiler.validate import validate
 from runtime.catalog.reader import CatalogReader, read_metadata
-from tests.integration.conftest import Lake, sqlite_lake
+from tests.integration.conftest import Lake
 from tests.integration.test_apply import apply_dir
 
 pytestmark = pytest.mark.spark
 TABLE = "table: ops.vt\ncolumns: [{name: id, type: long}]\n"
-
-
-@pytest.fixture(scope="module")
-def lake(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lake]:
-    with sqlite_lake(tmp_path_factory.mktemp("lake")) as made:
-        yield made
 
 
 def plan_findings(lake: Lake, policies: Path) -> list[str]:
