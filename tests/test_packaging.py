@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from compiler import __version__
-from tests.integration.test_gitops import runner_bin, wheel  # noqa: F401  (fixtures)
+from tests.integration.test_gitops import PACKAGES, runner_bin, wheel  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
 # every file besides Python the running code reads from its package
@@ -34,7 +34,7 @@ def sdist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Built from a copy of the tree (the shared work tree gets no egg-info); the wheel is test_gitops' (pip
     wheel of the same copy)."""
     source = tmp_path_factory.mktemp("sdist-source")
-    for package in ("compiler", "runtime"):
+    for package in PACKAGES:
         shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, source / name)
@@ -60,7 +60,7 @@ def package_data() -> set[str]:
 
 def test_the_wheel_holds_every_module_and_data_file(wheel: Path) -> None:  # noqa: F811
     names = files(wheel)
-    modules = {str(p.relative_to(ROOT)) for top in ("compiler", "runtime") for p in (ROOT / top).rglob("*.py")
+    modules = {str(p.relative_to(ROOT)) for top in PACKAGES for p in (ROOT / top).rglob("*.py")
                if "__pycache__" not in p.parts}
     data = package_data()
     assert len(data) >= 30 and modules and data | modules <= names, sorted((data | modules) - names)

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,9 @@ from tests.workflow_runner import JobResult, run_job
 pytestmark = pytest.mark.spark
 
 ROOT = Path(__file__).resolve().parents[2]
+# the top-level packages the wheel ships, as pyproject.toml's [tool.setuptools.packages.find] includes them
+FIND = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+PACKAGES = tuple(p.removesuffix("*") for p in FIND["include"])
 PLAN = ROOT / ".github" / "workflows" / "tablepolicy-plan.yml"
 APPLY = ROOT / ".github" / "workflows" / "tablepolicy-apply.yml"
 REPO = "acme/lake"
@@ -239,7 +243,7 @@ def test_a_120_table_plan_comment_fits(loop: Loop) -> None:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This checkout built as the wheel a team would commit into its policy repository (or publish)."""
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md", "compiler", "runtime"):
+    for name in ("pyproject.toml", "README.md", *PACKAGES):
         if (ROOT / name).is_dir():
             shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
         else:
