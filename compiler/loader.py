@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -30,30 +32,47 @@ POLICY_SUFFIXES = (".yaml", ".yml")
 
 @dataclass(frozen=True)
 class LoadedTable:
-    """A valid table policy. Restored from the model cache, its model is validated again only when read:
-    a warm plan reads just the name and state of the tables whose plans are cached."""
+    """A valid table policy. Restored from the model cache, its model is validated again only when read (and not
+    kept: see ``policy``): a warm plan reads just the name and state of the tables whose plans are cached."""
 
     declared: str  # the table's name as written
     state: Literal["present", "absent"]
     source: SourceMap
     digest: str = ""  # sha256 of the file text: the plan cache's key
     model: TablePolicy | None = None
-    model_json: str | None = None  # the model as the cache holds it, when ``model`` is not built yet
+    packed_json: bytes | None = None  # the model's JSON as the cache holds it, zlib-compressed, when no ``model``
 
     @classmethod
     def of(cls, policy: TablePolicy, source: SourceMap, digest: str) -> LoadedTable:
         return cls(policy.table, policy.state, source, digest, model=policy)
 
-    @cached_property
+    @classmethod
+    def cached(cls, declared: str, state: Literal["present", "absent"], source: SourceMap, digest: str,
+               model_json: str) -> LoadedTable:
+        return cls(declared, state, source, digest, packed_json=zlib.compress(model_json.encode(), 1))
+
+    @property
+    def model_json(self) -> str | None:
+        """The model's JSON when it was restored from the cache (None when ``model`` is built)."""
+        return zlib.decompress(self.packed_json).decode() if self.packed_json is not None else None
+
+    @property
     def policy(self) -> TablePolicy:
+        """Built from the cached JSON for the few tables last asked, never kept on the table: a plan of 10,000
+        tables reads each policy for a moment and would otherwise hold every model to its end."""
         if self.model is not None:
             return self.model
-        assert self.model_json is not None
-        return TablePolicy.model_validate_json(self.model_json)
+        assert self.packed_json is not None
+        return _policy_of(self.packed_json)
 
     @cached_property
     def name(self) -> tuple[str, ...]:
         return parse_name(self.declared)
+
+
+@functools.lru_cache(maxsize=64)
+def _policy_of(packed_json: bytes) -> TablePolicy:
+    return TablePolicy.model_validate_json(zlib.decompress(packed_json))
 
 
 @dataclass(frozen=True)
@@ -190,7 +209,7 @@ def load_sources(
     with settled_heap() as settle:
         for source in sources:
             load_text(source.text, source.file, project, diagnostics, cache, source.digest)
-            settle()  # the node trees kept for positions live as long as the project
+            settle()  # the models and packed texts kept live as long as the project
     return project
 
 
@@ -205,8 +224,8 @@ def load_text(
     if cached is not None:
         source = SourceMap(file, text=text)
         if cached["kind"] == "table":
-            project.tables.append(LoadedTable(cached["table"], cached["state"], source, digest,
-                                              model_json=cached["data"]))
+            project.tables.append(LoadedTable.cached(cached["table"], cached["state"], source, digest,
+                                                     cached["data"]))
         else:
             project.namespaces.append(
                 LoadedNamespace(NamespaceDefaults.model_validate_json(cached["data"]), source, digest))
@@ -231,6 +250,7 @@ def load_text(
     model = _validate(kind, parsed, diagnostics)
     if isinstance(model, TablePolicy | NamespaceDefaults) and cache is not None:
         cache.put_model(digest, model)
+    parsed.source = SourceMap(file, text=text)  # positions from the text when asked: the node tree is let go
     if isinstance(model, RulesFile):
         project.rules.append(LoadedRules(model.rules, parsed.source))
     elif isinstance(model, TablePolicy):

@@ -15,8 +15,10 @@ expand a document to at most ``ALIAS_BUDGET`` nodes per byte of text ("billion l
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
+import zlib
+from dataclasses import InitVar, dataclass
 from typing import Any
 
 import yaml
@@ -64,12 +66,19 @@ class SourceMap:
     """Where each path of a document sits in its file (1-based), found on demand.
 
     Positions are looked up in the composed node tree only when a finding needs one, so a valid
-    file never pays for them.
+    file never pays for them. A loaded policy keeps its text compressed (``text=`` packs it), not its node
+    tree: a project of 10,000 files would otherwise hold every tree, or every text, to the end of the run; the
+    trees of the last few files asked are kept while positions are looked up.
     """
 
     file: str
-    root: Node | None = None
-    text: str | None = None  # set instead of ``root`` for documents restored from a cache: parsed on demand
+    root: Node | None = None  # the tree of a document being validated; loaded policies hold ``packed`` instead
+    text: InitVar[str | None] = None
+    packed: bytes | None = None  # the text, zlib-compressed
+
+    def __post_init__(self, text: str | None) -> None:
+        if text is not None:
+            self.packed = zlib.compress(text.encode(), 1)
 
     def key(self, path: Path) -> Location:
         """Position of the key at ``path`` (its value for list items; the nearest parent when absent)."""
@@ -79,9 +88,7 @@ class SourceMap:
         return self._find(path, prefer_key=False)
 
     def _find(self, path: Path, *, prefer_key: bool) -> Location:
-        if self.root is None and self.text is not None:
-            self.root = yaml.compose(self.text, Loader=_Loader)
-        node, key_node = self.root, None
+        node, key_node = self.root if self.packed is None else _tree(self.packed), None
         for part in path:
             child = _child(node, part)
             if child is None:
@@ -91,6 +98,13 @@ class SourceMap:
         if target is None:
             return Location(self.file, 1, 1)
         return Location(self.file, target.start_mark.line + 1, target.start_mark.column + 1)
+
+
+@functools.lru_cache(maxsize=8)
+def _tree(packed: bytes) -> Node | None:
+    """The node tree of a packed text: a policy's findings and its plan's origins ask for several positions."""
+    tree: Node | None = yaml.compose(zlib.decompress(packed).decode(), Loader=_Loader)
+    return tree
 
 
 def _child(node: Node | None, part: str | int) -> tuple[Node | None, Node] | None:

@@ -9,13 +9,12 @@ the compiler's validate and plan as their ``compiler.parallel.Workers``.
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
-
-from compiler.heap import settled_heap
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -32,33 +31,42 @@ def workers_for(items: int, at_least: int) -> int:
     return cores if "fork" in multiprocessing.get_all_start_methods() else 0
 
 
+CHUNK = 50  # items a worker does per task: results stream back in chunks, none piles up in a worker
+
+
 def forked_map(
     work: Callable[[Item], Result], items: Sequence[Item], workers: int, after_fork: Callable[[], None] | None = None
 ) -> list[Result]:
-    """``[work(item) for item in items]``, item i done by worker i % workers; ``after_fork`` runs first in each."""
+    """``[work(item) for item in items]``, in chunks of ``CHUNK`` items spread over ``workers``; ``after_fork``
+    runs first in each worker. Each chunk's results come back as soon as it is done, so a worker holds one
+    chunk's results at a time, never its share of the whole run's."""
     global _JOB
     _JOB = (work, items, workers, after_fork)
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            shares = pool.map(_share, range(workers))
+        with multiprocessing.get_context("fork").Pool(workers, initializer=_start) as pool:
+            results: list[Any] = []
+            for chunk in pool.imap(_chunk, range(0, len(items), CHUNK)):
+                results += chunk
     finally:
         _JOB = None
-    results: list[Any] = [None] * len(items)
-    for worker, share in enumerate(shares):
-        results[worker::workers] = share
     return results
 
 
-def _share(worker: int) -> list[Any]:
+def _start() -> None:
     assert _JOB is not None
-    work, items, workers, after_fork = _JOB
+    after_fork = _JOB[3]
     if after_fork is not None:
         after_fork()
+    gc.freeze()  # what the worker inherits and what its items leave behind is not rescanned by the GC
+
+
+def _chunk(start: int) -> list[Any]:
+    assert _JOB is not None
+    work, items = _JOB[0], _JOB[1]
     results = []
-    with settled_heap() as settle:
-        for item in items[worker::workers]:
-            results.append(work(item))
-            settle()  # what an item leaves behind (metadata read, trees kept) is not rescanned by the GC
+    for item in items[start:start + CHUNK]:
+        results.append(work(item))
+        gc.freeze()  # what an item leaves behind (metadata read, trees kept) is not rescanned by the GC
     return results
 
 

@@ -11,14 +11,15 @@ import re
 import shutil
 import tempfile
 import warnings
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
-from pyiceberg.io import load_file_io
+from pyiceberg.io import FileIO, load_file_io
 from pyiceberg.serializers import Compressor
 from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadataUtil
@@ -136,13 +137,25 @@ def _clean(exc: Exception, config: CatalogConfig) -> str:
     return config.redact(str(exc).splitlines()[0] if str(exc) else "")
 
 
-def read_metadata(catalog: Catalog, location: str) -> dict[str, Any]:
-    """A table's metadata document, read from its file as a catalog's load_table does after the lookup."""
-    io = load_file_io(properties=catalog.properties, location=location)
+def read_metadata(catalog: Catalog, location: str, io: FileIO | None = None) -> dict[str, Any]:
+    """A table's metadata document, read from its file as a catalog's load_table does after the lookup (with
+    ``io`` when given, else the catalog's FileIO)."""
+    io = io or load_file_io(properties=catalog.properties, location=location)
     with io.new_input(location).open() as stream, Compressor.get_compressor(location).stream_decompressor(
             stream) as decompressed:
         document: dict[str, Any] = json.load(decompressed)
     return document
+
+
+@contextlib.contextmanager
+def _catalog_errors(what: str, config: CatalogConfig) -> Iterator[None]:
+    """Any failure reading the catalog or a metadata file as one CatalogError line: ``what``, then the cause."""
+    try:
+        yield
+    except CatalogError:
+        raise
+    except Exception as exc:
+        raise CatalogError(f"{what}: {_clean(exc, config)}") from None
 
 
 def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:
@@ -152,23 +165,23 @@ def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:
         return None
 
 
-@dataclass(frozen=True)
-class Loaded:
-    """One table as read in this run: its metadata document, and pyiceberg's Table once something needs it."""
-
-    location: str
-    metadata: dict[str, Any]
-    table: Table | None = None
+RECENT_TABLES = 64  # states kept after reading: a plan reads each table once; apply and import read a few again
 
 
 class CatalogReader:
-    """Current state of the catalog, read once per table per run."""
+    """Current state of the catalog, read once per table per run.
+
+    What a run read is remembered as each table's metadata file (a metadata file is never rewritten, so reading
+    it again gives the same state); the parsed states of the last few tables are kept, never every table's: at
+    10,000 tables they were most of a plan's memory.
+    """
 
     def __init__(self, config: CatalogConfig, *, create: bool = True) -> None:
         self.config = config
         self.create = create
         self.catalog = open_catalog(config, create=create)
-        self._loaded: dict[tuple[str, ...], Loaded | None] = {}
+        self._locations: dict[tuple[str, ...], str | None] = {}  # None: the table did not exist
+        self._recent: OrderedDict[tuple[str, ...], CurrentTable] = OrderedDict()
         self._listing: dict[tuple[str, ...], str] | bool | None = False  # False: not listed yet
         self._namespaces: set[tuple[str, ...]] | None = None  # every namespace holding a listed table
 
@@ -189,7 +202,8 @@ class CatalogReader:
         engine = getattr(self.catalog, "engine", None)
         if engine is not None:
             engine.dispose()
-        self._loaded.clear()
+        self._locations.clear()
+        self._recent.clear()
 
     def __enter__(self) -> CatalogReader:
         return self
@@ -213,46 +227,81 @@ class CatalogReader:
             self._namespaces = {name[:k] for name in listing for k in range(1, len(name))}
         return self._namespaces
 
-    def _load(self, name: tuple[str, ...], *, fresh: bool = False) -> Loaded | None:
-        listing = None if fresh or any("." in part for part in name[:-1]) else self._listed()
-        if name not in self._loaded:
-            try:
-                self._loaded[name] = self._read(name, listing)
-            except Exception as exc:
-                raise CatalogError(f"cannot read table {'.'.join(name)} from {self.config.describe()}: "
-                                   f"{_clean(exc, self.config)}") from None
-        return self._loaded[name]
+    def _listing_for(self, name: tuple[str, ...]) -> dict[tuple[str, ...], str] | None:
+        return None if any("." in part for part in name[:-1]) else self._listed()
 
-    def _read(self, name: tuple[str, ...], listing: dict[tuple[str, ...], str] | None) -> Loaded | None:
-        if listing is not None:  # from the listing: read the metadata file straight away, no query per table
-            location = listing.get(name)
-            return Loaded(location, read_metadata(self.catalog, location)) if location is not None else None
-        table = load(self.catalog, name)
-        if table is None:
-            return None
-        return Loaded(table.metadata_location, json.loads(table.metadata.model_dump_json()), table)
+    def _forget(self, name: tuple[str, ...]) -> None:
+        self._locations.pop(name, None)
+        self._recent.pop(name, None)
+
+    def _reading(self, name: tuple[str, ...]) -> contextlib.AbstractContextManager[None]:
+        return _catalog_errors(f"cannot read table {'.'.join(name)} from {self.config.describe()}", self.config)
+
+    def _document(self, name: tuple[str, ...], location: str) -> tuple[dict[str, Any], FileIO]:
+        """The metadata document at ``location`` and the FileIO to read the table's files with: a catalog without
+        a listing loads the table (its FileIO may carry credentials the catalog vends)."""
+        if self._listing_for(name) is None:
+            table = load(self.catalog, name)
+            if table is not None and table.metadata_location == location:
+                return json.loads(table.metadata.model_dump_json()), table.io
+            if table is not None:
+                return read_metadata(self.catalog, location, table.io), table.io
+        io = load_file_io(properties=self.catalog.properties, location=location)
+        return read_metadata(self.catalog, location, io), io
+
+    def _remember(self, name: tuple[str, ...], current: CurrentTable) -> CurrentTable:
+        self._recent[name] = current
+        self._recent.move_to_end(name)
+        while len(self._recent) > RECENT_TABLES:
+            self._recent.popitem(last=False)
+        return current
 
     def table(self, name: tuple[str, ...], *, fresh: bool = False) -> CurrentTable | None:
-        """The table as last read in this run; ``fresh`` reads the catalog again."""
+        """The table as read in this run (the same metadata file on every call); ``fresh`` reads the catalog
+        again."""
         if fresh:
-            self._loaded.pop(name, None)
-        found = self._load(name, fresh=fresh)
-        return current_table(name, found.location, found.metadata) if found is not None else None
+            self._forget(name)
+        if name in self._recent:
+            self._recent.move_to_end(name)
+            return self._recent[name]
+        with self._reading(name):
+            if name in self._locations:
+                location = self._locations[name]
+                if location is None:
+                    return None
+                return self._remember(name, current_table(name, location, self._document(name, location)[0]))
+            listing = None if fresh else self._listing_for(name)
+            if listing is not None:  # from the listing: read the metadata file straight away, no query per table
+                location = self._locations[name] = listing.get(name)
+                if location is None:
+                    return None
+                return self._remember(name, current_table(name, location, read_metadata(self.catalog, location)))
+            table = load(self.catalog, name)
+            if table is None:
+                self._locations[name] = None
+                return None
+            location = self._locations[name] = table.metadata_location
+            metadata = json.loads(table.metadata.model_dump_json())
+            return self._remember(name, current_table(name, location, metadata))
 
     def pyiceberg_table(self, name: tuple[str, ...], *, fresh: bool = False) -> Table | None:
-        """pyiceberg's Table for the metadata this run read (built on first use: manifests are read through it);
-        ``fresh`` reads the catalog again."""
+        """pyiceberg's Table for the metadata this run read (manifests are read through it), built anew on each
+        call; ``fresh`` reads the catalog again."""
         if fresh:
-            self._loaded.pop(name, None)
-        found = self._load(name, fresh=fresh)
-        if found is None:
+            self._forget(name)
+            with self._reading(name):
+                table = load(self.catalog, name)
+            self._locations[name] = table.metadata_location if table is not None else None
+            return table
+        if name not in self._locations:
+            self.table(name)
+        location = self._locations[name]
+        if location is None:
             return None
-        if found.table is None:
-            table = Table(identifier=name, metadata=TableMetadataUtil.parse_raw(json.dumps(found.metadata)),
-                          metadata_location=found.location, catalog=self.catalog,
-                          io=load_file_io(properties=self.catalog.properties, location=found.location))
-            found = self._loaded[name] = Loaded(found.location, found.metadata, table)
-        return found.table
+        with self._reading(name):
+            document, io = self._document(name, location)
+            return Table(identifier=name, metadata=TableMetadataUtil.parse_raw(json.dumps(document)),
+                         metadata_location=location, catalog=self.catalog, io=io)
 
     def estimate_retention(
         self, name: tuple[str, ...], column: ColumnPath, cutoff: datetime
