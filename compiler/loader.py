@@ -6,6 +6,7 @@ import functools
 import hashlib
 import os
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -15,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from compiler import codes
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from compiler.errors import TablePolicyError
 from compiler.heap import settled_heap
 from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache
@@ -130,7 +132,25 @@ def discover(path: Path) -> list[Path]:
     """Policy files under ``path`` (or ``path`` itself), in a stable order; ``.YAML`` counts as ``.yaml``."""
     if path.is_file():
         return [path]
-    return sorted(p for p in path.rglob("*") if p.suffix.lower() in POLICY_SUFFIXES and p.is_file())
+    return [path.joinpath(*parts) for parts in sorted(_policy_files(str(path), ()))]  # Path's order: by parts
+
+
+def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The parts (below the folder walked from) of every policy file under ``folder``: ``Path.rglob``'s walk
+    (hidden folders included, symlinked folders not entered, a symlink to a file counted) without a Path per
+    entry, which cost a second over 10,000 files."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                yield from _policy_files(entry.path, (*parts, entry.name))
+            elif os.path.splitext(entry.name)[1].lower() in POLICY_SUFFIXES and entry.is_file():
+                yield (*parts, entry.name)
+        except OSError:
+            continue
 
 
 def display_path(path: Path) -> str:
@@ -145,6 +165,7 @@ def display_path(path: Path) -> str:
 class PolicyText:
     file: str  # as displayed in findings
     text: str
+    path: Path | None = None  # the file it was read from, read again when a position is asked (see SourceMap)
 
     @cached_property
     def digest(self) -> str:
@@ -163,6 +184,7 @@ def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
         diagnostics.error(codes.TP006, Location(display_path(path)), "no policy files (*.yaml, *.yml) in this folder",
                           "give the folder that holds the policy files, e.g. policies/")
     sources = []
+    shown = _display_under(path)
     for file in files:
         try:
             data = file.read_bytes()
@@ -172,10 +194,27 @@ def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
                               "check that it is a regular file this user may read")
             continue
         try:
-            sources.append(PolicyText(display_path(file), data.decode("utf-8")))
+            sources.append(PolicyText(shown(file), data.decode("utf-8"), file.absolute()))
         except UnicodeDecodeError as exc:
             diagnostics.add(_not_utf8(display_path(file), data, exc))
     return sources, diagnostics
+
+
+def _display_under(folder: Path) -> Callable[[Path], str]:
+    """``display_path`` for the files under ``folder``, by joining names to the folder's display path (one relpath
+    instead of one per file; the same result unless the working directory lies inside ``folder``)."""
+    base, prefix = str(folder), display_path(folder)
+    if folder.is_file() or all(part == os.pardir for part in prefix.split(os.sep)):
+        return display_path
+
+    def shown(file: Path) -> str:
+        text = str(file)
+        if not text.startswith(base.rstrip(os.sep) + os.sep):
+            return display_path(file)
+        rest = text[len(base.rstrip(os.sep)) + 1:]
+        return rest if prefix == os.curdir else os.path.join(prefix, rest)
+
+    return shown
 
 
 def _not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
@@ -208,21 +247,36 @@ def load_sources(
     project = Project(root=root)
     with settled_heap() as settle:
         for source in sources:
-            load_text(source.text, source.file, project, diagnostics, cache, source.digest)
-            settle()  # the models and packed texts kept live as long as the project
+            reread = functools.partial(read_again, source.path, source.file, source.digest) if source.path else None
+            load_text(source.text, source.file, project, diagnostics, cache, source.digest, reread)
+            settle()  # the models kept live as long as the project
     return project
+
+
+def read_again(path: Path, file: str, digest: str) -> str:
+    """The text of a policy file read earlier in this run, for positions: the same text, or an error (a position
+    in a file edited meanwhile would point at the wrong line)."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        text = None
+    if text is None or hashlib.sha256(text.encode()).hexdigest() != digest:
+        raise TablePolicyError(f"{file} changed while tablepolicy was reading the policies; run the command again")
+    return text
 
 
 def load_text(
     text: str, file: str, project: Project, diagnostics: Diagnostics, cache: ModelCache | None = None,
-    digest: str | None = None,
+    digest: str | None = None, reread: Callable[[], str] | None = None,
 ) -> None:
     """Validate one document and add it to ``project`` (or add findings to ``diagnostics``); ``digest``:
-    the text's sha256 when the caller has it."""
+    the text's sha256 when the caller has it; ``reread``: how to read the text again for positions (the text is
+    then not kept)."""
     digest = digest or hashlib.sha256(text.encode()).hexdigest()
     cached = cache.model(digest) if cache is not None else None
+    source = SourceMap(file, text=text, digest=digest) if reread is None else SourceMap(file, reread=reread,
+                                                                                        digest=digest)
     if cached is not None:
-        source = SourceMap(file, text=text)
         if cached["kind"] == "table":
             project.tables.append(LoadedTable.cached(cached["table"], cached["state"], source, digest,
                                                      cached["data"]))
@@ -250,7 +304,7 @@ def load_text(
     model = _validate(kind, parsed, diagnostics)
     if isinstance(model, TablePolicy | NamespaceDefaults) and cache is not None:
         cache.put_model(digest, model)
-    parsed.source = SourceMap(file, text=text)  # positions from the text when asked: the node tree is let go
+    parsed.source = source  # positions looked up again when asked: the node tree is let go
     if isinstance(model, RulesFile):
         project.rules.append(LoadedRules(model.rules, parsed.source))
     elif isinstance(model, TablePolicy):

@@ -24,6 +24,7 @@ CACHE_VERSION = 4  # bump when validation rules change: cached models and findin
 class ModelCache:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    changed: bool = False  # an entry was added since the cache was read: only then is it worth saving
 
     @classmethod
     def in_memory(cls) -> ModelCache:
@@ -49,6 +50,7 @@ class ModelCache:
         """The model's JSON text, restored with model_validate_json (one pass in Rust) when it is read; a
         table's name and state beside it, which every run reads."""
         data = model.model_dump_json(by_alias=True, exclude_unset=True)
+        self.changed = True
         if isinstance(model, TablePolicy):
             self.models[digest] = {"kind": "table", "data": data, "table": model.table, "state": model.state}
         else:
@@ -65,6 +67,7 @@ class ModelCache:
         ]
 
     def put_findings(self, key: str, findings: list[Diagnostic]) -> None:
+        self.changed = True
         self.checks[key] = [
             {"code": d.code, "severity": int(d.severity), "file": d.location.file, "line": d.location.line,
              "col": d.location.col, "message": d.message, "hint": d.hint}

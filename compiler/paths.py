@@ -35,7 +35,8 @@ class ProjectPaths:
 
     def selects(self, file: Path) -> bool:
         """Whether a policy file lies under the path the user gave."""
-        return file == self.selected or self.selected in file.parents
+        # a string prefix: ``self.selected in file.parents`` builds every parent, seconds over 10,000 files
+        return file == self.selected or str(file).startswith(str(self.selected).rstrip(os.sep) + os.sep)
 
 
 ProjectPath = Path | ProjectPaths  # a path the user gave, or the project already found from it

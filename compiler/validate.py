@@ -64,6 +64,7 @@ def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environm
     for prepared in workers.map(lambda source: _parse_and_check(source, root, namespaces, environment), rest, count):
         models.models.update(prepared.models)
         models.checks.update(prepared.checks)
+        models.changed = True
 
 
 def _parse_and_check(source: PolicyText, root: Path, namespaces: list[LoadedNamespace],

@@ -15,10 +15,10 @@ expand a document to at most ``ALIAS_BUDGET`` nodes per byte of text ("billion l
 
 from __future__ import annotations
 
-import functools
 import re
-import zlib
-from dataclasses import InitVar, dataclass
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
@@ -66,19 +66,16 @@ class SourceMap:
     """Where each path of a document sits in its file (1-based), found on demand.
 
     Positions are looked up in the composed node tree only when a finding needs one, so a valid
-    file never pays for them. A loaded policy keeps its text compressed (``text=`` packs it), not its node
-    tree: a project of 10,000 files would otherwise hold every tree, or every text, to the end of the run; the
-    trees of the last few files asked are kept while positions are looked up.
+    file never pays for them. A policy loaded from a file keeps neither its node tree nor its text: ``reread``
+    reads the file again (the loader checks it is unchanged) when a position is asked for; at 10,000 files the
+    texts alone were a fifth of a plan's memory. The trees of the last few files asked are kept.
     """
 
     file: str
-    root: Node | None = None  # the tree of a document being validated; loaded policies hold ``packed`` instead
-    text: InitVar[str | None] = None
-    packed: bytes | None = None  # the text, zlib-compressed
-
-    def __post_init__(self, text: str | None) -> None:
-        if text is not None:
-            self.packed = zlib.compress(text.encode(), 1)
+    root: Node | None = None  # the tree of a document being validated
+    text: str | None = None  # the text of a document that is not read again from a file
+    reread: Callable[[], str] | None = field(default=None, compare=False)
+    digest: str = ""  # the text's sha256, with ``reread``
 
     def key(self, path: Path) -> Location:
         """Position of the key at ``path`` (its value for list items; the nearest parent when absent)."""
@@ -88,7 +85,7 @@ class SourceMap:
         return self._find(path, prefer_key=False)
 
     def _find(self, path: Path, *, prefer_key: bool) -> Location:
-        node, key_node = self.root if self.packed is None else _tree(self.packed), None
+        node, key_node = self.root if self.root is not None else _tree(self), None
         for part in path:
             child = _child(node, part)
             if child is None:
@@ -100,10 +97,21 @@ class SourceMap:
         return Location(self.file, target.start_mark.line + 1, target.start_mark.column + 1)
 
 
-@functools.lru_cache(maxsize=8)
-def _tree(packed: bytes) -> Node | None:
-    """The node tree of a packed text: a policy's findings and its plan's origins ask for several positions."""
-    tree: Node | None = yaml.compose(zlib.decompress(packed).decode(), Loader=_Loader)
+_TREES: OrderedDict[tuple[str, str], Node | None] = OrderedDict()
+_RECENT_TREES = 8  # a policy's findings and its plan's origins ask for several positions in a row
+
+
+def _tree(source: SourceMap) -> Node | None:
+    """The node tree of a document that keeps only its text, or only the way to read it again."""
+    key = (source.file, source.digest or source.text or "")
+    if key in _TREES:
+        _TREES.move_to_end(key)
+        return _TREES[key]
+    text = source.text if source.text is not None else source.reread() if source.reread is not None else ""
+    tree: Node | None = yaml.compose(text, Loader=_Loader)
+    _TREES[key] = tree
+    while len(_TREES) > _RECENT_TREES:
+        _TREES.popitem(last=False)
     return tree
 
 

@@ -32,7 +32,7 @@ def test_positions_of_a_cached_file_are_parsed_on_demand(tmp_path: Path) -> None
     validate(policies, cache)
     project, _ = validate(policies, FileModelCache.open(tmp_path / "models.json"))
     click_log = next(t for t in project.tables if t.name == ("ads", "click_log"))
-    assert click_log.source.root is None and click_log.source.packed is not None
+    assert click_log.source.root is None and click_log.source.text is None
     assert click_log.source.value(("columns", 5)).line == 14
 
 
