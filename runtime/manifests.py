@@ -41,7 +41,7 @@ from pyiceberg.table.snapshots import Snapshot
 
 from runtime.executor import ExecutionError
 
-MAX_ENTRIES = 2_000_000  # about a few hundred MB of entries at most
+MAX_ENTRIES = 2_000_000  # about 2 KB each as pyiceberg holds them (bench/fleet.py: 580 MB for 300,000): 4 GB
 
 
 class TableDamaged(ExecutionError):
