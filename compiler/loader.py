@@ -304,7 +304,8 @@ def load_text(
     model = _validate(kind, parsed, diagnostics)
     if isinstance(model, TablePolicy | NamespaceDefaults) and cache is not None:
         cache.put_model(digest, model)
-    parsed.source = source  # positions looked up again when asked: the node tree is let go
+    source.root = parsed.source.root  # kept while the checks ask for positions; validate lets it go after them
+    parsed.source = source
     if isinstance(model, RulesFile):
         project.rules.append(LoadedRules(model.rules, parsed.source))
     elif isinstance(model, TablePolicy):

@@ -37,6 +37,10 @@ def validate(path: Path, cache: ModelCache | None = None, environment: LoadedEnv
     diagnostics.extend(check_project(project, models))
     for rules in project.rules:
         diagnostics.extend(check_rules(project, rules))
+    maps = [*(t.source for t in project.tables), *(n.source for n in project.namespaces),
+            *(r.source for r in project.rules), *(v.source for v in project.views)]
+    for source in maps:
+        source.forget_tree()  # checked: a plan of 10,000 tables must not hold every file's tree
     if cache is not None and not diagnostics.has_errors:
         cache.save()
     return project, diagnostics

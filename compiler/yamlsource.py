@@ -72,10 +72,15 @@ class SourceMap:
     """
 
     file: str
-    root: Node | None = None  # the tree of a document being validated
+    root: Node | None = None  # the tree of a document being validated and checked (``forget_tree`` lets it go)
     text: str | None = None  # the text of a document that is not read again from a file
     reread: Callable[[], str] | None = field(default=None, compare=False)
     digest: str = ""  # the text's sha256, with ``reread``
+
+    def forget_tree(self) -> None:
+        """Let the node tree go (positions are then found from the text, or the file read again)."""
+        if self.text is not None or self.reread is not None:
+            self.root = None
 
     def key(self, path: Path) -> Location:
         """Position of the key at ``path`` (its value for list items; the nearest parent when absent)."""
