@@ -143,7 +143,7 @@ def instrumented() -> Clock:
     return clock
 
 
-def breakdown(parts: list[dict[str, float]], totals: list[float]) -> None:
+def breakdown(parts: list[dict[str, float]], totals: list[float], raw: list[float]) -> None:
     """Median seconds per part of apply, and what is left (plan file read, plan id and steps rendered, locks,
     catalog reader, case sensitivity); the parts beyond Spark's own work are apply's overhead."""
     labels = sorted({label for part in parts for label in part}, key=lambda label: label != SPARK_WORK)
@@ -154,6 +154,9 @@ def breakdown(parts: list[dict[str, float]], totals: list[float]) -> None:
     print(f"  {'the rest (plan file, locks, rendering)':<42} {statistics.median(rest):6.3f}s")
     over = [total - part.get(SPARK_WORK, 0.0) for part, total in zip(parts, totals, strict=True)]
     print(f"  {'apply beyond running the statements':<42} {statistics.median(over):6.3f}s")
+    # steady under load, where the two sides' totals swing by seconds from round to round
+    print(f"ratio from the parts: (raw median + apply beyond the statements) / raw median = "
+          f"{1 + statistics.median(over) / statistics.median(raw):.3f}x")
 
 
 def warm_session(rounds: int) -> None:
@@ -207,7 +210,7 @@ def warm_session(rounds: int) -> None:
         print(f"warm session, {STEPS} steps (49 ALTER COLUMN ... COMMENT + the plan-id stamp), {rounds} rounds "
               "after one warm-up, sides alternating:")
         report("raw spark.sql, same statements:", raw_times, "tablepolicy apply_plan(plan file):", tool_times)
-        breakdown(parts, tool_times)
+        breakdown(parts, tool_times, raw_times)
         spark.stop()
 
 
