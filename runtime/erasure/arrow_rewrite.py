@@ -6,7 +6,8 @@ in a fresh JVM several (planning, code generation, a broadcast of the key set; 5
 1,000 subjects). So the rewrite happens here: each file is read with pyiceberg
 (its position deletes and deletion vectors applied, columns projected by field id on the live schema),
 the rows holding a key are dropped by an arrow join with the key set (the same data the proof matches,
-never SQL text) and the rest is written as a new parquet file in the same partition. Nothing is committed
+never SQL text) and the rest is written as a new parquet file in the same partition, with the writer settings
+of the file it replaces (runtime/erasure/like_source.py: about the bytes Spark's rewrite writes). Nothing is committed
 here: commits.commit_rewrite swaps the files in one validated overwrite through pyiceberg.
 
 Spark does the rewrite instead (snapshot_delete.delete_keys), and the proof says why (``LeftToSpark``):
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io import FileIO
-from pyiceberg.io.pyarrow import ArrowScan, write_file
+from pyiceberg.io.pyarrow import ArrowScan
 from pyiceberg.manifest import DataFile, FileFormat, ManifestContent
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
@@ -35,6 +36,7 @@ from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.typedef import Record
 
 from runtime.erasure.keys import KeySet, without_keys
+from runtime.erasure.like_source import source_layout, write_like
 from runtime.manifests import READS
 from runtime.orphans import normalize
 
@@ -160,6 +162,6 @@ def _rewrite_file(table: Table, task: FileScanTask, keys: KeySet, number: int) -
     write = WriteTask(write_uuid=uuid.uuid4(), task_id=number, schema=schema,
                       record_batches=kept.combine_chunks().to_batches(),
                       partition_key=partition)  # type: ignore[arg-type]  # duck-typed: record and path
-    (data_file,) = write_file(table.io, table.metadata, iter([write]))
+    data_file = write_like(table.io, table.metadata, write, source_layout(table.io, task.file.file_path))
     data_file.spec_id = task.file.spec_id  # written under the source's spec, which may not be the default
     return Rewritten(source, (data_file,))
