@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import assert_never
 
@@ -58,13 +60,21 @@ def maintain(
     project = find_project(path)  # once: the API is handed this value
     target = resolve_target(project, catalog, environment)
     config = target.catalog
-    with maintain_progress() as progress:
+    # the progress display starts once the decisions are shown and work begins: rich's live display takes over
+    # the terminal while it runs, and the decisions are stdout's, printed before it
+    with contextlib.ExitStack() as running:
+        shown: list[Callable[[Event], None]] = []
+
         def told(event: Event) -> None:
-            if isinstance(event, MaintenanceDecided) and output is Format.text:
-                catalog_header(target)
-                typer.echo(render_maintenance(event.plan, lambda t, c: paint(t, c),
-                                              catalog=config.name if dry_run else None), nl=False)
-            progress(event)
+            if isinstance(event, MaintenanceDecided):
+                if output is Format.text:
+                    catalog_header(target)
+                    typer.echo(render_maintenance(event.plan, lambda t, c: paint(t, c),
+                                                  catalog=config.name if dry_run else None), nl=False)
+                return
+            if not shown:
+                shown.append(running.enter_context(maintain_progress()))
+            shown[0](event)
 
         outcome = tablepolicy.maintain(project, catalog=target, environment=environment, tables=tables or [],
                                        only=only or [], dry_run=dry_run, spark_master=master,
