@@ -8,6 +8,7 @@ from pathlib import Path
 from pyiceberg.catalog import Catalog
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection, SortField, SortOrder
 from pyiceberg.transforms import parse_transform
 
@@ -52,3 +53,19 @@ def create_examples(policies: Path, edit: Callable[[TableState], TableState] = l
     catalog = embedded_catalog(policies)
     for state in desired_states(project):
         create_like(catalog, edit(state))
+
+
+def policy_table(root: Path, policy: str, name: tuple[str, str]) -> tuple[Path, Table]:
+    """A project of one policy (``root``/policies/table.yaml) and its table ``name``, created in the embedded catalog
+    as the policy declares it: the policies folder and the table."""
+    from compiler.desired import desired_states
+    from compiler.validate import validate
+
+    policies = root / "policies"
+    policies.mkdir()
+    (policies / "table.yaml").write_text(policy)
+    project, diagnostics = validate(policies)
+    assert not diagnostics.has_errors, [d.render() for d in diagnostics]
+    catalog = embedded_catalog(policies)
+    create_like(catalog, desired_states(project)[0])
+    return policies, catalog.load_table(name)
