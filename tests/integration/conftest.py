@@ -1,8 +1,14 @@
-"""Real Spark with the real Iceberg runtime against a throwaway embedded SQLite catalog, one per module."""
+"""Real Spark with the real Iceberg runtime against a throwaway embedded SQLite catalog, one per module; a Spark
+standalone cluster on 127.0.0.1 for the tests that run on one."""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import signal
+import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +24,7 @@ from runtime.catalog.reader import CatalogReader
 from runtime.executor import run_sql
 from runtime.spark.catalog_conf import spark_catalog
 from runtime.spark.session import SparkOptions, start_session
-from tests.pgserver import postgres_server
+from tests.pgserver import free_port, postgres_server
 
 
 @dataclass
@@ -80,6 +86,49 @@ def lake(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
         spark = start_session(config, SparkOptions())
         stack.callback(spark.stop)
         yield Lake(config, spark)
+
+
+def _spark_home() -> Path:
+    import pyspark
+
+    return Path(pyspark.__file__).parent
+
+
+def _wait(url: str, predicate: object, seconds: float = 60) -> None:
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if predicate(response.read().decode()):  # type: ignore[operator]
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise TimeoutError(f"{url} not ready")
+
+
+@pytest.fixture
+def spark_cluster(tmp_path: Path) -> Iterator[str]:
+    """A standalone master and one worker, both on 127.0.0.1, stopped afterwards; its master URL."""
+    home = _spark_home()
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(tmp_path),
+           "SPARK_WORKER_DIR": str(tmp_path / "work")}
+    port, ui, worker_ui = free_port(), free_port(), free_port()
+    spark_class = str(home / "bin" / "spark-class")
+    master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
+                               "--port", str(port), "--webui-port", str(ui)], env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
+                               "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui),
+                               f"spark://127.0.0.1:{port}"], env=env, start_new_session=True,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(f"http://127.0.0.1:{ui}/json/", lambda body: '"aliveworkers" : 1' in body or '"aliveworkers":1' in body)
+        yield f"spark://127.0.0.1:{port}"
+    finally:
+        for process in (worker, master):
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(timeout=30)
 
 
 def shape(t: IcebergType) -> object:

@@ -9,8 +9,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -19,7 +17,6 @@ import pytest
 from compiler.desired import desired_states
 from compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
-from tests.pgserver import free_port
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,49 +170,6 @@ def test_two_applies_at_once_one_wins_the_other_names_the_holder(tmp_path: Path)
     assert (loser_code == 1 and "is being applied by pid" in loser_out) or (
         loser_code == 0 and "Apply complete: 0 statement(s) executed" in loser_out), loser_out
     assert cli("plan", str(policies), "--detailed-exitcode").returncode == 0
-
-
-def _spark_home() -> Path:
-    import pyspark
-
-    return Path(pyspark.__file__).parent
-
-
-def _wait(url: str, predicate: object, seconds: float = 60) -> None:
-    deadline = time.time() + seconds
-    while time.time() < deadline:
-        try:
-            with urllib.request.urlopen(url, timeout=2) as response:
-                if predicate(response.read().decode()):  # type: ignore[operator]
-                    return
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise TimeoutError(f"{url} not ready")
-
-
-@pytest.fixture
-def spark_cluster(tmp_path: Path) -> Iterator[str]:
-    """A standalone master and one worker, both on 127.0.0.1, stopped afterwards."""
-    home = _spark_home()
-    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(tmp_path),
-           "SPARK_WORKER_DIR": str(tmp_path / "work")}
-    port, ui, worker_ui = free_port(), free_port(), free_port()
-    spark_class = str(home / "bin" / "spark-class")
-    master = subprocess.Popen([spark_class, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                               "--port", str(port), "--webui-port", str(ui)], env=env, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    worker = subprocess.Popen([spark_class, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1",
-                               "--cores", "1", "--memory", "1g", "--webui-port", str(worker_ui),
-                               f"spark://127.0.0.1:{port}"], env=env, start_new_session=True,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        _wait(f"http://127.0.0.1:{ui}/json/", lambda body: '"aliveworkers" : 1' in body or '"aliveworkers":1' in body)
-        yield f"spark://127.0.0.1:{port}"
-    finally:
-        for process in (worker, master):
-            os.killpg(process.pid, signal.SIGTERM)
-            process.wait(timeout=30)
 
 
 CLUSTER_INSERT = """
