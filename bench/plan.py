@@ -87,14 +87,14 @@ def main() -> None:
     t_plan = min(timed(lambda: full_plan(policies, config)) for _ in range(2))
 
     cache = PlanCache(tmp / "cache.json")
-    full_plan(policies, config, cache, FileModelCache(path=tmp / "models.json"))  # warm both caches
+    full_plan(policies, config, cache, FileModelCache(path=tmp / "models.tsv"))  # warm both caches
     cache.save()
     one_more = "columns:\n  - {name: one_more, type: int}\n"
     files[500].write_text(files[500].read_text().replace("columns:\n", one_more, 1))
 
     def replan() -> None:
         warm = PlanCache.open(tmp / "cache.json")
-        assert full_plan(policies, config, warm, FileModelCache.open(tmp / "models.json")) == 101
+        assert full_plan(policies, config, warm, FileModelCache.open(tmp / "models.tsv")) == 101
         assert warm.hits == count - 1, warm.hits
 
     t_replan = timed(replan)

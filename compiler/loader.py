@@ -43,6 +43,7 @@ class LoadedTable:
     digest: str = ""  # sha256 of the file text: the plan cache's key
     model: TablePolicy | None = None
     packed_json: bytes | None = None  # the model's JSON as the cache holds it, zlib-compressed, when no ``model``
+    plain_json: str | None = None  # or as it is (see ``cached``)
 
     @classmethod
     def of(cls, policy: TablePolicy, source: SourceMap, digest: str) -> LoadedTable:
@@ -50,12 +51,18 @@ class LoadedTable:
 
     @classmethod
     def cached(cls, declared: str, state: Literal["present", "absent"], source: SourceMap, digest: str,
-               model_json: str) -> LoadedTable:
-        return cls(declared, state, source, digest, packed_json=zlib.compress(model_json.encode(), 1))
+               model_json: str, *, pack: bool = True) -> LoadedTable:
+        """``pack``: keep the JSON compressed (a plan of 10,000 tables holds them all to its end); validate, which
+        reads none of them, keeps the cache's text as it is."""
+        return cls(declared, state, source, digest,
+                   packed_json=zlib.compress(model_json.encode(), 1) if pack else None,
+                   plain_json=None if pack else model_json)
 
     @property
     def model_json(self) -> str | None:
         """The model's JSON when it was restored from the cache (None when ``model`` is built)."""
+        if self.plain_json is not None:
+            return self.plain_json
         return zlib.decompress(self.packed_json).decode() if self.packed_json is not None else None
 
     @property
@@ -64,6 +71,8 @@ class LoadedTable:
         tables reads each policy for a moment and would otherwise hold every model to its end."""
         if self.model is not None:
             return self.model
+        if self.plain_json is not None:
+            return _policy_of_text(self.plain_json)
         assert self.packed_json is not None
         return _policy_of(self.packed_json)
 
@@ -75,6 +84,11 @@ class LoadedTable:
 @functools.lru_cache(maxsize=64)
 def _policy_of(packed_json: bytes) -> TablePolicy:
     return TablePolicy.model_validate_json(zlib.decompress(packed_json))
+
+
+@functools.lru_cache(maxsize=64)
+def _policy_of_text(model_json: str) -> TablePolicy:
+    return TablePolicy.model_validate_json(model_json)
 
 
 @dataclass(frozen=True)
@@ -163,30 +177,50 @@ def display_path(path: Path) -> str:
 
 @dataclass(frozen=True)
 class PolicyText:
+    """A policy file's text, or, when the model cache's file index vouches for its content (``known_digest``), the
+    means to read it: a warm run of a large project reads only the files that changed (and any a finding quotes)."""
+
     file: str  # as displayed in findings
-    text: str
+    content: str | None  # None: not read; ``text`` reads it, checked against ``known_digest``
     path: Path | None = None  # the file it was read from, read again when a position is asked (see SourceMap)
+    known_digest: str | None = None
+
+    @cached_property
+    def text(self) -> str:
+        if self.content is not None:
+            return self.content
+        assert self.path is not None and self.known_digest is not None
+        return read_again(self.path, self.file, self.known_digest)
 
     @cached_property
     def digest(self) -> str:
-        return hashlib.sha256(self.text.encode()).hexdigest()
+        return self.known_digest or hashlib.sha256(self.text.encode()).hexdigest()
 
 
-def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
-    """The text of every policy file under ``path``; unreadable files, and a path with none, become findings."""
+def read_sources(path: Path, cache: ModelCache | None = None,
+                 files: list[Path] | None = None) -> tuple[list[PolicyText], Diagnostics]:
+    """The text of every policy file under ``path``; unreadable files, and a path with none, become findings.
+    ``cache``: its file index names the content of files unchanged since it was written (by size and mtime), which
+    are then not read; ``files``: ``discover(path)`` when the caller has it."""
     diagnostics = Diagnostics()
     if not path.exists():
         diagnostics.error(codes.TP000, Location(display_path(path)), "no such file or directory",
                           "give the policies folder, a subfolder or one policy file")
         return [], diagnostics
-    files = discover(path)
+    files = discover(path) if files is None else files
     if not files:
         diagnostics.error(codes.TP006, Location(display_path(path)), "no policy files (*.yaml, *.yml) in this folder",
                           "give the folder that holds the policy files, e.g. policies/")
     sources = []
     shown = _display_under(path)
     for file in files:
+        absolute = file.absolute()
         try:
+            seen = os.stat(absolute)
+            known = cache.known_digest(str(absolute), seen.st_size, seen.st_mtime_ns) if cache is not None else None
+            if known is not None:
+                sources.append(PolicyText(shown(file), None, absolute, known))
+                continue
             data = file.read_bytes()
         except OSError as exc:
             diagnostics.error(codes.TP007, Location(display_path(file)),
@@ -194,9 +228,14 @@ def read_sources(path: Path) -> tuple[list[PolicyText], Diagnostics]:
                               "check that it is a regular file this user may read")
             continue
         try:
-            sources.append(PolicyText(shown(file), data.decode("utf-8"), file.absolute()))
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             diagnostics.add(_not_utf8(display_path(file), data, exc))
+            continue
+        read = PolicyText(shown(file), text, absolute)
+        if cache is not None:
+            cache.note_file(str(absolute), seen.st_size, seen.st_mtime_ns, read.digest)
+        sources.append(read)
     return sources, diagnostics
 
 
@@ -248,7 +287,8 @@ def load_sources(
     with settled_heap() as settle:
         for source in sources:
             reread = functools.partial(read_again, source.path, source.file, source.digest) if source.path else None
-            load_text(source.text, source.file, project, diagnostics, cache, source.digest, reread)
+            text = source.content if reread is not None else source.text  # not read when the model cache has it
+            load_text(text, source.file, project, diagnostics, cache, source.digest, reread)
             settle()  # the models kept live as long as the project
     return project
 
@@ -266,24 +306,29 @@ def read_again(path: Path, file: str, digest: str) -> str:
 
 
 def load_text(
-    text: str, file: str, project: Project, diagnostics: Diagnostics, cache: ModelCache | None = None,
+    text: str | None, file: str, project: Project, diagnostics: Diagnostics, cache: ModelCache | None = None,
     digest: str | None = None, reread: Callable[[], str] | None = None,
 ) -> None:
     """Validate one document and add it to ``project`` (or add findings to ``diagnostics``); ``digest``:
     the text's sha256 when the caller has it; ``reread``: how to read the text again for positions (the text is
-    then not kept)."""
-    digest = digest or hashlib.sha256(text.encode()).hexdigest()
+    then not kept), and the text itself when ``text`` is None and the model cache does not have it."""
+    if digest is None:
+        assert text is not None, "a text not read comes with its digest"
+        digest = hashlib.sha256(text.encode()).hexdigest()
     cached = cache.model(digest) if cache is not None else None
     source = SourceMap(file, text=text, digest=digest) if reread is None else SourceMap(file, reread=reread,
                                                                                         digest=digest)
     if cached is not None:
         if cached["kind"] == "table":
             project.tables.append(LoadedTable.cached(cached["table"], cached["state"], source, digest,
-                                                     cached["data"]))
+                                                     cached["data"], pack=cache is None or cache.pack_models))
         else:
             project.namespaces.append(
                 LoadedNamespace(NamespaceDefaults.model_validate_json(cached["data"]), source, digest))
         return
+    if text is None:
+        assert reread is not None, "a text not read comes with the means to read it"
+        text = reread()
     parsed = parse_yaml(text, file)
     if isinstance(parsed, Diagnostic):
         diagnostics.add(parsed)

@@ -1,6 +1,6 @@
 """Validated policy models and their findings, cached by content hash.
 
-This is the cache in memory; runtime/caches/models.py keeps it between runs in ``.tablepolicy/models.json``
+This is the cache in memory; runtime/caches/models.py keeps it between runs in ``.tablepolicy/models.tsv``
 (reading and writing that file is IO, which the compiler does not do).
 
 A file whose text is unchanged is not parsed again: its model is restored from JSON (and validated by
@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler import __version__
 from compiler.diagnostics import Diagnostic, Location, Severity
 from compiler.spec.table import NamespaceDefaults, TablePolicy
 
-CACHE_VERSION = 4  # bump when validation rules change: cached models and findings are then re-derived
+CACHE_VERSION = 5  # bump when validation rules change: cached models and findings are then re-derived
+# 5: saved as lines (runtime/caches/models.py), beside a file index
 
 
 @dataclass
@@ -25,23 +25,18 @@ class ModelCache:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     changed: bool = False  # an entry was added since the cache was read: only then is it worth saving
+    # The file index: absolute path -> [size, mtime in ns, sha256 of the text], as Git's index vouches for a file
+    # whose stat is unchanged. An entry is trusted only when the file's mtime lies before ``trusted_before_ns`` (the
+    # runtime sets it a little before the index was written): a file edited within the same clock tick as it was
+    # read, keeping its size, would otherwise pass as unchanged.
+    files: dict[str, list[Any]] = field(default_factory=dict)
+    trusted_before_ns: int = 0
+    files_changed: bool = False
+    pack_models: bool = True  # see LoadedTable.cached: False when nothing will read the models (validate)
 
     @classmethod
     def in_memory(cls) -> ModelCache:
         return cls()
-
-    @staticmethod
-    def entries_of(document: Any) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]] | None:
-        """The models and findings of a saved document when this version of the tool wrote it, else None."""
-        if (isinstance(document, dict) and document.get("version") == CACHE_VERSION
-                and document.get("tool") == __version__
-                and isinstance(document.get("models"), dict) and isinstance(document.get("checks"), dict)):
-            return document["models"], document["checks"]
-        return None
-
-    def document(self) -> dict[str, Any]:
-        """What is saved between runs (``entries_of`` reads it back)."""
-        return {"version": CACHE_VERSION, "tool": __version__, "models": self.models, "checks": self.checks}
 
     def model(self, digest: str) -> dict[str, Any] | None:
         return self.models.get(digest)
@@ -55,6 +50,19 @@ class ModelCache:
             self.models[digest] = {"kind": "table", "data": data, "table": model.table, "state": model.state}
         else:
             self.models[digest] = {"kind": "namespace", "data": data}
+
+    def known_digest(self, path: str, size: int, mtime_ns: int) -> str | None:
+        """The text's sha256 when the file index vouches that the file at ``path`` has not changed."""
+        entry = self.files.get(path)
+        if entry is None or entry[0] != size or entry[1] != mtime_ns or mtime_ns >= self.trusted_before_ns:
+            return None
+        return str(entry[2])
+
+    def note_file(self, path: str, size: int, mtime_ns: int, digest: str) -> None:
+        """The stat of a file taken before its text (with ``digest``) was read."""
+        if self.files.get(path) != [size, mtime_ns, digest]:
+            self.files[path] = [size, mtime_ns, digest]
+            self.files_changed = True
 
     def findings(self, key: str) -> list[Diagnostic] | None:
         cached = self.checks.get(key)

@@ -90,7 +90,7 @@ def load_selected(path: ProjectPath, cache: ModelCache | None = None, environmen
                   overlay_read: tuple[OverlayFile, Diagnostics] | None = None) -> tuple[Project, int, Diagnostics]:
     """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``: the
     project, how many policy files ``path`` holds, and the findings that concern them. ``cache``: the project's
-    model cache (``.tablepolicy/models.json`` beside its policies folder). ``environment``: the overlay to
+    model cache (``.tablepolicy/models.tsv`` beside its policies folder). ``environment``: the overlay to
     layer on top (its findings included; ``overlay_read``: that overlay already read, with its findings, when the
     caller read it to find the catalog); ``every_environment``: without one, check every overlay the project
     has against its policies (what ``validate`` does). ``workers``: see compiler.validate."""
@@ -104,8 +104,9 @@ def load_selected(path: ProjectPath, cache: ModelCache | None = None, environmen
         found.extend(overlay_read[1].items)
     else:
         overlay = read_environment(paths, environment, found, environment_flag) if environment is not None else None
+    listed = discover(paths.scope) if paths.scope.exists() else []
     project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None,
-                                    overlay.loaded if overlay is not None else None, workers)
+                                    overlay.loaded if overlay is not None else None, workers, listed or None)
     others = [read_environment(paths, name, found) for name in environment_files(paths)] if (
         environment is None and every_environment) else []
     overlay_files = {c.source.file for c in (overlay, *others) if c is not None}
@@ -117,7 +118,7 @@ def load_selected(path: ProjectPath, cache: ModelCache | None = None, environmen
             found.extend(check_references(project, checked))
     project, diagnostics = restrict(project, diagnostics, paths)
     diagnostics.extend(found.items)
-    files = sum(1 for f in discover(paths.scope) if paths.selects(f.absolute())) if paths.scope.exists() else 0
+    files = sum(1 for f in listed if paths.selects(f))  # listed under the absolute scope: absolute already
     if paths.selected.exists() and not files:
         diagnostics.error("TP006", Location(display_path(paths.selected)), "no policy files here",
                           "policy files end in .yaml or .yml; give the project's policies/ folder, a subfolder "
@@ -133,8 +134,17 @@ def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) ->
     if not paths.restricted:
         return project, diagnostics
 
-    def selected(file: str) -> bool:
-        return paths.selects(Path(os.path.abspath(file)))
+    whole = str(paths.selected)
+    under = whole.rstrip(os.sep) + os.sep
+    here = os.getcwd()
+    answers: dict[str, bool] = {}
+
+    def selected(file: str) -> bool:  # ``paths.selects`` on strings, once per file: 10,000 Paths cost a second
+        answer = answers.get(file)
+        if answer is None:
+            full = os.path.normpath(os.path.join(here, file))
+            answer = answers[file] = full == whole or full.startswith(under)
+        return answer
 
     others = [t for t in project.tables if not selected(t.source.file)]
     other_files = {t.source.file for t in others}

@@ -25,10 +25,11 @@ PARALLEL_FROM = 200  # files the cache cannot answer; below this, forking costs 
 
 
 def validate(path: Path, cache: ModelCache | None = None, environment: LoadedEnvironment | None = None,
-             workers: Workers = IN_PROCESS) -> tuple[Project, Diagnostics]:
+             workers: Workers = IN_PROCESS, files: list[Path] | None = None) -> tuple[Project, Diagnostics]:
     """``environment``: an overlay layered over every table's settings, which are checked with it; ``workers``:
-    where files the cache cannot answer may be parsed and checked in parallel."""
-    sources, diagnostics = read_sources(path)
+    where files the cache cannot answer may be parsed and checked in parallel; ``files``: the policy files under
+    ``path`` when the caller has listed them."""
+    sources, diagnostics = read_sources(path, cache, files)
     models = cache if cache is not None else ModelCache.in_memory()
     root = project_root(path)
     _prepare(sources, root, models, environment, workers)

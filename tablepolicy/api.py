@@ -50,7 +50,10 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
 
     where = project_of(path)
     name, flag = requested_environment(environment)
-    _, files, findings = load_selected(where, project_cache(where), name, every_environment=True,
+    cache = project_cache(where)
+    if cache is not None:
+        cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
+    _, files, findings = load_selected(where, cache, name, every_environment=True,
                                        environment_flag=flag, workers=FORKED)
     return Validation(findings, files)
 

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compiler.diagnostics import Diagnostics
-from compiler.drift import Drift
-from compiler.maintenance.due import MaintenancePlan
-from compiler.maintenance.report import MaintenanceReport
-from compiler.maintenance.view_health import ViewsHealth
-from compiler.plan.model import Plan
-from runtime.target import Target
+
+if TYPE_CHECKING:  # annotations only: validate's results must not import the planner, maintenance or drift
+    from compiler.drift import Drift
+    from compiler.maintenance.due import MaintenancePlan
+    from compiler.maintenance.report import MaintenanceReport
+    from compiler.maintenance.view_health import ViewsHealth
+    from compiler.plan.model import Plan
+    from runtime.target import Target
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,7 @@ def test_import_round_trip_of_every_example(policies: Path, tmp_path: Path) -> N
 def test_plan_cache_is_invalidated_by_catalog_commits_and_policy_edits(policies: Path) -> None:
     assert plan(str(policies), "--detailed-exitcode")[0] == 0
     cache = policies.parent / ".tablepolicy" / "plan-cache.json"
-    assert (policies.parent / ".tablepolicy" / "models.json").exists()
+    assert (policies.parent / ".tablepolicy" / "models.tsv").exists()
     assert len(json.loads(cache.read_text())["entries"]) == 3
     # out of band: another tool changes an owned property; the metadata location moves, the cache misses
     table = embedded_catalog(policies).load_table(("logs", "app_events"))

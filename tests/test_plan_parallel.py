@@ -90,7 +90,7 @@ def outcome(cache=None):
 
 parallel = outcome()
 assert forks == ["fork"], forks
-cached = FileModelCache(path=root / "models.json")
+cached = FileModelCache(path=root / "models.tsv")
 first, warm = outcome(cached), outcome(cached)
 validation.PARALLEL_FROM = 10**9
 serial = outcome()

@@ -61,5 +61,6 @@ def test_told_to_write_it_writes_that_file_only(project: Path, argv: list[str], 
 def test_caches_live_where_the_project_keeps_them(project: Path) -> None:
     (project / ".tablepolicy").mkdir()  # what tablepolicy init leaves
     assert tablepolicy("plan", "policies", cwd=project).returncode == 0  # changes: 0 without --detailed-exitcode
-    assert sorted(p.name for p in (project / ".tablepolicy").iterdir()) == ["models.json", "plan-cache.json"]
+    kept = sorted(p.name for p in (project / ".tablepolicy").iterdir())
+    assert kept == ["files.json", "models.tsv", "plan-cache.json"]
     assert not (project / ".lake").exists()

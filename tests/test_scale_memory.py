@@ -87,14 +87,14 @@ def test_forked_work_comes_back_in_order() -> None:
 
 def test_the_model_cache_is_written_only_when_it_gained_an_entry(tmp_path: Path) -> None:
     policies = shutil.copytree(ROOT / "policies", tmp_path / "policies")
-    cache_file = tmp_path / "models.json"
+    cache_file = tmp_path / "models.tsv"
     validate(policies, FileModelCache.open(cache_file))
-    cache_file.write_text(cache_file.read_text() + "\n")  # still the same document; a rewrite drops the newline
+    cache_file.write_text(cache_file.read_text() + "\n")  # still the same entries; a rewrite drops the blank line
     validate(policies, FileModelCache.open(cache_file))
-    assert cache_file.read_text().endswith("\n")
+    assert cache_file.read_text().endswith("\n\n")
     (policies / "new.yaml").write_text("table: shop.extra\ncolumns: [{name: id, type: long}]\n")
     validate(policies, FileModelCache.open(cache_file))
-    assert not cache_file.read_text().endswith("\n")
+    assert not cache_file.read_text().endswith("\n\n")
     assert len(FileModelCache.open(cache_file).models) == 6
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler.paths import ProjectPath, find_project
-from runtime.caches.models import FileModelCache
+from runtime.caches.models import MODELS, FileModelCache
 
 
 def cache_dir(path: ProjectPath) -> Path:
@@ -21,4 +21,4 @@ def caches_on(path: ProjectPath) -> bool:
 
 
 def project_cache(path: ProjectPath) -> FileModelCache | None:
-    return FileModelCache.open(cache_dir(path) / "models.json") if caches_on(path) else None
+    return FileModelCache.open(cache_dir(path) / MODELS) if caches_on(path) else None

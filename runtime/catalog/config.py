@@ -31,6 +31,11 @@ def config_file() -> Path | None:
     return None
 
 
+def configuration_given() -> bool:
+    """Whether pyiceberg has any configuration to read (a file or a variable): none cannot be broken."""
+    return config_file() is not None or any(name.startswith("PYICEBERG_") for name in os.environ)
+
+
 def configured_catalogs() -> tuple[dict[str, dict[str, str]], str]:
     """Every catalog pyiceberg's configuration defines, by name, and pyiceberg's default name."""
     from pyiceberg.utils.config import Config

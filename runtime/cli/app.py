@@ -126,9 +126,10 @@ def run(
     from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
     Invocation.command_ran = True
     try:
-        from runtime.catalog.config import configured_catalogs  # on use: --help imports no policy model
+        from runtime.catalog.config import configuration_given, configured_catalogs  # on use: --help imports none
 
-        configured_catalogs()  # a broken .pyiceberg.yaml is one line, before pyiceberg reads it on import
+        if configuration_given():  # a broken .pyiceberg.yaml is one line, before pyiceberg reads it on import
+            configured_catalogs()
         for flag, target in (outputs or {}).items():
             check_output(flag, target)
         if master is not None:

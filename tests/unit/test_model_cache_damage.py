@@ -1,4 +1,4 @@
-"""A damaged ``.tablepolicy/models.json`` is ignored (and rebuilt), never a crash."""
+"""A damaged ``.tablepolicy/models.tsv`` is ignored (and rebuilt), never a crash."""
 
 from __future__ import annotations
 
@@ -19,6 +19,10 @@ DAMAGE = {
     "a_list": b"[1, 2]",
     "models_a_list": f'{{"version": {CACHE_VERSION}, "tool": "{__version__}", "models": [], "checks": {{}}}}'.encode(),
     "deeply_nested": b"[" * 100_000 + b"]" * 100_000,
+    "entry_cut_short": f'{{"version": {CACHE_VERSION}, "tool": "{__version__}"}}\n{{}}\nabc\ttable\n'.encode(),
+    "entry_of_no_kind": f'{{"version": {CACHE_VERSION}, "tool": "{__version__}"}}\n{{}}\nabc\tview\tx\ty\t{{}}\n'
+                        .encode(),
+    "findings_a_list": f'{{"version": {CACHE_VERSION}, "tool": "{__version__}"}}\n[]\n'.encode(),
 }
 
 
@@ -26,7 +30,7 @@ DAMAGE = {
 def test_damaged_cache_is_rebuilt(tmp_path: Path, damage: bytes) -> None:
     policies = tmp_path / "policies"
     shutil.copytree(ROOT / "policies", policies)
-    cache_file = tmp_path / ".tablepolicy" / "models.json"
+    cache_file = tmp_path / ".tablepolicy" / "models.tsv"
     cache_file.parent.mkdir()
     cache_file.write_bytes(damage)
     project, diagnostics = validate(policies, FileModelCache.open(cache_file))
