@@ -52,10 +52,10 @@ def effect_text(action: Action, effect: Effect) -> str:
 def _compaction_text(effect: Effect) -> str:
     """``rewrote 40 files (80.0 KiB) into 2 (3.1 KiB)``; a dry run gives the range of files it may write and says
     the bytes are known after the run."""
-    read = f" ({_size(effect.bytes_rewritten)})" if effect.bytes_rewritten is not None else ""
+    read = f" ({byte_size(effect.bytes_rewritten)})" if effect.bytes_rewritten is not None else ""
     into = _n(effect.written) if effect.written_most is None else f"{_n(effect.written)} to {_n(effect.written_most)}"
     if effect.bytes_written is not None:
-        wrote = f" ({_size(effect.bytes_written)})"
+        wrote = f" ({byte_size(effect.bytes_written)})"
     elif effect.bytes_rewritten:
         wrote = ", their size known after the run"
     else:
@@ -93,7 +93,7 @@ def average(h: TableHealth) -> int:
     return h.data_bytes // h.data_files if h.data_files else 0
 
 
-def _size(n: int | None) -> str:
+def byte_size(n: int | None) -> str:
     if n is None:
         return "?"
     sign, n = ("-" if n < 0 else ""), abs(n)
@@ -116,12 +116,12 @@ def files_after(t: TableOutcome) -> str:
 
 
 def average_after(t: TableOutcome) -> str:
-    return _range(*t.average_after, _size)
+    return _range(*t.average_after, byte_size)
 
 
 FIGURES: tuple[tuple[str, Any, Any], ...] = (  # label, before (health), after (outcome)
     ("data files", lambda h: f"{h.data_files:,}", files_after),
-    ("average file size", lambda h: _size(average(h)), average_after),
+    ("average file size", lambda h: byte_size(average(h)), average_after),
     ("snapshots", lambda h: f"{h.snapshots:,}", lambda t: f"{t.after.snapshots:,}"),
     ("rows", lambda h: f"{h.rows:,}", lambda t: f"{t.after.rows:,}"),
 )
@@ -138,7 +138,7 @@ def report_text(report: MaintenanceReport, paint: Painter = no_color) -> str:
         lines += ["", paint(f"table {format_name(t.table)}", "cyan"), f"  {'':<20}{'before':>16}  {after:>20}"]
         lines += [f"  {label:<20}{before(t.before):>16}  {after_of(t):>20}" for label, before, after_of in FIGURES]
         lines += [f"  {'rows deleted':<20}{t.rows_deleted:>16,}",
-                  f"  {'bytes reclaimed':<20}{_size(t.bytes_reclaimed):>16}"]
+                  f"  {'bytes reclaimed':<20}{byte_size(t.bytes_reclaimed):>16}"]
         for step in t.steps:
             color = "red" if step.status.failed else "yellow" if step.status is Status.NOT_RUN else "green"
             lines.append(paint(f"  {SECTIONS[step.action.action]:<13} {step_text(step)}", color))
@@ -173,8 +173,8 @@ def report_markdown(report: MaintenanceReport) -> str:
             status = "failed" if t.failed else ("due" if report.dry_run else "done")
             lines.append(
                 f"| `{format_name(t.table)}` | {t.before.data_files:,} → {files_after(t)} | "
-                f"{_size(average(t.before))} → {average_after(t)} | {t.before.snapshots:,} → "
-                f"{t.after.snapshots:,} | {t.rows_deleted:,} | {_size(t.bytes_reclaimed)} | {status} |")
+                f"{byte_size(average(t.before))} → {average_after(t)} | {t.before.snapshots:,} → "
+                f"{t.after.snapshots:,} | {t.rows_deleted:,} | {byte_size(t.bytes_reclaimed)} | {status} |")
         lines.append("")
         for t in worked:
             lines += [f"#### `{format_name(t.table)}`", ""]

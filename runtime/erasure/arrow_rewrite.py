@@ -35,6 +35,7 @@ from pyiceberg.table import FileScanTask, Table, WriteTask
 from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.typedef import Record
 
+from compiler.render.maintenance_report import byte_size
 from runtime.erasure.keys import KeySet, without_keys
 from runtime.erasure.like_source import source_layout, write_like
 from runtime.manifests import READS
@@ -119,7 +120,7 @@ def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluste
     if any(t.file.file_format != FileFormat.PARQUET for t in tasks):
         return LeftToSpark("a file holding a key is not parquet")
     if cluster and (size := sum(t.file.file_size_in_bytes for t in tasks)) > CLUSTER_BYTES:
-        return LeftToSpark(f"the files hold {size / 2**20:,.0f} MiB: the cluster's executors share the work")
+        return LeftToSpark(f"the files hold {byte_size(size)}: the cluster's executors share the work")
     listing = _listing(table, snapshot_id, holding)
     files: list[Rewritten] = []
     staged = StagedRewrite(snapshot_id, (), table.io, listing)
