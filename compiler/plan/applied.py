@@ -14,7 +14,7 @@ from compiler.diff.changes import Change, PartitionRename
 from compiler.diff.views import view_differences
 from compiler.model.table import ColumnPath, PartitionFieldState, TableState
 from compiler.model.view import ViewState
-from compiler.plan.memory_apply import spec_index
+from compiler.plan.memory_spec import spec_index
 
 
 def is_applied(change: Change, current: TableState | ViewState | None, namespace_exists: bool = False) -> bool:

@@ -1,19 +1,15 @@
 """Apply a plan's changes to catalog state in memory, as Iceberg applies each commit to table metadata (pyiceberg's
 ``update_table_metadata`` of a ``TableUpdate``): no engine, no catalog. Tests use it to prove, for every row of the
 differ's case table, that the planned changes turn the current state into the desired one and that planning again
-finds nothing; it refuses what Iceberg refuses (dropping a partition, sort or identifier source, a name twice, a
-table in a namespace that does not exist), so the order of a plan's changes is checked as well.
+finds nothing (memory_differences.py compares them); it refuses what Iceberg refuses (dropping a partition, sort or
+identifier source, a name twice, a table in a namespace that does not exist), so the order of a plan's changes is
+checked as well.
 
-Field ids are assigned as Iceberg's ``SchemaUpdate`` assigns them: a new column takes ``last_column_id + 1``, then
-its nested fields take the next ids (every field of a struct first, then each field's own type: TypeUtil's
-``assignFreshIds``), and ``last_column_id`` only grows, so a dropped id is never given again (a re-added name has a
-new id). Partition, sort and identifier sources are held by field id, as metadata holds them: a rename moves them
-with the column.
-
-Where ids decide what the differ sees: it matches a column by pinned id (``id:``), then ``renamed_from``, then name,
-and a partition, sort or identifier field by the id its source path has now; a policy's own ids are a fresh
-create's (1..n), which an evolved table's are not. So an applied table equals the policy on names, not ids
-(``differences``), except where git pins an id, and a name dropped and added again is a new field (a new id).
+This module holds the lake, the dispatch of each change kind and the commits; a schema's edits are in
+memory_schema.py (field ids assigned as Iceberg's ``SchemaUpdate`` assigns them), a partition spec's in
+memory_spec.py. ``last_column_id`` only grows, so a dropped id is never given again (a re-added name has a new id).
+Partition, sort and identifier sources are held by field id, as metadata holds them: a rename moves them with the
+column.
 
 Each change is one commit: a new metadata file, and a new schema, spec or sort order id where it changes one. The
 stamps apply adds (plan id, declared keys and refs, consumed approvals) are commits of their own
@@ -23,40 +19,35 @@ stamps apply adds (plan id, declared keys and refs, consumed approvals) are comm
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from itertools import count
 from typing import assert_never
 
-from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
+from pyiceberg.types import PrimitiveType, StructType
 
 from compiler.catalog.current import UNSORTED_ORDER_ID, CurrentTable
 from compiler.diff import changes
 from compiler.diff.changes import Change, RetentionEstimate
-from compiler.diff.properties import owned_keys
-from compiler.model.iceberg_types import list_type, map_type, nested_field, struct_type
 from compiler.model.names import format_name
-from compiler.model.table import (
-    ColumnPath,
-    PartitionFieldState,
-    RefState,
-    TableHistory,
-    TableState,
-    default_partition_name,
-    field_paths,
-)
-from compiler.model.transforms import Transform
+from compiler.model.table import ColumnPath, PartitionFieldState, RefState, TableHistory, TableState, field_paths
 from compiler.model.view import CurrentView
+from compiler.plan.memory_error import MemoryApplyError
+from compiler.plan.memory_schema import (
+    add_columns,
+    drop_column,
+    make_optional,
+    move_column,
+    rename_column,
+    set_doc,
+    widen_column,
+)
+from compiler.plan.memory_spec import add_partition, drop_partition, named_partition, rename_partition
 
 # What Spark's WRITE clause sets write.distribution-mode to (Iceberg's SQL extensions): ORDERED BY -> range,
 # DISTRIBUTED BY PARTITION -> hash, UNORDERED -> none; LOCALLY ORDERED BY leaves the property as it was.
 DISTRIBUTION = "write.distribution-mode"
 _WRITE_MODE: dict[str | None, str | None] = {None: "range", "range": "range", "hash": "hash", "none": None}
-
-
-class MemoryApplyError(ValueError):
-    """A change Iceberg would refuse on this state (the plan's order or the change itself is wrong)."""
 
 
 @dataclass(frozen=True)
@@ -135,7 +126,7 @@ def created(state: TableState) -> MemoryTable:
     held = TableState(
         name=state.name, columns=state.columns,
         identifier_field_ids=tuple(ids[p] for p in state.identifier_fields),
-        partition=tuple(_named(f) for f in state.partition), sort=state.sort,
+        partition=tuple(named_partition(f) for f in state.partition), sort=state.sort,
         identifier_fields=state.identifier_fields,
         properties=dict(sorted({**state.properties, **_comment(state.comment)}.items())), comment=state.comment,
         location=state.location or "memory:/" + "/".join(state.name), format_version=state.format_version)
@@ -152,43 +143,39 @@ def evolve(table: MemoryTable, change: Change) -> MemoryTable:
     state = table.current.state
     match change:
         case changes.AddColumn():
-            return _schema(table, _add(table, [changes.ColumnAdd(path=change.path, type=change.type, doc=change.doc,
-                                                                 position=change.position, after=change.after)]))
+            return _schema(table, *add_columns(state.columns, table.last_column_id, [changes.ColumnAdd(
+                path=change.path, type=change.type, doc=change.doc, position=change.position, after=change.after)]))
         case changes.AddColumns():  # one schema commit, ids assigned in the batch's order
-            return _schema(table, _add(table, list(change.columns)))
+            return _schema(table, *add_columns(state.columns, table.last_column_id, list(change.columns)))
         case changes.DropColumn():
-            return _schema(table, (_drop(state, change.path), table.last_column_id))
+            return _schema(table, drop_column(state.columns, change.path))
         case changes.RenameColumn():
-            new = change.new_name
-            return _schema(table, (_edit_field(state, change.path, lambda f: _renamed(f, new), check_name=new),
-                                   table.last_column_id))
+            return _schema(table, rename_column(state.columns, change.path, change.new_name))
         case changes.WidenType():  # a struct field, a list's element or a map's value
-            return _schema(table, (_at_type(state.columns, change.path, _widened(change.new)), table.last_column_id))
+            return _schema(table, widen_column(state.columns, change.path, change.new))
         case changes.MakeOptional():
-            return _schema(table, (_optional(state, change.path), table.last_column_id))
+            return _schema(table, make_optional(state.columns, change.path))
         case changes.UpdateDoc():
-            doc = change.doc
-            return _schema(table, (_edit_field(state, change.path, lambda f: nested_field(
-                f.field_id, f.name, f.field_type, f.required, doc)), table.last_column_id))
+            return _schema(table, set_doc(state.columns, change.path, change.doc))
         case changes.MoveColumn():
-            return _schema(table, (_move(state, change.path, change.position, change.after), table.last_column_id))
+            return _schema(table, move_column(state.columns, change.path, change.position, change.after))
         case changes.AddPartitionField():
-            return _spec(table, _add_partition(state, state.partition, change.field))
+            return _spec(table, add_partition(state, state.partition, change.field))
         case changes.DropPartitionField():
-            return _spec(table, _drop_partition(state, state.partition, change.field))
+            return _spec(table, drop_partition(state, state.partition, change.field))
         case changes.RenamePartitionField():
-            return _spec(table, _rename_partition(state.partition, change.old_name, change.field))
+            return _spec(table, rename_partition(state.partition, change.old_name, change.field))
         case changes.ReplacePartitionField():
-            kept = _drop_partition(state, state.partition, change.old)
-            return _spec(table, _add_partition(state, kept, change.field))
+            kept = drop_partition(state, state.partition, change.old)
+            return _spec(table, add_partition(state, kept, change.field))
         case changes.UpdatePartitionSpec():  # one commit: removes, renames, then adds, as UpdatePartitionSpec
             spec = state.partition
             for removed in change.remove:
-                spec = _drop_partition(state, spec, removed)
+                spec = drop_partition(state, spec, removed)
             for rename in change.rename:
-                spec = _rename_partition(spec, rename.old_name, rename.field)
+                spec = rename_partition(spec, rename.old_name, rename.field)
             for added in change.add:
-                spec = _add_partition(state, spec, added)
+                spec = add_partition(state, spec, added)
             return _spec(table, spec)
         case changes.SetSortOrder():
             return _sort(table, change)
@@ -217,12 +204,12 @@ def evolve(table: MemoryTable, change: Change) -> MemoryTable:
             assert_never(change)
 
 
-# --- schema
+# --- schema commits
 
-def _schema(table: MemoryTable, result: tuple[StructType, int]) -> MemoryTable:
-    """A new schema: partition, sort and identifier sources follow their field ids (a rename moves them), and
-    Iceberg refuses a schema that drops one (the differ replaces an order and drops identifiers first)."""
-    columns, last_column_id = result
+def _schema(table: MemoryTable, columns: StructType, last_column_id: int | None = None) -> MemoryTable:
+    """A new schema (``last_column_id``: the table's new one, where columns were added): partition, sort and
+    identifier sources follow their field ids (a rename moves them), and Iceberg refuses a schema that drops one
+    (the differ replaces an order and drops identifiers first)."""
     state, current = table.current.state, table.current
     path_of = field_paths(columns)
     id_of = state.ids_by_path
@@ -243,7 +230,9 @@ def _schema(table: MemoryTable, result: tuple[StructType, int]) -> MemoryTable:
     gone = frozenset(p for i, p in field_paths(state.columns).items() if i not in path_of)
     dropped = current.history.dropped_paths | gone
     history = current.history.model_copy(update={"dropped_paths": dropped}) if gone else None
-    return _commit(replace(table, last_column_id=last_column_id), held, schema=True, history=history)
+    if last_column_id is not None:
+        table = replace(table, last_column_id=last_column_id)
+    return _commit(table, held, schema=True, history=history)
 
 
 def _fresh_state(state: TableState, update: dict[str, object]) -> TableState:
@@ -255,207 +244,7 @@ def _fresh_state(state: TableState, update: dict[str, object]) -> TableState:
     return held
 
 
-def _add(table: MemoryTable, adds: list[changes.ColumnAdd]) -> tuple[StructType, int]:
-    columns = table.current.state.columns
-    ids = count(table.last_column_id + 1)
-    for add in adds:
-        parent, name = add.path[:-1], add.path[-1]
-        field_id = next(ids)
-        new = nested_field(field_id, name, _fresh(add.type, ids), False, add.doc)  # the differ refuses required
-        columns = _at_struct(columns, parent, _inserting(new, add.position, add.after))
-    return columns, next(ids) - 1
-
-
-def _fresh(t: IcebergType, ids: count[int]) -> IcebergType:
-    """A new column's type with new ids: every field of a struct first, then each field's type; a list's element,
-    a map's key and value, then their types (Iceberg's TypeUtil.assignFreshIds)."""
-    if isinstance(t, StructType):
-        numbered = [(next(ids), f) for f in t.fields]
-        return struct_type(tuple(nested_field(i, f.name, _fresh(f.field_type, ids), f.required, f.doc)
-                                 for i, f in numbered))
-    if isinstance(t, ListType):
-        element_id = next(ids)
-        return list_type(element_id, _fresh(t.element_type, ids), t.element_required)
-    if isinstance(t, MapType):
-        key_id, value_id = next(ids), next(ids)
-        key = _fresh(t.key_type, ids)
-        return map_type(key_id, key, value_id, _fresh(t.value_type, ids), t.value_required)
-    return t
-
-
-def _inserting(new: NestedField, position: str, after: str | None) -> Callable[[StructType], StructType]:
-    return lambda struct: _insert(struct, new, position, after)
-
-
-def _insert(struct: StructType, new: NestedField, position: str, after: str | None) -> StructType:
-    fields = list(struct.fields)
-    if any(f.name == new.name for f in fields):
-        raise MemoryApplyError(f"cannot add column {new.name}: the name exists")
-    at = len(fields) if position == "last" else 0 if position == "first" else _index(fields, after or "") + 1
-    return struct_type((*fields[:at], new, *fields[at:]))
-
-
-def _drop(state: TableState, path: ColumnPath) -> StructType:
-    def without(struct: StructType) -> StructType:
-        _index(list(struct.fields), path[-1])
-        return struct_type(tuple(f for f in struct.fields if f.name != path[-1]))
-
-    return _at_struct(state.columns, path[:-1], without)
-
-
-def _move(state: TableState, path: ColumnPath, position: str, after: str | None) -> StructType:
-    def moved(struct: StructType) -> StructType:
-        fields = list(struct.fields)
-        column = fields.pop(_index(fields, path[-1]))
-        if after == column.name:
-            raise MemoryApplyError(f"cannot move {format_name(path)} after itself")
-        return _insert(struct_type(tuple(fields)), column, position, after)
-
-    return _at_struct(state.columns, path[:-1], moved)
-
-
-def _edit_field(state: TableState, path: ColumnPath, edit: Callable[[NestedField], NestedField],
-                check_name: str | None = None) -> StructType:
-    def edited(struct: StructType) -> StructType:
-        fields = list(struct.fields)
-        at = _index(fields, path[-1])
-        if check_name is not None and any(f.name == check_name for f in fields):
-            raise MemoryApplyError(f"cannot rename {format_name(path)} to {check_name}: the name exists")
-        fields[at] = edit(fields[at])
-        return struct_type(tuple(fields))
-
-    return _at_struct(state.columns, path[:-1], edited)
-
-
-def _optional(state: TableState, path: ColumnPath) -> StructType:
-    """A struct field, a list's element or a map's value made optional."""
-    if path[-1] in ("element", "value"):
-        holder = _type_at(state.columns, path[:-1])
-        if isinstance(holder, ListType) and path[-1] == "element":
-            return _at_type(state.columns, path[:-1], lambda t: list_type(
-                holder.element_id, holder.element_type, False))
-        if isinstance(holder, MapType) and path[-1] == "value":
-            return _at_type(state.columns, path[:-1], lambda t: map_type(
-                holder.key_id, holder.key_type, holder.value_id, holder.value_type, False))
-    return _edit_field(state, path, lambda f: nested_field(f.field_id, f.name, f.field_type, False, f.doc))
-
-
-def _renamed(f: NestedField, name: str) -> NestedField:
-    return nested_field(f.field_id, name, f.field_type, f.required, f.doc)
-
-
-def _widened(new: IcebergType) -> Callable[[IcebergType], IcebergType]:
-    def widen(old: IcebergType) -> IcebergType:
-        if not isinstance(old, PrimitiveType):
-            raise MemoryApplyError(f"cannot change {old} to {new}: only a primitive is widened")
-        return new
-
-    return widen
-
-
-def _index(fields: list[NestedField], name: str) -> int:
-    found = next((i for i, f in enumerate(fields) if f.name == name), None)
-    if found is None:
-        raise MemoryApplyError(f"no field {name} (fields: {', '.join(f.name for f in fields) or 'none'})")
-    return found
-
-
-def _type_at(t: IcebergType, path: ColumnPath) -> IcebergType:
-    """The type at a column path (names through structs, element/key/value through lists and maps)."""
-    for part in path:
-        if isinstance(t, StructType):
-            t = t.fields[_index(list(t.fields), part)].field_type
-        elif isinstance(t, ListType) and part == "element":
-            t = t.element_type
-        elif isinstance(t, MapType) and part in ("key", "value"):
-            t = t.key_type if part == "key" else t.value_type
-        else:
-            raise MemoryApplyError(f"no field {format_name(path)}")
-    return t
-
-
-def _at_type(t: IcebergType, path: ColumnPath, edit: Callable[[IcebergType], IcebergType]) -> StructType:
-    result = _rebuilt(t, path, edit)
-    assert isinstance(result, StructType)
-    return result
-
-
-def _rebuilt(t: IcebergType, path: ColumnPath, edit: Callable[[IcebergType], IcebergType]) -> IcebergType:
-    if not path:
-        return edit(t)
-    part, rest = path[0], path[1:]
-    if isinstance(t, StructType):
-        fields = list(t.fields)
-        at = _index(fields, part)
-        f = fields[at]
-        fields[at] = nested_field(f.field_id, f.name, _rebuilt(f.field_type, rest, edit), f.required, f.doc)
-        return struct_type(tuple(fields))
-    if isinstance(t, ListType) and part == "element":
-        return list_type(t.element_id, _rebuilt(t.element_type, rest, edit), t.element_required)
-    if isinstance(t, MapType) and part == "value":
-        return map_type(t.key_id, t.key_type, t.value_id, _rebuilt(t.value_type, rest, edit), t.value_required)
-    if isinstance(t, MapType) and part == "key":
-        return map_type(t.key_id, _rebuilt(t.key_type, rest, edit), t.value_id, t.value_type, t.value_required)
-    raise MemoryApplyError(f"no field {part} in {t}")
-
-
-def _at_struct(columns: StructType, parent: ColumnPath, edit: Callable[[StructType], StructType]) -> StructType:
-    def struct_edit(t: IcebergType) -> IcebergType:
-        if not isinstance(t, StructType):
-            raise MemoryApplyError(f"{format_name(parent)} is not a struct")
-        return edit(t)
-
-    return _at_type(columns, parent, struct_edit)
-
-
 # --- partition spec, sort order, identifier fields
-
-def _named(f: PartitionFieldState) -> PartitionFieldState:
-    return f if f.name is not None else f.model_copy(update={"name": default_partition_name(f)})
-
-
-def _add_partition(state: TableState, spec: tuple[PartitionFieldState, ...],
-                   wanted: PartitionFieldState) -> tuple[PartitionFieldState, ...]:
-    if wanted.source not in state.ids_by_path:
-        raise MemoryApplyError(f"cannot partition by {format_name(wanted.source)}: no such column")
-    if any((f.source, f.transform) == (wanted.source, wanted.transform) for f in spec):
-        raise MemoryApplyError(f"cannot add partition field {wanted.transform.expression(wanted.source)}: "
-                               "the spec has it")
-    new = _named(wanted)
-    if state.format_version == 1:  # a void field of that name is renamed out of the way, as Iceberg does
-        spec = tuple(f.model_copy(update={"name": f"{f.name}_{1000 + i}"})
-                     if f.name == new.name and f.transform.kind == "void" else f for i, f in enumerate(spec))
-    if any(f.name == new.name for f in spec):
-        raise MemoryApplyError(f"cannot add partition field {new.name}: the name exists")
-    return (*spec, new)
-
-
-def _drop_partition(state: TableState, spec: tuple[PartitionFieldState, ...],
-                    wanted: PartitionFieldState) -> tuple[PartitionFieldState, ...]:
-    """A v1 spec keeps the field with a void transform (field ids there are positions); v2 removes it."""
-    at = spec_index(spec, wanted)
-    if at is None:
-        raise MemoryApplyError(f"cannot drop partition field {wanted.transform.expression(wanted.source)}: "
-                               "the spec does not have it")
-    if state.format_version == 1:
-        return (*spec[:at], spec[at].model_copy(update={"transform": Transform(kind="void")}), *spec[at + 1:])
-    return (*spec[:at], *spec[at + 1:])
-
-
-def spec_index(spec: tuple[PartitionFieldState, ...], wanted: PartitionFieldState) -> int | None:
-    """Where the field a change removes is in ``spec``: by its name and transform (Spark's DROP and REPLACE
-    PARTITION FIELD name the field, and a rename of its source column keeps both), else by source and transform."""
-    return next((i for i, f in enumerate(spec) if f.transform.kind != "void" and (
-        (wanted.name is not None and (f.name, f.transform) == (wanted.name, wanted.transform))
-        or (f.source, f.transform) == (wanted.source, wanted.transform))), None)
-
-
-def _rename_partition(spec: tuple[PartitionFieldState, ...], old_name: str,
-                      wanted: PartitionFieldState) -> tuple[PartitionFieldState, ...]:
-    if not any(f.name == old_name for f in spec):
-        raise MemoryApplyError(f"cannot rename partition field {old_name}: the spec does not have it")
-    return tuple(f.model_copy(update={"name": wanted.name}) if f.name == old_name else f for f in spec)
-
 
 def _spec(table: MemoryTable, spec: tuple[PartitionFieldState, ...]) -> MemoryTable:
     state, history = table.current.state, table.current.history
@@ -590,72 +379,3 @@ def _view(lake: Lake, change: changes.CreateView | changes.ReplaceView | changes
         case _:
             assert_never(change)
     return replace(lake, views=views)
-
-
-# --- convergence
-
-def differences(held: TableState, desired: TableState, history: TableHistory | None = None) -> list[str]:
-    """What still differs between a table and the policy, compared as the differ compares them, in words (none:
-    the table is as declared).
-
-    Columns are compared by name, in order, with their types, nullability and the docs git declares; field ids
-    only where git pins one (``id:``), since the differ matches a column by pin, then ``renamed_from``, then name:
-    an id an apply assigns is Iceberg's (``last_column_id + 1``) and never the fresh id the policy's own
-    numbering gives, so comparing ids would fail every add after a drop. Partition fields are compared as a set
-    (names where declared), the sort order in order, identifier fields as a set, properties on the keys the
-    policy owns, the comment where declared, and refs by kind and retention (a tag declared without a snapshot id
-    waits for the table's first snapshot, TP452: ``history`` tells whether there is one). A column's partition or
-    sort source is matched by its path, which the held state derives from the field id.
-    """
-    found = _columns(held.columns, desired.columns, ())
-    ids = held.ids_by_path
-    found += [f"{format_name(p)} has field id {ids.get(p)}, pinned {pin}"
-              for p, pin in sorted(desired.pinned_ids.items()) if ids.get(p) != pin]
-    have = {(f.source, f.transform): f.name for f in held.partition if f.transform.kind != "void"}
-    want = {(f.source, f.transform): f.name for f in desired.partition}
-    if set(have) != set(want) or any(name is not None and have[key] != name for key, name in want.items()):
-        found.append(f"partition {sorted(map(str, have.items()))} != {sorted(map(str, want.items()))}")
-    if held.sort != desired.sort:
-        found.append(f"sort order {held.sort} != {desired.sort}")
-    if set(held.identifier_fields) != set(desired.identifier_fields):
-        found.append(f"identifier fields {held.identifier_fields} != {desired.identifier_fields}")
-    found += [f"property {k}: {held.properties.get(k)!r} != {desired.properties.get(k)!r}"
-              for k in sorted(owned_keys(held, desired)) if held.properties.get(k) != desired.properties.get(k)]
-    if desired.comment is not None and held.comment != desired.comment:
-        found.append(f"comment {held.comment!r} != {desired.comment!r}")
-    if held.format_version != desired.format_version:
-        found.append(f"format version {held.format_version} != {desired.format_version}")
-    refs = {r.name: (r.kind, r.retention) for r in held.refs}
-    waiting = history is not None and history.current_snapshot_id is None
-    found += [f"ref {r.name}: {refs.get(r.name)} != {(r.kind, r.retention)}" for r in desired.refs
-              if refs.get(r.name) != (r.kind, r.retention)
-              and not (waiting and r.kind == "tag" and r.snapshot_id is None and r.name not in refs)]
-    return found
-
-
-def _columns(have: IcebergType, want: IcebergType, path: ColumnPath) -> list[str]:
-    where = format_name(path) if path else "the schema"
-    if isinstance(have, StructType) and isinstance(want, StructType):
-        names = [f.name for f in have.fields], [f.name for f in want.fields]
-        if names[0] != names[1]:
-            return [f"{where}: fields {names[0]} != {names[1]}"]
-        found = []
-        for h, w in zip(have.fields, want.fields, strict=True):
-            at = (*path, w.name)
-            if h.required != w.required:
-                found.append(f"{format_name(at)}: required {h.required} != {w.required}")
-            if w.doc is not None and h.doc != w.doc:
-                found.append(f"{format_name(at)}: doc {h.doc!r} != {w.doc!r}")
-            found += _columns(h.field_type, w.field_type, at)
-        return found
-    if isinstance(have, ListType) and isinstance(want, ListType):
-        found = [f"{where}: element required {have.element_required}"] \
-            if have.element_required != want.element_required else []
-        return found + _columns(have.element_type, want.element_type, (*path, "element"))
-    if isinstance(have, MapType) and isinstance(want, MapType):
-        found = [f"{where}: value required {have.value_required}"] if have.value_required != want.value_required else []
-        return (found + _columns(have.key_type, want.key_type, (*path, "key"))
-                + _columns(have.value_type, want.value_type, (*path, "value")))
-    if isinstance(have, PrimitiveType) and isinstance(want, PrimitiveType) and have == want:
-        return []
-    return [f"{where}: {have} != {want}"]

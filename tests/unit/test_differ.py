@@ -31,7 +31,8 @@ from compiler.loader import Project
 from compiler.model.table import TableState
 from compiler.model.view import CurrentView, ViewState, desired_view
 from compiler.plan.applied import is_applied
-from compiler.plan.memory_apply import Lake, MemoryTable, apply_change, differences
+from compiler.plan.memory_apply import Lake, MemoryTable, apply_change
+from compiler.plan.memory_differences import differences
 from compiler.plan.model import CatalogRef
 from compiler.plan.planner import PlanResult, make_plan
 from compiler.render.sql import change_sql

@@ -15,7 +15,8 @@ from compiler.diff import changes
 from compiler.diff.changes import Change
 from compiler.model.table import PartitionFieldState
 from compiler.model.transforms import parse_expression
-from compiler.plan.memory_apply import Lake, MemoryApplyError, MemoryTable, apply_change, created
+from compiler.plan.memory_apply import Lake, MemoryTable, apply_change, created
+from compiler.plan.memory_error import MemoryApplyError
 from compiler.plan.planner import make_plan
 from tests.integration.test_object_storage_evolve import FIELD_IDS, SEQUENCE
 from tests.integration.test_plan_evolution import BASE
