@@ -1,6 +1,7 @@
 """Catalog state in memory, for engine-free plan tests: a table as the catalog would hold it after an
 apply of a policy, written as Iceberg table metadata JSON and read back by the planner's own reader
-(compiler/catalog/current.py), and a StateSource that serves such tables to ``make_plan``.
+(compiler/catalog/current.py), and a StateSource that serves such tables to ``make_plan``: the in-memory lake
+plans are applied to (compiler/plan/memory_apply.py), with a retention estimate to read.
 
 No JVM, no catalog, no files: the metadata documents are checked against pyiceberg's parser, so a
 fixture is a table Iceberg could hold, not a shape the planner happens to accept.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from compiler.loader import Project, load_text
 from compiler.model.names import parse_name
 from compiler.model.properties import DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from compiler.model.table import ColumnPath, TableState, iceberg_json
-from compiler.model.view import CurrentView
+from compiler.plan.memory_apply import Lake, MemoryTable
 
 # What Spark and Iceberg write on every table they create, which no policy owns: the planner must ignore it.
 ENGINE_PROPERTIES = {"owner": "spark", "write.parquet.compression-codec": "zstd"}
@@ -161,11 +162,11 @@ def _with_snapshots(metadata: dict[str, Any], state: TableState, edits: Mapping[
             k: v for k, v in (("max-ref-age-ms", keep.max_ref_age_ms), ("min-snapshots-to-keep",
                               keep.min_snapshots_to_keep), ("max-snapshot-age-ms", keep.max_snapshot_age_ms))
             if v is not None}}
-    for name, ref in edits.items():
-        if ref is None:
+    for name, edit in edits.items():
+        if edit is None:
             refs.pop(name, None)
         else:
-            refs[name] = ref
+            refs[name] = edit
     metadata["refs"] = refs
 
 
@@ -185,36 +186,20 @@ def applied(
     return current_table(state.name, location, metadata)
 
 
-@dataclass
-class MemoryCatalog:
-    """A StateSource over tables held in memory (compiler.plan.planner.StateSource)."""
+@dataclass(frozen=True)
+class MemoryCatalog(Lake):
+    """The lake compiler/plan/memory_apply.py applies plans to (a StateSource, compiler.plan.planner), whose
+    retention estimates all read ``estimate``: a Lake holds no data files, so it has none."""
 
-    held: dict[tuple[str, ...], CurrentTable] = field(default_factory=dict)
-    namespaces: set[tuple[str, ...]] = field(default_factory=set)
     estimate: RetentionEstimate | None = None  # what every retention estimate reads from "metadata"
-    views: dict[tuple[str, ...], CurrentView] = field(default_factory=dict)
 
     @classmethod
     def of(cls, *tables: CurrentTable, estimate: RetentionEstimate | None = None) -> MemoryCatalog:
-        namespaces = {t.state.name[:k] for t in tables for k in range(1, len(t.state.name))}
-        return cls({t.state.name: t for t in tables}, namespaces, estimate)
-
-    def table(self, name: tuple[str, ...]) -> CurrentTable | None:
-        return self.held.get(name)
-
-    def namespace_exists(self, namespace: tuple[str, ...]) -> bool:
-        return namespace in self.namespaces
-
-    def tables_in(self, namespace: tuple[str, ...]) -> list[tuple[str, ...]]:
-        return sorted(name for name in self.held if name[:-1] == namespace)
+        """``tables`` and every namespace holding them."""
+        namespaces = frozenset(t.state.name[:k] for t in tables for k in range(1, len(t.state.name)))
+        return cls(namespaces, {t.state.name: MemoryTable.of(t) for t in tables}, estimate=estimate)
 
     def estimate_retention(
         self, name: tuple[str, ...], column: tuple[str, ...], cutoff: datetime
     ) -> RetentionEstimate | None:
         return self.estimate
-
-    def metadata_locations(self) -> dict[tuple[str, ...], str] | None:
-        return None
-
-    def view(self, name: tuple[str, ...]) -> CurrentView | None:
-        return self.views.get(name)
