@@ -19,7 +19,7 @@ from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.errors import TablePolicyError
 from compiler.heap import settled_heap
 from compiler.model.names import parse_name
-from compiler.modelcache import ModelCache
+from compiler.modelcache import ModelCache, file_stamp
 from compiler.spec.errors import findings_from
 from compiler.spec.rules import Rules, RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
@@ -184,13 +184,14 @@ class PolicyText:
     content: str | None  # None: not read; ``text`` reads it, checked against ``known_digest``
     path: Path | None = None  # the file it was read from, read again when a position is asked (see SourceMap)
     known_digest: str | None = None
+    index: ModelCache | None = field(default=None, compare=False)  # the file index that vouched for it
 
     @cached_property
     def text(self) -> str:
         if self.content is not None:
             return self.content
         assert self.path is not None and self.known_digest is not None
-        return read_again(self.path, self.file, self.known_digest)
+        return read_again(self.path, self.file, self.known_digest, self.index)
 
     @cached_property
     def digest(self) -> str:
@@ -200,8 +201,8 @@ class PolicyText:
 def read_sources(path: Path, cache: ModelCache | None = None,
                  files: list[Path] | None = None) -> tuple[list[PolicyText], Diagnostics]:
     """The text of every policy file under ``path``; unreadable files, and a path with none, become findings.
-    ``cache``: its file index names the content of files unchanged since it was written (by size and mtime), which
-    are then not read; ``files``: ``discover(path)`` when the caller has it."""
+    ``cache``: its file index names the content of files unchanged since it was written (see ``file_stamp``), which
+    are then not read when the cache has their model; ``files``: ``discover(path)`` when the caller has it."""
     diagnostics = Diagnostics()
     if not path.exists():
         diagnostics.error(codes.TP000, Location(display_path(path)), "no such file or directory",
@@ -216,10 +217,10 @@ def read_sources(path: Path, cache: ModelCache | None = None,
     for file in files:
         absolute = file.absolute()
         try:
-            seen = os.stat(absolute)
-            known = cache.known_digest(str(absolute), seen.st_size, seen.st_mtime_ns) if cache is not None else None
-            if known is not None:
-                sources.append(PolicyText(shown(file), None, absolute, known))
+            stamp = file_stamp(os.stat(absolute))
+            known = cache.known_digest(str(absolute), stamp) if cache is not None else None
+            if known is not None and cache is not None and cache.model(known) is not None:
+                sources.append(PolicyText(shown(file), None, absolute, known, cache))
                 continue
             data = file.read_bytes()
         except OSError as exc:
@@ -234,7 +235,7 @@ def read_sources(path: Path, cache: ModelCache | None = None,
             continue
         read = PolicyText(shown(file), text, absolute)
         if cache is not None:
-            cache.note_file(str(absolute), seen.st_size, seen.st_mtime_ns, read.digest)
+            cache.note_file(str(absolute), stamp, read.digest)
         sources.append(read)
     return sources, diagnostics
 
@@ -286,23 +287,38 @@ def load_sources(
     project = Project(root=root)
     with settled_heap() as settle:
         for source in sources:
-            reread = functools.partial(read_again, source.path, source.file, source.digest) if source.path else None
+            reread = functools.partial(read_again, source.path, source.file, source.digest,
+                                       source.index) if source.path else None
             text = source.content if reread is not None else source.text  # not read when the model cache has it
             load_text(text, source.file, project, diagnostics, cache, source.digest, reread)
             settle()  # the models kept live as long as the project
     return project
 
 
-def read_again(path: Path, file: str, digest: str) -> str:
+def read_again(path: Path, file: str, digest: str, index: ModelCache | None = None) -> str:
     """The text of a policy file read earlier in this run, for positions: the same text, or an error (a position
-    in a file edited meanwhile would point at the wrong line)."""
+    in a file edited meanwhile would point at the wrong line). ``index``: the model cache whose file index vouched
+    for the text instead of it being read; its entry is then dropped (and the index saved), so that the next run
+    reads the file."""
     try:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         text = None
-    if text is None or hashlib.sha256(text.encode()).hexdigest() != digest:
-        raise TablePolicyError(f"{file} changed while tablepolicy was reading the policies; run the command again")
-    return text
+    if text is not None and hashlib.sha256(text.encode()).hexdigest() == digest:
+        return text
+    if index is not None:
+        entry = index.files.get(str(path))
+        if index.forget_file(str(path)):
+            index.save()
+        try:
+            kept = entry is not None and file_stamp(os.stat(path)) == entry[:-1]
+        except OSError:
+            kept = False
+        if kept:
+            raise TablePolicyError(f"{file} was rewritten keeping its size and modification time, so tablepolicy "
+                                   "took it for the text it read on an earlier run; run the command again (it will "
+                                   "read the file)")
+    raise TablePolicyError(f"{file} changed while tablepolicy was reading the policies; run the command again")
 
 
 def load_text(

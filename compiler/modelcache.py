@@ -10,6 +10,7 @@ semantic findings are reused while its file and every namespace defaults file it
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,15 +21,23 @@ CACHE_VERSION = 5  # bump when validation rules change: cached models and findin
 # 5: saved as lines (runtime/caches/models.py), beside a file index
 
 
+def file_stamp(seen: os.stat_result) -> list[int]:
+    """What the file index compares of a file's stat: size, mtime (ns), inode and mode. The inode tells a file
+    replaced by another (``mv``, a symlink pointed elsewhere) and the mode one made unreadable, each of which may
+    keep size and mtime; a file rewritten in place with its size and old mtime is taken as unchanged (as Git does
+    with ``core.trustctime`` off)."""
+    return [seen.st_size, seen.st_mtime_ns, seen.st_ino, seen.st_mode]
+
+
 @dataclass
 class ModelCache:
     models: dict[str, dict[str, Any]] = field(default_factory=dict)
     checks: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     changed: bool = False  # an entry was added since the cache was read: only then is it worth saving
-    # The file index: absolute path -> [size, mtime in ns, sha256 of the text], as Git's index vouches for a file
-    # whose stat is unchanged. An entry is trusted only when the file's mtime lies before ``trusted_before_ns`` (the
-    # runtime sets it a little before the index was written): a file edited within the same clock tick as it was
-    # read, keeping its size, would otherwise pass as unchanged.
+    # The file index: absolute path -> [*stamp, sha256 of the text] (see ``file_stamp``), as Git's index vouches for
+    # a file whose stat is unchanged. An entry is trusted only when the file's mtime lies before ``trusted_before_ns``
+    # (the runtime sets it a little before the index was written): a file edited within the same clock tick as it
+    # was read, keeping its size, would otherwise pass as unchanged.
     files: dict[str, list[Any]] = field(default_factory=dict)
     trusted_before_ns: int = 0
     files_changed: bool = False
@@ -51,18 +60,25 @@ class ModelCache:
         else:
             self.models[digest] = {"kind": "namespace", "data": data}
 
-    def known_digest(self, path: str, size: int, mtime_ns: int) -> str | None:
+    def known_digest(self, path: str, stamp: list[int]) -> str | None:
         """The text's sha256 when the file index vouches that the file at ``path`` has not changed."""
         entry = self.files.get(path)
-        if entry is None or entry[0] != size or entry[1] != mtime_ns or mtime_ns >= self.trusted_before_ns:
+        if entry is None or entry[:-1] != stamp or stamp[1] >= self.trusted_before_ns:
             return None
-        return str(entry[2])
+        return str(entry[-1])
 
-    def note_file(self, path: str, size: int, mtime_ns: int, digest: str) -> None:
-        """The stat of a file taken before its text (with ``digest``) was read."""
-        if self.files.get(path) != [size, mtime_ns, digest]:
-            self.files[path] = [size, mtime_ns, digest]
+    def note_file(self, path: str, stamp: list[int], digest: str) -> None:
+        """The stamp of a file taken before its text (with ``digest``) was read."""
+        if self.files.get(path) != [*stamp, digest]:
+            self.files[path] = [*stamp, digest]
             self.files_changed = True
+
+    def forget_file(self, path: str) -> bool:
+        """Drop the index's entry for ``path``, which vouched for a text the file no longer has; whether it had one."""
+        if self.files.pop(path, None) is None:
+            return False
+        self.files_changed = True
+        return True
 
     def findings(self, key: str) -> list[Diagnostic] | None:
         cached = self.checks.get(key)

@@ -5,11 +5,16 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import compiler.validate
+from compiler.errors import TablePolicyError
 from compiler.validate import validate
+from compiler.yamlsource import _TREES
 from runtime.caches.models import FILE_INDEX, FileModelCache
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,3 +101,217 @@ def test_a_damaged_file_index_is_started_over(tmp_path: Path, damage: str, monke
     _, findings = validate(policies, FileModelCache.open(cache_file))
     assert sorted(read) == sorted(p.name for p in policies.rglob("*.yaml") if p.name != "_namespace.yaml")
     assert [d.render() for d in findings] == [d.render() for d in cold_findings]
+
+
+# Warm against cold: the project (with a namespace warning, whose position is read from its file on every run) is
+# validated once with the cache (which writes the file index), changed, then validated warm; the findings and the
+# models, as text, must be those of a run without any cache.
+
+WARNED = ("orphan_files: {older_than: 3d}", "orphan_files: {older_than: 2d}")  # TP422 in logs/_namespace.yaml
+SPACED = """table: "`ads`.`click log ü`"
+columns:
+  - {name: "a\\tb", type: string}
+  - {name: dt, type: date}
+"""
+TAB_IN_NAME = 'table: "ads.`a\\tb`"\ncolumns:\n  - {name: dt, type: date}\n'
+BROKEN = "table: ads.broken\ncolumns:\n  - {name: dt, type: nope}\n"
+
+
+def warned_project(tmp_path: Path) -> tuple[Path, Path]:
+    policies, cache_file = project(tmp_path)
+    defaults = policies / "logs" / "_namespace.yaml"
+    stamp = defaults.stat().st_mtime_ns
+    defaults.write_text(defaults.read_text().replace(*WARNED))
+    age(defaults, stamp)
+    return policies, cache_file
+
+
+def answer(policies: Path, cache: FileModelCache | None) -> list[str]:
+    """The findings and every table's model, as text."""
+    _TREES.clear()  # positions as a new process finds them (this one may hold an earlier run's tree)
+    loaded, findings = validate(policies, cache)
+    return [d.render() for d in findings] + [f"{t.source.file}: {t.declared} {t.state} {t.policy.model_dump_json()}"
+                                             for t in loaded.tables]
+
+
+def write_keeping_stat(file: Path, data: bytes) -> None:
+    """``data`` over ``file`` in place, its size and mtime as they were (the inode too)."""
+    stamp, size = file.stat().st_mtime_ns, file.stat().st_size
+    assert len(data) == size, "the same size, or the stat changes anyway"
+    file.write_bytes(data)
+    age(file, stamp)
+
+
+def replace_keeping_stat(file: Path, text: str) -> None:
+    """A new file of the same size and mtime renamed over ``file`` (what ``mv`` or an editor's save does)."""
+    stamp = file.stat().st_mtime_ns
+    new = file.with_name("new.tmp")
+    new.write_text(text)
+    age(new, stamp)
+    os.replace(new, file)
+
+
+def click_lug(text: str) -> str:
+    return text.replace("table: ads.click_log", "table: ads.click_lug")
+
+
+def point_elsewhere(policies: Path, _: pytest.MonkeyPatch) -> None:
+    """click_log.yaml a symlink, first to one copy, then (run between) to another of the same size and mtime."""
+    file = next(policies.rglob("click_log.yaml"))
+    text, stamp = file.read_text(), file.stat().st_mtime_ns
+    for name, body in (("v1.yaml", text), ("v2.yaml", click_lug(text))):
+        (policies.parent / name).write_text(body)
+        age(policies.parent / name, stamp)
+    file.unlink()
+    file.symlink_to(policies.parent / "v1.yaml")
+
+
+def repoint(policies: Path) -> None:
+    file = next(policies.rglob("click_log.yaml"))
+    file.unlink()
+    file.symlink_to(policies.parent / "v2.yaml")
+
+
+def unreadable(policies: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """chmod 000 (the tests run as root, who reads it anyway: a file without read bits refuses, as for a user)."""
+    file = next(policies.rglob("click_log.yaml"))
+    file.chmod(0)
+    original = Path.read_bytes
+
+    def refusing(self: Path) -> bytes:
+        if self.stat().st_mode & 0o444 == 0:
+            raise PermissionError(13, "Permission denied", str(self))
+        return original(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refusing)
+
+
+def click_log(policies: Path) -> Path:
+    return next(policies.rglob("click_log.yaml"))
+
+
+Change = Callable[[Path, pytest.MonkeyPatch], object]
+CHANGES: dict[str, tuple[Change | None, Change]] = {  # before the first run, then before the warm one
+    "nothing changed": (None, lambda p, m: None),
+    "a file deleted": (None, lambda p, m: click_log(p).unlink()),
+    "a file replaced by a folder": (None, lambda p, m: (click_log(p).unlink(), click_log_path(p).mkdir())),
+    "a file replaced by a broken symlink": (
+        None, lambda p, m: (click_log(p).unlink(), click_log_path(p).symlink_to(p / "nowhere.yaml"))),
+    "a file made unreadable": (None, unreadable),
+    "a file renamed": (None, lambda p, m: click_log(p).rename(p / "ads" / "clicks.yaml")),
+    "a file moved to another namespace's folder": (None, lambda p, m: click_log(p).rename(p / "logs" / "c.yaml")),
+    "a namespace defaults file moved away": (
+        None, lambda p, m: (p / "logs" / "_namespace.yaml").rename(p / "ads" / "_namespace.yaml")),
+    "a file replaced by one of the same size and mtime": (
+        None, lambda p, m: replace_keeping_stat(click_log(p), click_lug(click_log(p).read_text()))),
+    "a symlink pointed at a file of the same size and mtime": (point_elsewhere, lambda p, m: repoint(p)),
+    "a file with errors, unchanged": (lambda p, m: (p / "ads" / "broken.yaml").write_text(BROKEN),
+                                      lambda p, m: None),
+    "a file with errors added": (None, lambda p, m: (p / "ads" / "broken.yaml").write_text(BROKEN)),
+    "names with spaces, unicode and a column's tab": (lambda p, m: (p / "ads" / "spaced.yaml").write_text(SPACED),
+                                                      lambda p, m: None),
+    "a table name with a tab": (lambda p, m: (p / "ads" / "tab.yaml").write_text(TAB_IN_NAME), lambda p, m: None),
+}
+
+
+def click_log_path(policies: Path) -> Path:
+    return policies / "ads" / "click_log.yaml"
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_warm_run_answers_as_a_cold_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    monkeypatch.chdir(tmp_path)
+    policies, cache_file = warned_project(tmp_path)
+    before, after = CHANGES[change]
+    if before is not None:
+        before(policies, monkeypatch)
+        for file in policies.rglob("*.yaml"):
+            if not file.is_symlink():
+                age(file)
+    first = answer(policies, FileModelCache.open(cache_file))
+    after(policies, monkeypatch)
+    warm = answer(policies, FileModelCache.open(cache_file))
+    assert warm == answer(policies, None)
+    assert answer(policies, FileModelCache.open(cache_file)) == warm  # and so does the next one
+    assert warm != first or change in ("nothing changed", "a file with errors, unchanged",
+                                       "names with spaces, unicode and a column's tab", "a table name with a tab")
+
+
+def test_a_file_rewritten_keeping_its_stat_is_an_error_once_then_read(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not UTF-8 any more, same size, old mtime, same inode: trusted (as Git trusts it without ctime) until a
+    finding's position needs its text; then one error saying so, and the next run reads it as a cold run does."""
+    monkeypatch.chdir(tmp_path)
+    policies, cache_file = warned_project(tmp_path)
+    answer(policies, FileModelCache.open(cache_file))
+    defaults = policies / "logs" / "_namespace.yaml"
+    write_keeping_stat(defaults, defaults.read_bytes().replace(b"platform-logs", b"platform-l\xff\xfes"))
+    with pytest.raises(TablePolicyError) as raised:
+        answer(policies, FileModelCache.open(cache_file))
+    assert str(raised.value) == (
+        "policies/logs/_namespace.yaml was rewritten keeping its size and modification time, so tablepolicy took it "
+        "for the text it read on an earlier run; run the command again (it will read the file)")
+    cold = answer(policies, None)
+    assert cold[0].startswith("policies/logs/_namespace.yaml:4:18: error TP008: not UTF-8")
+    assert answer(policies, FileModelCache.open(cache_file)) == cold
+
+
+def test_a_file_edited_between_its_stat_and_its_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index vouched for it at the start of the run; edited before a position is read from it: the run stops
+    (its positions would point at the wrong lines) and the next one reads the new text."""
+    monkeypatch.chdir(tmp_path)
+    policies, cache_file = warned_project(tmp_path)
+    answer(policies, FileModelCache.open(cache_file))
+    defaults = policies / "logs" / "_namespace.yaml"
+    original = compiler.validate.read_sources
+
+    def then_edited(*args: Any, **kwargs: Any) -> Any:
+        read = original(*args, **kwargs)
+        defaults.write_text("# edited\n" + defaults.read_text())
+        return read
+
+    monkeypatch.setattr(compiler.validate, "read_sources", then_edited)
+    with pytest.raises(TablePolicyError) as raised:
+        answer(policies, FileModelCache.open(cache_file))
+    assert str(raised.value) == ("policies/logs/_namespace.yaml changed while tablepolicy was reading the policies; "
+                                 "run the command again")
+    monkeypatch.setattr(compiler.validate, "read_sources", original)
+    assert answer(policies, FileModelCache.open(cache_file)) == answer(policies, None)
+
+
+@pytest.mark.parametrize("cut", [-40, -2, 120])
+def test_a_models_file_cut_short_is_started_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: int) -> None:
+    """A line cut short (a copy or a disk that stopped mid-file) would restore a model from half its JSON."""
+    monkeypatch.chdir(tmp_path)
+    policies, cache_file = warned_project(tmp_path)
+    cold = answer(policies, FileModelCache.open(cache_file))
+    cache_file.write_bytes(cache_file.read_bytes()[:cut])
+    assert answer(policies, FileModelCache.open(cache_file)) == cold
+
+
+def test_a_run_reading_the_cache_while_another_writes_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each cache file is replaced whole: a run that reads while another is half way through writing (here: between
+    the two halves of each file) finds the previous files, complete; so does every run after a writer that died
+    there, and the writer leaves no temporary file behind."""
+    monkeypatch.chdir(tmp_path)
+    policies, cache_file = warned_project(tmp_path)
+    cold = answer(policies, FileModelCache.open(cache_file))
+    saved = {p.name: p.read_bytes() for p in cache_file.parent.iterdir()}
+    click_log(policies).write_text(click_lug(click_log(policies).read_text()))
+    expected = answer(policies, None)
+    original, seen = Path.write_text, []
+
+    def halting(self: Path, text: str, *args: Any, **kwargs: Any) -> int:
+        original(self, text[: len(text) // 2], *args, **kwargs)
+        reader = FileModelCache.open(cache_file)
+        reader.path = None  # it saves nothing
+        seen.append(answer(policies, reader))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Path, "write_text", halting)
+    with pytest.raises(OSError, match="No space"):
+        answer(policies, FileModelCache.open(cache_file))
+    monkeypatch.setattr(Path, "write_text", original)
+    assert seen == [expected]
+    assert {p.name: p.read_bytes() for p in cache_file.parent.iterdir()} == saved
+    assert answer(policies, FileModelCache.open(cache_file)) == expected != cold

@@ -15,7 +15,9 @@ characters). ``.tablepolicy/files.json`` is the file index (see ModelCache.files
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +27,7 @@ from compiler.modelcache import CACHE_VERSION, ModelCache
 
 MODELS = "models.tsv"
 FILE_INDEX = "files.json"
-INDEX_VERSION = 1
+INDEX_VERSION = 2  # 2: an entry is [size, mtime_ns, inode, mode, sha256] (compiler.modelcache.file_stamp)
 RACY_NS = 2 * 10**9  # an index entry counts only for a file last changed this long before the index was written
 _STATES = ("present", "absent")
 
@@ -45,14 +47,27 @@ class FileModelCache(ModelCache):
         return cache
 
     def save(self) -> None:
+        """Each file replaced whole (written beside it, then renamed over it): a run reading the cache while another
+        saves it finds the old file or the new one, never half of one."""
         if self.path is None:
             return
         if self.changed:  # else the file already holds every entry
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(_document(self.models, self.checks), encoding="utf-8")
+            _replace(self.path, _document(self.models, self.checks))
         if self.files_changed:
             index = {"version": INDEX_VERSION, "files": self.files}
-            self.path.with_name(FILE_INDEX).write_text(json.dumps(index, separators=(",", ":")), encoding="utf-8")
+            _replace(self.path.with_name(FILE_INDEX), json.dumps(index, separators=(",", ":")))
+
+
+def _replace(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # this process's; made as the umask says
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
 
 
 def _header() -> dict[str, Any]:
@@ -61,6 +76,8 @@ def _header() -> dict[str, Any]:
 
 def _entries(text: str) -> tuple[dict[str, dict[str, Any]], dict[str, list[dict[str, Any]]]]:
     """The models and findings of a saved cache; ValueError when it is damaged or another version's."""
+    if not text.endswith("\n"):  # every line ends with one: the last one is cut short
+        raise ValueError("a cache cut short")
     lines = text.split("\n")
     # the tool's own file: json.loads without jsontext's depth scan; nesting damage fails as a RecursionError
     if len(lines) < 2 or json.loads(lines[0]) != _header():
@@ -100,7 +117,7 @@ def _file_index(path: Path) -> tuple[dict[str, list[Any]], int]:
         return {}, 0
     files = document.get("files") if isinstance(document, dict) and document.get("version") == INDEX_VERSION else None
     if not isinstance(files, dict) or not all(
-            isinstance(v, list) and len(v) == 3 and isinstance(v[0], int) and isinstance(v[1], int)
-            and isinstance(v[2], str) for v in files.values()):
+            isinstance(v, list) and len(v) == 5 and all(isinstance(n, int) for n in v[:4]) and isinstance(v[4], str)
+            for v in files.values()):
         return {}, 0
     return files, written - RACY_NS
