@@ -16,6 +16,7 @@ from compiler.errors import TablePolicyError
 from compiler.validate import validate
 from compiler.yamlsource import _TREES
 from runtime.caches.models import FILE_INDEX, FileModelCache
+from tests.cli_runner import Run, tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]
 HOUR_AGO_NS = 3600 * 10**9
@@ -315,3 +316,65 @@ def test_a_run_reading_the_cache_while_another_writes_it(tmp_path: Path, monkeyp
     assert seen == [expected]
     assert {p.name: p.read_bytes() for p in cache_file.parent.iterdir()} == saved
     assert answer(policies, FileModelCache.open(cache_file)) == expected != cold
+
+
+# The CLI end to end: the index is written by one spelling of the project and read by another (relative, absolute,
+# through a symlinked project folder, a subfolder, one file, from another working folder).
+SPELLINGS = [  # (argv, working folder below tmp_path)
+    (["validate", "policies"], "proj"),
+    (["validate", "{tmp}/proj/policies"], "."),
+    (["validate", "link/policies"], "."),
+    (["validate", "policies/logs"], "proj"),
+    (["validate", "."], "proj/policies/logs"),
+    (["validate", "../logs/app_events.yaml"], "proj/policies/ads"),
+    (["plan", "policies"], "proj"),
+    (["plan", "link/policies/logs"], "."),
+    (["plan", "{tmp}/link/policies/ads/click_log.yaml"], "proj/policies/logs"),
+]
+
+
+def cli(tmp_path: Path, argv: list[str], where: str, cache: bool = True) -> Run:
+    _TREES.clear()  # as in a new process
+    caches, aside = tmp_path / "proj" / ".tablepolicy", tmp_path / "proj" / "aside"
+    if not cache:
+        caches.rename(aside)
+    try:
+        return tablepolicy(*(a.format(tmp=tmp_path) for a in argv), cwd=tmp_path / where)
+    finally:
+        if not cache:
+            aside.rename(caches)
+
+
+@pytest.mark.parametrize(("argv", "where"), SPELLINGS, ids=[f"{' '.join(a)} in {w}" for a, w in SPELLINGS])
+def test_the_cli_warm_answers_as_cold_whatever_the_spelling(tmp_path: Path, argv: list[str], where: str) -> None:
+    warned_project(tmp_path / "proj")
+    (tmp_path / "proj" / ".tablepolicy").mkdir()  # caches on, as tablepolicy init leaves a project
+    (tmp_path / "link").symlink_to(tmp_path / "proj")
+    for first, place in SPELLINGS[:3]:  # the index written by other spellings
+        assert cli(tmp_path, first, place).returncode == 0
+    defaults = tmp_path / "proj" / "policies" / "logs" / "_namespace.yaml"
+    defaults.write_text(defaults.read_text().replace("older_than: 2d", "older_than: 36h"))
+    cold = cli(tmp_path, argv, where, cache=False)
+    assert cold.returncode == 0, cold
+    assert cli(tmp_path, argv, where) == cold
+    assert cli(tmp_path, argv, where) == cold
+
+
+def test_the_cli_on_a_file_rewritten_keeping_its_stat(tmp_path: Path) -> None:
+    policies, cache_file = warned_project(tmp_path)
+    cache_file.parent.mkdir()
+    for command in ("validate", "plan"):
+        assert tablepolicy(command, "policies", cwd=tmp_path).returncode == 0
+    defaults = policies / "logs" / "_namespace.yaml"
+    write_keeping_stat(defaults, defaults.read_bytes().replace(b"platform-logs", b"platform-l\xff\xfes"))
+    _TREES.clear()
+    assert tablepolicy("plan", "policies", cwd=tmp_path) == Run(1, "", (
+        "error: policies/logs/_namespace.yaml was rewritten keeping its size and modification time, so tablepolicy "
+        "took it for the text it read on an earlier run; run the command again (it will read the file)\n"))
+    for command in ("validate", "plan"):
+        warm = tablepolicy(command, "policies", cwd=tmp_path)
+        assert warm.returncode == 1
+        assert warm.stdout + warm.stderr == (
+            "policies/logs/_namespace.yaml:4:18: error TP008: not UTF-8: byte 0xff at offset 181 cannot be decoded\n"
+            "    hint: save the file as UTF-8\n"
+            + ("5 file(s) checked: 1 error(s), 0 warning(s)\n" if command == "validate" else ""))
