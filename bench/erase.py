@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -119,27 +120,54 @@ def events(rows: int) -> pa.Table:
 
 def build(root: Path, rows: int) -> tuple[Path, list[str]]:
     """The table, one commit per file; the subjects: a block of ids first seen mid-month."""
+    policies = build_table(root, rows)
+    subjects = [user(u) for u in block(rows, SUBJECTS)]
+    write_requests(root, subjects)
+    return policies, subjects
+
+
+def build_table(root: Path, rows: int, policy: str = POLICY) -> Path:
+    """The table of ``events(rows)`` under ``root`` as ``policy`` declares it, one commit per file (COMMITS_PER_DAY
+    a day); returns its policies directory."""
+    policies = create(root, policy)
+    table = embedded_catalog(policies).load_table(("bench", "events"))
+    for rows_of_file in commits(rows):
+        table.append(rows_of_file)
+    return policies
+
+
+def create(root: Path, policy: str = POLICY) -> Path:
+    """The empty table ``policy`` declares, in the embedded catalog of ``root / "policies"`` (returned)."""
     policies = root / "policies"
     policies.mkdir(parents=True)
-    (policies / "events.yaml").write_text(POLICY)
-    project, _ = validate(policies)
-    catalog = embedded_catalog(policies)
-    create_like(catalog, desired_states(project)[0])
-    table = catalog.load_table(("bench", "events"))
+    (policies / "events.yaml").write_text(policy)
+    project, findings = validate(policies)
+    assert not findings.has_errors, [f.render() for f in findings]
+    create_like(embedded_catalog(policies), desired_states(project)[0])
+    return policies
+
+
+def commits(rows: int) -> Iterator[pa.Table]:
+    """The rows of each commit (one file each), in order: each day's events in COMMITS_PER_DAY slices."""
     data = events(rows)
     for day in range(DAYS):
         of_day = data.filter(pc.equal(data.column("day"), day)).select(["event_id", "user_id", "payload", "ts"])
         size = -(-of_day.num_rows // COMMITS_PER_DAY)
         for start in range(0, of_day.num_rows, size):
-            table.append(of_day.slice(start, size))
-    users_total = rows // ROWS_PER_USER
-    first = users_total // 2
-    subjects = [user(u) for u in range(first, first + SUBJECTS)]
-    requests = root / "requests.yaml"
-    requests.write_text("requests:\n" + "".join(
+            yield of_day.slice(start, size)
+
+
+def block(rows: int, count: int) -> range:
+    """``count`` consecutive user numbers first seen mid-month: their rows sit in a few files of three days."""
+    first = rows // ROWS_PER_USER // 2
+    return range(first, first + count)
+
+
+def write_requests(root: Path, subjects: list[str]) -> None:
+    """One erasure request per subject (requests.yaml) and the bare keys (keys.txt), under ``root``."""
+    (root / "requests.yaml").write_text("requests:\n" + "".join(
         f'  - {{id: REQ-{i:04d}, received: "2026-11-02", keys: {{user_id: {s}}}}}\n' for i, s in enumerate(subjects)))
     (root / "keys.txt").write_text("\n".join(subjects) + "\n")
-    return policies, subjects
 
 
 def current_files(policies: Path) -> dict[str, int]:
@@ -147,20 +175,23 @@ def current_files(policies: Path) -> dict[str, int]:
     return {task.file.file_path: task.file.file_size_in_bytes for task in table.scan().plan_files()}
 
 
-def scan(policies: Path, subjects: set[str]) -> tuple[int, int, int]:
+def scan(policies: Path, subjects: set[str]) -> tuple[int, int, int, int]:
     """(rows holding a subject's key in any parquet file under the table location, key bounds equal to a
-    subject's key in any avro manifest there, rows the table returns)."""
+    subject's key in any avro manifest there, rows the table returns, rows the table returns with a key)."""
     table = embedded_catalog(policies).load_table(("bench", "events"))
     location = table.location().removeprefix("file://")
     keys = pa.array(sorted(subjects))
     held = 0
     for path in Path(location).rglob("*.parquet"):
+        if "user_id" not in pq.read_schema(path).names:  # a position delete file
+            continue
         column = pq.read_table(path, columns=["user_id"]).column("user_id")
         held += pc.sum(pc.is_in(column, value_set=keys)).as_py() or 0
     field_id = table.schema().find_field("user_id").field_id
     bounds = sum(1 for path in Path(location).rglob("*.avro")
                  for value in manifest_bounds(path).get(field_id, []) if value in subjects)
-    return held, bounds, table.scan().to_arrow().num_rows
+    returned = table.scan(selected_fields=("user_id",)).to_arrow().column("user_id")
+    return held, bounds, len(returned), pc.sum(pc.is_in(returned, value_set=keys)).as_py() or 0
 
 
 def timed(command: list[str]) -> tuple[float, list[tuple[float, str]]]:
@@ -179,17 +210,27 @@ def measure(root: Path, rows: int, command: list[str]) -> tuple[float, int, list
     """(seconds, bytes of data files written, the lines it printed, timed) for one side."""
     started = time.perf_counter()
     policies, subjects = build(root, rows)
-    held_before, bounds_before, total = scan(policies, set(subjects))
-    assert held_before == SUBJECTS * ROWS_PER_USER, held_before
+    print(f"  built {root.name} ({time.perf_counter() - started:.0f}s)", flush=True)
+    return verified(root, policies, subjects, command)
+
+
+def verified(root: Path, policies: Path, subjects: list[str], command: list[str]
+             ) -> tuple[float, int, list[tuple[float, str]]]:
+    """Run ``command`` ({policies} and {root} filled in) on the table and check storage before and after: every
+    subject's rows stored before, none after (no parquet file under the location holds a key, no manifest bound
+    equals one), every other row the table returned still returned. (seconds, bytes of data files written,
+    each line it printed with the second it appeared at)."""
+    held_before, bounds_before, total, with_key = scan(policies, set(subjects))
+    assert held_before == len(subjects) * ROWS_PER_USER, held_before
     before = current_files(policies)
-    print(f"  built {root.name}: {len(before)} files, {held_before:,} rows with a key, {bounds_before} manifest "
-          f"bound(s) equal to a key ({time.perf_counter() - started:.0f}s)", flush=True)
+    print(f"  {root.name}: {len(before)} files, {held_before:,} rows with a key, {bounds_before} manifest "
+          f"bound(s) equal to a key", flush=True)
     seconds, lines = timed([part.format(policies=policies, root=root) if part.startswith("{") else part
                             for part in command])
-    held_after, bounds_after, left = scan(policies, set(subjects))
+    held_after, bounds_after, left, _ = scan(policies, set(subjects))
     assert held_after == 0, f"{held_after} rows with a key still in storage"
     assert bounds_after == 0, f"{bounds_after} manifest bound(s) still equal to a key"
-    assert left == total - held_before, (left, total, held_before)
+    assert left == total - with_key, (left, total, with_key)
     written = sum(size for path, size in current_files(policies).items() if path not in before)
     return seconds, written, lines
 
