@@ -38,8 +38,13 @@ class ModelCache:
     # a file whose stat is unchanged. An entry is trusted only when the file's mtime lies before ``trusted_before_ns``
     # (the runtime sets it a little before the index was written): a file edited within the same clock tick as it
     # was read, keeping its size, would otherwise pass as unchanged.
+    # An index this run saves holds only the files it saw (a file it did not see may have changed in the same
+    # tick as an earlier run read it: its entry would be trusted by this run's later ``settled_before_ns``). That
+    # bound is what the runtime's index written by this run will trust below (the run's start less a margin).
     files: dict[str, list[Any]] = field(default_factory=dict)
     trusted_before_ns: int = 0
+    settled_before_ns: int = 0
+    files_seen: set[str] = field(default_factory=set)
     files_changed: bool = False
     pack_models: bool = True  # see LoadedTable.cached: False when nothing will read the models (validate)
 
@@ -65,11 +70,14 @@ class ModelCache:
         entry = self.files.get(path)
         if entry is None or entry[:-1] != stamp or stamp[1] >= self.trusted_before_ns:
             return None
+        self.files_seen.add(path)
         return str(entry[-1])
 
     def note_file(self, path: str, stamp: list[int], digest: str) -> None:
-        """The stamp of a file taken before its text (with ``digest``) was read."""
-        if self.files.get(path) != [*stamp, digest]:
+        """The stamp of a file taken before its text (with ``digest``) was read. An entry too recent to be trusted
+        is saved again once this run's index would trust it."""
+        self.files_seen.add(path)
+        if self.files.get(path) != [*stamp, digest] or self.trusted_before_ns <= stamp[1] < self.settled_before_ns:
             self.files[path] = [*stamp, digest]
             self.files_changed = True
 

@@ -3,8 +3,10 @@ does), never trusts a file changed within the clock's reach of the index being w
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 import compiler.validate
+import runtime.caches.models
 from compiler.errors import TablePolicyError
 from compiler.validate import validate
 from compiler.yamlsource import _TREES
@@ -378,3 +381,59 @@ def test_the_cli_on_a_file_rewritten_keeping_its_stat(tmp_path: Path) -> None:
             "policies/logs/_namespace.yaml:4:18: error TP008: not UTF-8: byte 0xff at offset 181 cannot be decoded\n"
             "    hint: save the file as UTF-8\n"
             + ("5 file(s) checked: 1 error(s), 0 warning(s)\n" if command == "validate" else ""))
+
+
+def test_a_file_rewritten_in_the_tick_it_was_read_during_a_long_run(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saved just before the run started, rewritten (same size) in the same clock tick right after the run read it,
+    by a run that wrote the index 3 s later: the file is still racy, as its mtime is not older than the run's start
+    (the index's own mtime, written after the 2 s margin, would vouch for the text read before the rewrite)."""
+    monkeypatch.chdir(tmp_path)
+    policies, cache_file = warned_project(tmp_path)
+    answer(policies, FileModelCache.open(cache_file))
+    file = click_log(policies)
+    text = file.read_text()
+    file.write_text(text.replace("ads-data", "ads-date"))
+    age(file, time.time_ns() + 10**9)  # saved as the run starts (a second ahead: however slow the machine)
+    original = compiler.validate.read_sources
+
+    def then_rewritten(*args: Any, **kwargs: Any) -> Any:
+        read = original(*args, **kwargs)
+        write_keeping_stat(file, text.replace("ads-data", "ads-dato").encode())
+        return read
+
+    monkeypatch.setattr(compiler.validate, "read_sources", then_rewritten)
+    answer(policies, FileModelCache.open(cache_file))
+    monkeypatch.setattr(compiler.validate, "read_sources", original)
+    index = cache_file.parent / FILE_INDEX
+    later = index.stat().st_mtime_ns + 3 * 10**9
+    os.utime(index, ns=(later, later))
+    assert answer(policies, FileModelCache.open(cache_file)) == answer(policies, None)
+
+
+def test_a_file_too_recent_to_trust_is_trusted_once_a_later_run_saw_it(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Saved just before a run (a checkout, then validate), a file is read again by the next run, which saves the
+    index again, though nothing in it changed, so that the run after trusts the file."""
+    policies, cache_file = project(tmp_path)
+    saved = click_log(policies).stat().st_mtime_ns  # an hour ago: the first run started a second after that
+    monkeypatch.setattr(runtime.caches.models.time, "time_ns", lambda: saved + 10**9)
+    validate(policies, FileModelCache.open(cache_file))
+    monkeypatch.undo()
+    read = reads(monkeypatch)
+    validate(policies, FileModelCache.open(cache_file))
+    assert "click_log.yaml" in read
+    again = list(read)
+    validate(policies, FileModelCache.open(cache_file))
+    assert read == again  # none again
+
+
+def test_the_index_keeps_only_the_files_a_run_saw(tmp_path: Path) -> None:
+    policies, cache_file = project(tmp_path)
+    validate(policies, FileModelCache.open(cache_file))
+    gone = click_log(policies)
+    assert str(gone) in json.loads((cache_file.parent / FILE_INDEX).read_text())["files"]
+    gone.rename(tmp_path / "aside.yaml")
+    validate(policies, FileModelCache.open(cache_file))
+    files = json.loads((cache_file.parent / FILE_INDEX).read_text())["files"]
+    assert sorted(files) == sorted(str(p) for p in policies.rglob("*.yaml"))

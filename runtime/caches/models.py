@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,8 @@ from compiler.modelcache import CACHE_VERSION, ModelCache
 
 MODELS = "models.tsv"
 FILE_INDEX = "files.json"
-INDEX_VERSION = 2  # 2: an entry is [size, mtime_ns, inode, mode, sha256] (compiler.modelcache.file_stamp)
-RACY_NS = 2 * 10**9  # an index entry counts only for a file last changed this long before the index was written
+INDEX_VERSION = 2  # 2: an entry is [size, mtime_ns, inode, mode, sha256] (modelcache.file_stamp); started_ns
+RACY_NS = 2 * 10**9  # an index entry counts only for a file last changed this long before the run that wrote it
 _STATES = ("present", "absent")
 
 
@@ -38,7 +39,7 @@ class FileModelCache(ModelCache):
 
     @classmethod
     def open(cls, path: Path) -> FileModelCache:
-        cache = cls(path=path)
+        cache = cls(path=path, settled_before_ns=time.time_ns() - RACY_NS)  # before any policy file is stat'ed
         try:
             cache.models, cache.checks = _entries(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # unreadable, damaged or absurdly nested: start over
@@ -53,8 +54,9 @@ class FileModelCache(ModelCache):
             return
         if self.changed:  # else the file already holds every entry
             _replace(self.path, _document(self.models, self.checks))
-        if self.files_changed:
-            index = {"version": INDEX_VERSION, "files": self.files}
+        seen = {path: entry for path, entry in self.files.items() if path in self.files_seen}
+        if self.files_changed or len(seen) < len(self.files):
+            index = {"version": INDEX_VERSION, "started_ns": self.settled_before_ns + RACY_NS, "files": seen}
             _replace(self.path.with_name(FILE_INDEX), json.dumps(index, separators=(",", ":")))
 
 
@@ -115,9 +117,11 @@ def _file_index(path: Path) -> tuple[dict[str, list[Any]], int]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return {}, 0
-    files = document.get("files") if isinstance(document, dict) and document.get("version") == INDEX_VERSION else None
-    if not isinstance(files, dict) or not all(
+    if not isinstance(document, dict) or document.get("version") != INDEX_VERSION:
+        return {}, 0
+    files, started = document.get("files"), document.get("started_ns")
+    if not isinstance(files, dict) or not isinstance(started, int) or not all(
             isinstance(v, list) and len(v) == 5 and all(isinstance(n, int) for n in v[:4]) and isinstance(v[4], str)
             for v in files.values()):
         return {}, 0
-    return files, written - RACY_NS
+    return files, min(written, started) - RACY_NS  # the run's start: a run may write its index seconds after a read
