@@ -298,26 +298,28 @@ def load_sources(
 def read_again(path: Path, file: str, digest: str, index: ModelCache | None = None) -> str:
     """The text of a policy file read earlier in this run, for positions: the same text, or an error (a position
     in a file edited meanwhile would point at the wrong line). ``index``: the model cache whose file index vouched
-    for the text instead of it being read; its entry is then dropped (and the index saved), so that the next run
-    reads the file."""
+    for the text instead of it being read; when the file was rewritten keeping its stat, the entry is dropped (and
+    the index saved), so that the next run reads the file."""
     try:
         text = path.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError):
         text = None
     if text is not None and hashlib.sha256(text.encode()).hexdigest() == digest:
         return text
-    if index is not None:
-        entry = index.files.get(str(path))
-        if index.forget_file(str(path)):
-            index.save()
+    entry = index.files.get(str(path)) if index is not None else None
+    try:
+        kept = entry is not None and file_stamp(os.stat(path)) == entry[:-1]
+    except OSError:
+        kept = False
+    if index is not None and kept:
+        index.forget_file(str(path))
         try:
-            kept = entry is not None and file_stamp(os.stat(path)) == entry[:-1]
-        except OSError:
-            kept = False
-        if kept:
-            raise TablePolicyError(f"{file} was rewritten keeping its size and modification time, so tablepolicy "
-                                   "took it for the text it read on an earlier run; run the command again (it will "
-                                   "read the file)")
+            index.save()
+            again = "run the command again (it will read the file)"
+        except OSError as exc:
+            again = f"touch it and run the command again (the cache could not be saved: {exc.strerror or exc})"
+        raise TablePolicyError(f"{file} was rewritten keeping its size and modification time, so tablepolicy took "
+                               f"it for the text it read on an earlier run; {again}")
     raise TablePolicyError(f"{file} changed while tablepolicy was reading the policies; run the command again")
 
 

@@ -81,12 +81,10 @@ class ModelCache:
             self.files[path] = [*stamp, digest]
             self.files_changed = True
 
-    def forget_file(self, path: str) -> bool:
-        """Drop the index's entry for ``path``, which vouched for a text the file no longer has; whether it had one."""
-        if self.files.pop(path, None) is None:
-            return False
-        self.files_changed = True
-        return True
+    def forget_file(self, path: str) -> None:
+        """Drop the index's entry for ``path``, which vouched for a text the file no longer has."""
+        if self.files.pop(path, None) is not None:
+            self.files_changed = True
 
     def findings(self, key: str) -> list[Diagnostic] | None:
         cached = self.checks.get(key)

@@ -256,20 +256,35 @@ def test_a_warm_run_answers_as_a_cold_one(tmp_path: Path, monkeypatch: pytest.Mo
     assert (warm == first) == (CHANGES[change][1] is unchanged)
 
 
-def test_a_file_rewritten_keeping_its_stat_is_an_error_once_then_read(tmp_path: Path,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def refused(self: Path, *args: Any, **kwargs: Any) -> int:
+    raise OSError(30, "Read-only file system", str(self))
+
+
+AGAIN = {"saved": "run the command again (it will read the file)",
+         "read-only": "touch it and run the command again (the cache could not be saved: Read-only file system)"}
+
+
+@pytest.mark.parametrize("cache", list(AGAIN))
+def test_a_file_rewritten_keeping_its_stat_is_an_error_once_then_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     cache: str) -> None:
     """Not UTF-8 any more, same size, old mtime, same inode: trusted (as Git trusts it without ctime) until a
-    finding's position needs its text; then one error saying so, and the next run reads it as a cold run does."""
+    finding's position needs its text; then one error saying so, and the next run reads it as a cold run does
+    (the cache's folder read-only: the error says to touch the file)."""
     monkeypatch.chdir(tmp_path)
     policies, cache_file = warned_project(tmp_path)
     answer(policies, FileModelCache.open(cache_file))
     defaults = policies / "logs" / "_namespace.yaml"
     write_keeping_stat(defaults, defaults.read_bytes().replace(b"platform-logs", b"platform-l\xff\xfes"))
-    with pytest.raises(TablePolicyError) as raised:
-        answer(policies, FileModelCache.open(cache_file))
+    with monkeypatch.context() as patched:
+        if cache == "read-only":
+            patched.setattr(Path, "write_text", refused)
+        with pytest.raises(TablePolicyError) as raised:
+            answer(policies, FileModelCache.open(cache_file))
     assert str(raised.value) == (
         "policies/logs/_namespace.yaml was rewritten keeping its size and modification time, so tablepolicy took it "
-        "for the text it read on an earlier run; run the command again (it will read the file)")
+        f"for the text it read on an earlier run; {AGAIN[cache]}")
+    if cache == "read-only":
+        defaults.touch()
     cold = answer(policies, None)
     assert cold[0].startswith("policies/logs/_namespace.yaml:4:18: error TP008: not UTF-8")
     assert answer(policies, FileModelCache.open(cache_file)) == cold
