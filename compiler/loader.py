@@ -316,8 +316,8 @@ def read_again(path: Path, file: str, digest: str, index: ModelCache | None = No
         try:
             index.save()
             again = "run the command again (it will read the file)"
-        except OSError as exc:
-            again = f"touch it and run the command again (the cache could not be saved: {exc.strerror or exc})"
+        except TablePolicyError as exc:  # the model cache's, which could not be saved
+            again = f"touch it and run the command again ({exc})"
         raise TablePolicyError(f"{file} was rewritten keeping its size and modification time, so tablepolicy took "
                                f"it for the text it read on an earlier run; {again}")
     raise TablePolicyError(f"{file} changed while tablepolicy was reading the policies; run the command again")

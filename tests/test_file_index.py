@@ -261,7 +261,9 @@ def refused(self: Path, *args: Any, **kwargs: Any) -> int:
 
 
 AGAIN = {"saved": "run the command again (it will read the file)",
-         "read-only": "touch it and run the command again (the cache could not be saved: Read-only file system)"}
+         "read-only": "touch it and run the command again (cannot save the model cache .tablepolicy/files.json: "
+                      "Read-only file system; make .tablepolicy/ writable for this user, or remove it to run without "
+                      "caches)"}
 
 
 @pytest.mark.parametrize("cache", list(AGAIN))
@@ -343,8 +345,10 @@ def test_a_run_reading_the_cache_while_another_writes_it(tmp_path: Path, monkeyp
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(Path, "write_text", halting)
-    with pytest.raises(OSError, match="No space"):
+    with pytest.raises(TablePolicyError) as raised:
         answer(policies, FileModelCache.open(cache_file))
+    assert str(raised.value) == ("cannot save the model cache .tablepolicy/models.tsv: No space left on device; make "
+                                 ".tablepolicy/ writable for this user, or remove it to run without caches")
     monkeypatch.setattr(Path, "write_text", original)
     assert seen == [expected]
     assert {p.name: p.read_bytes() for p in cache_file.parent.iterdir()} == saved
@@ -467,3 +471,13 @@ def test_the_index_keeps_only_the_files_a_run_saw(tmp_path: Path) -> None:
     validate(policies, FileModelCache.open(cache_file))
     files = json.loads((cache_file.parent / FILE_INDEX).read_text())["files"]
     assert sorted(files) == sorted(str(p) for p in policies.rglob("*.yaml"))
+
+
+def test_the_cli_with_a_cache_it_cannot_save(tmp_path: Path) -> None:
+    """One line naming the file and what to do, not an internal error (a cold run, without .tablepolicy/, passes)."""
+    warned_project(tmp_path)
+    (tmp_path / ".tablepolicy" / "models.tsv").mkdir(parents=True)
+    assert tablepolicy("validate", "policies", cwd=tmp_path) == Run(1, "", (
+        "error: cannot save the model cache .tablepolicy/models.tsv: Is a directory; make .tablepolicy/ writable for "
+        "this user, or remove it to run without caches\n"))
+    assert os.listdir(tmp_path / ".tablepolicy") == ["models.tsv"]  # no temporary left

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from compiler import __version__
+from compiler.errors import TablePolicyError
 from compiler.modelcache import CACHE_VERSION, ModelCache
 
 MODELS = "models.tsv"
@@ -62,15 +63,21 @@ class FileModelCache(ModelCache):
 
 
 def _replace(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
     # this thread's (of this process); made as the umask says
     temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             temporary.unlink()
+        if isinstance(exc, OSError):
+            from compiler.loader import display_path  # on failure only: unlock imports this module, not the loader
+
+            raise TablePolicyError(f"cannot save the model cache {display_path(path)}: {exc.strerror or exc}; make "
+                                   f"{path.parent.name}/ writable for this user, or remove it to run without caches"
+                                   ) from exc
         raise
 
 
