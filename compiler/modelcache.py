@@ -36,11 +36,10 @@ class ModelCache:
     changed: bool = False  # an entry was added since the cache was read: only then is it worth saving
     # The file index: absolute path -> [*stamp, sha256 of the text] (see ``file_stamp``), as Git's index vouches for
     # a file whose stat is unchanged. An entry is trusted only when the file's mtime lies before ``trusted_before_ns``
-    # (the runtime sets it a little before the index was written): a file edited within the same clock tick as it
-    # was read, keeping its size, would otherwise pass as unchanged.
-    # An index this run saves holds only the files it saw (a file it did not see may have changed in the same
-    # tick as an earlier run read it: its entry would be trusted by this run's later ``settled_before_ns``). That
-    # bound is what the runtime's index written by this run will trust below (the run's start less a margin).
+    # (the runtime sets it a little before the run that wrote the index started): a file edited within the same clock
+    # tick as it was read, keeping its size, would otherwise pass as unchanged. ``settled_before_ns``: that bound for
+    # the index this run saves, which holds only the files this run saw (an entry of a file it did not see may be
+    # racy, and would be trusted under the later bound).
     files: dict[str, list[Any]] = field(default_factory=dict)
     trusted_before_ns: int = 0
     settled_before_ns: int = 0
