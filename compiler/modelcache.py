@@ -22,11 +22,17 @@ CACHE_VERSION = 5  # bump when validation rules change: cached models and findin
 
 
 def file_stamp(seen: os.stat_result) -> list[int]:
-    """What the file index compares of a file's stat: size, mtime (ns), inode and mode. The inode tells a file
-    replaced by another (``mv``, a symlink pointed elsewhere) and the mode one made unreadable, each of which may
-    keep size and mtime; a file rewritten in place with its size and old mtime is taken as unchanged (as Git does
-    with ``core.trustctime`` off)."""
-    return [seen.st_size, seen.st_mtime_ns, seen.st_ino, seen.st_mode]
+    """What the file index compares of a file's stat, as Git's index does: size, mtime and ctime (ns), inode and
+    mode. The ctime tells a file rewritten in place whose mtime was set back (``touch -d``, an editor keeping it):
+    no one can set it back. The inode tells a file replaced by another (``mv``, a symlink pointed elsewhere) and the
+    mode one made unreadable, each of which may keep size and times."""
+    return [seen.st_size, seen.st_mtime_ns, seen.st_ctime_ns, seen.st_ino, seen.st_mode]
+
+
+def _changed_ns(stamp: list[int]) -> int:
+    """When the file's content last changed, by its mtime (Git's racy test): its ctime, which moves with any
+    rewrite, only has to match."""
+    return stamp[1]
 
 
 @dataclass
@@ -67,7 +73,7 @@ class ModelCache:
     def known_digest(self, path: str, stamp: list[int]) -> str | None:
         """The text's sha256 when the file index vouches that the file at ``path`` has not changed."""
         entry = self.files.get(path)
-        if entry is None or entry[:-1] != stamp or stamp[1] >= self.trusted_before_ns:
+        if entry is None or entry[:-1] != stamp or _changed_ns(stamp) >= self.trusted_before_ns:
             return None
         self.files_seen.add(path)
         return str(entry[-1])
@@ -76,7 +82,8 @@ class ModelCache:
         """The stamp of a file taken before its text (with ``digest``) was read. An entry too recent to be trusted
         is saved again once this run's index would trust it."""
         self.files_seen.add(path)
-        if self.files.get(path) != [*stamp, digest] or self.trusted_before_ns <= stamp[1] < self.settled_before_ns:
+        if (self.files.get(path) != [*stamp, digest]
+                or self.trusted_before_ns <= _changed_ns(stamp) < self.settled_before_ns):
             self.files[path] = [*stamp, digest]
             self.files_changed = True
 

@@ -30,7 +30,7 @@ from compiler.modelcache import CACHE_VERSION, ModelCache
 
 MODELS = "models.tsv"
 FILE_INDEX = "files.json"
-INDEX_VERSION = 2  # 2: an entry is [size, mtime_ns, inode, mode, sha256] (modelcache.file_stamp); started_ns
+INDEX_VERSION = 3  # 3: an entry is [size, mtime_ns, ctime_ns, inode, mode, sha256] (modelcache.file_stamp)
 RACY_NS = 2 * 10**9  # an index entry counts only for a file last changed this long before the run that wrote it
 _STATES = ("present", "absent")
 
@@ -130,7 +130,7 @@ def _file_index(path: Path) -> tuple[dict[str, list[Any]], int]:
         return {}, 0
     files, started = document.get("files"), document.get("started_ns")
     if not isinstance(files, dict) or not isinstance(started, int) or not all(
-            isinstance(v, list) and len(v) == 5 and all(isinstance(n, int) for n in v[:4]) and isinstance(v[4], str)
+            isinstance(v, list) and len(v) == 6 and all(isinstance(n, int) for n in v[:5]) and isinstance(v[5], str)
             for v in files.values()):
         return {}, 0
     return files, min(written, started) - RACY_NS  # the run's start: a run may write its index seconds after a read
