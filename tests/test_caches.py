@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from compiler.desired import desired_states
 from compiler.validate import validate
 from runtime.caches.models import FileModelCache
@@ -40,3 +42,20 @@ def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
     (tmp_path / "models.tsv").write_text("{not json")
     _, diagnostics = validate(ROOT / "policies", FileModelCache.open(tmp_path / "models.tsv"))
     assert not diagnostics.has_errors
+
+
+def test_the_plan_cache_is_replaced_whole_and_a_folder_it_cannot_write_is_one_line(tmp_path: Path) -> None:
+    from compiler.errors import TablePolicyError
+    from runtime.caches.plans import PlanCache
+
+    folder = tmp_path / ".tablepolicy"
+    cache = PlanCache(folder / "plan-cache.json", {"shop.orders": {"key": "k"}})
+    cache.save()
+    assert PlanCache.open(folder / "plan-cache.json").entries == cache.entries
+    assert sorted(p.name for p in folder.iterdir()) == ["plan-cache.json"]  # no temporary left beside it
+    (folder / "plan-cache.json").unlink()
+    (folder / "plan-cache.json").mkdir()  # what it would be replaced over cannot be: a directory
+    with pytest.raises(TablePolicyError, match=r"^cannot save the plan cache .*plan-cache\.json: Is a directory; "
+                                               r"make \.tablepolicy/ writable for this user, or remove it"):
+        cache.save()
+    assert sorted(p.name for p in folder.iterdir()) == ["plan-cache.json"]

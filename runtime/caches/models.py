@@ -15,18 +15,15 @@ characters). ``.tablepolicy/files.json`` is the file index (see ModelCache.files
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from compiler import __version__
-from compiler.errors import TablePolicyError
 from compiler.modelcache import CACHE_VERSION, ModelCache
+from runtime.caches.atomic import replace_text
 
 MODELS = "models.tsv"
 FILE_INDEX = "files.json"
@@ -55,30 +52,11 @@ class FileModelCache(ModelCache):
         if self.path is None:
             return
         if self.changed:  # else the file already holds every entry
-            _replace(self.path, _document(self.models, self.checks))
+            replace_text(self.path, _document(self.models, self.checks), "the model cache")
         seen = {path: entry for path, entry in self.files.items() if path in self.files_seen}
         if self.files_changed or len(seen) < len(self.files):
             index = {"version": INDEX_VERSION, "started_ns": self.settled_before_ns + RACY_NS, "files": seen}
-            _replace(self.path.with_name(FILE_INDEX), json.dumps(index, separators=(",", ":")))
-
-
-def _replace(path: Path, text: str) -> None:
-    # this thread's (of this process); made as the umask says
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, path)
-    except BaseException as exc:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        if isinstance(exc, OSError):
-            from compiler.loader import display_path  # on failure only: unlock imports this module, not the loader
-
-            raise TablePolicyError(f"cannot save the model cache {display_path(path)}: {exc.strerror or exc}; make "
-                                   f"{path.parent.name}/ writable for this user, or remove it to run without caches"
-                                   ) from exc
-        raise
+            replace_text(self.path.with_name(FILE_INDEX), json.dumps(index, separators=(",", ":")), "the model cache")
 
 
 def _header() -> dict[str, Any]:

@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from compiler import __version__, jsontext
 from compiler.diff.changes import TightenRetention
 from compiler.plan.model import TablePlan
+from runtime.caches.atomic import replace_text
 
 CACHE_VERSION = 2  # 2: plans carry table UUIDs and consumed approvals (plan file format 3)
 
@@ -54,6 +55,5 @@ class PlanCache:
         }
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         document = {"version": CACHE_VERSION, "tool": __version__, "entries": self.entries}
-        self.path.write_text(json.dumps(document, sort_keys=True), encoding="utf-8")
+        replace_text(self.path, json.dumps(document, sort_keys=True), "the plan cache")
