@@ -55,10 +55,13 @@ class _Prepared:
 
 def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environment: LoadedEnvironment | None,
              workers: Workers) -> None:
-    """Parse, validate and check in workers the files the cache cannot answer."""
+    """Parse, validate and check in workers the files the cache cannot answer. Without workers (one core, another
+    thread alive in this process, no fork) a large project is prepared the same way, one file after the other: each
+    model is then kept as its JSON, as the workers hand it back, instead of every model staying built to the end
+    (1.5 GB at 10,000 tables, against 0.2 GB)."""
     misses = [s for s in sources if models.model(s.digest) is None]
     count = workers.count(len(misses), PARALLEL_FROM)
-    if not count:
+    if not count and len(misses) < PARALLEL_FROM:
         return
     defaults = Project(root=root)
     for source in misses:
@@ -66,7 +69,11 @@ def _prepare(sources: list[PolicyText], root: Path, models: ModelCache, environm
             load_text(source.text, source.file, defaults, Diagnostics(), models, source.digest)
     namespaces = defaults.namespaces
     rest = [s for s in misses if models.model(s.digest) is None]
-    for prepared in workers.map(lambda source: _parse_and_check(source, root, namespaces, environment), rest, count):
+
+    def prepare(source: PolicyText) -> _Prepared:
+        return _parse_and_check(source, root, namespaces, environment)
+
+    for prepared in workers.map(prepare, rest, count) if count else map(prepare, rest):
         models.models.update(prepared.models)
         models.checks.update(prepared.checks)
         models.changed = True

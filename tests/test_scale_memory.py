@@ -115,3 +115,30 @@ def test_policy_files_are_found_as_rglob_finds_them(tmp_path: Path) -> None:
     assert [p.relative_to(root).as_posix() for p in expected] == [
         "a/.hidden/y.YML", "a/x.yaml", "a-b/r.yaml", "ab/q.yaml", "b/z.yaml", "b.x/z.yaml", "c.Yaml", "file_link.yaml",
         "sp ace/s.yaml", "top.yml"]
+
+
+def test_a_large_project_validated_without_workers_keeps_no_model_built(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """One core, another thread alive, no fork: the files are prepared one after the other as workers would, each
+    model kept as its JSON (a plan of 10,000 tables held 1.5 GB of built models), with the same findings."""
+    import compiler.validate as validation
+
+    policies = tmp_path / "policies"
+    template = (ROOT / "policies" / "ads" / "click_log.yaml").read_text()
+    for i in range(validation.PARALLEL_FROM):
+        folder = policies / f"ns_{i % 4}"
+        folder.mkdir(parents=True, exist_ok=True)
+        text = template.replace("table: ads.click_log", f"table: ns_{i % 4}.t_{i}")
+        if i == 7:  # one table with a warning, to compare findings
+            text = ("table: shop.orders\ncolumns: [{name: id, type: long}]\n"
+                    "lifecycle:\n  orphan_files: {older_than: 2d}\n")
+        (folder / f"t_{i}.yaml").write_text(text)
+    prepared, prepared_findings = validate(policies)
+    assert len(prepared.tables) == validation.PARALLEL_FROM
+    assert all(t.model is None for t in prepared.tables)
+    monkeypatch.setattr(validation, "PARALLEL_FROM", 10**9)  # the small project's way: every model built and kept
+    kept, kept_findings = validate(policies)
+    assert all(t.model is not None for t in kept.tables)
+    assert [d.render() for d in prepared_findings] == [d.render() for d in kept_findings]
+    assert [d.code for d in prepared_findings] == ["TP422"]
+    assert [t.policy for t in prepared.tables] == [t.policy for t in kept.tables]
