@@ -77,7 +77,30 @@ def test_a_renamed_column_keeps_its_encoding_by_field_id(tmp_path: Path) -> None
     table = table_of(tmp_path, {})
     source = tmp_path / "source.parquet"
     old = rows().rename_columns(["event_id", "uid", "payload"])
-    pq.write_table(with_ids(old), source, compression="snappy", use_dictionary=["event_id"])
+    pq.write_table(with_ids(old), source, compression="snappy", use_dictionary=["uid"])
     task = WriteTask(write_uuid=uuid.uuid4(), task_id=0, schema=SCHEMA, record_batches=rows().to_batches())
     data_file = write_like(table.io, table.metadata, task, source_layout(table.io, str(source)))
-    assert written(data_file.file_path)[:2] == ("SNAPPY", {"event_id": True, "user_id": False, "payload": False})
+    assert written(data_file.file_path)[:2] == ("SNAPPY", {"event_id": False, "user_id": True, "payload": False})
+
+
+@pytest.mark.parametrize(("properties", "dictionary"), [
+    # pyarrow's writer (pyiceberg's) encodes every column with a dictionary; Spark's keeps one only where it pays:
+    # not for a unique id (its dictionary is the values again, plus indices), yes for 1,000 users and 97 payloads
+    ({}, {"event_id": False, "user_id": True, "payload": True}),
+    # a dictionary larger than the table allows is dropped, as parquet-mr drops it: 1,000 user ids take 14 KB
+    ({"write.parquet.dict-size-bytes": "8192"}, {"event_id": False, "user_id": False, "payload": True}),
+], ids=["pays", "dictionary too large"])
+def test_a_dictionary_the_source_took_by_default_is_kept_only_where_it_pays(
+    tmp_path: Path, properties: dict[str, str], dictionary: dict[str, bool]
+) -> None:
+    table = table_of(tmp_path, properties)
+    source = tmp_path / "source.parquet"
+    pq.write_table(with_ids(rows()), source, compression="zstd")  # pyarrow's defaults: a dictionary everywhere
+    assert written(str(source))[1] == {"event_id": True, "user_id": True, "payload": True}
+    task = WriteTask(write_uuid=uuid.uuid4(), task_id=0, schema=SCHEMA, record_batches=rows().to_batches())
+    data_file = write_like(table.io, table.metadata, task, source_layout(table.io, str(source)))
+    assert written(data_file.file_path)[1] == dictionary
+    plain = tmp_path / "everything.parquet"  # and what the dropped dictionary would have cost
+    pq.write_table(with_ids(rows()), plain, compression="zstd", compression_level=3)
+    if not dictionary["event_id"]:
+        assert data_file.file_size_in_bytes < plain.stat().st_size

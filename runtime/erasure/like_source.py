@@ -9,18 +9,25 @@ column Spark writes plain took three times the bytes); as the source says, 0.99x
 - codec: the table's ``write.parquet.compression-codec``, else the source file's own codec;
 - level: the table's ``write.parquet.compression-level``, else the level parquet-mr (Spark's writer) uses for
   that codec (zstd 3, gzip 6), which is also what a file written by Spark was written with;
-- dictionary: on for the columns the source file encodes with a dictionary, off for those it writes plain
-  (top-level columns, matched by field id so a renamed column keeps its encoding; nested ones keep pyarrow's);
+- dictionary: off for the columns the source file writes plain; for those it encodes with one, on where a
+  dictionary pays for the rows written, by parquet-mr's own test (top-level columns, matched by field id so a
+  renamed column keeps its encoding; nested ones keep pyarrow's). pyarrow, and so pyiceberg, writes a dictionary
+  for every column whatever it costs; parquet-mr (Spark's writer) drops it after the first page when the
+  dictionary and its indices take no fewer bytes than the plain values (``isCompressionSatisfying``), and when the
+  dictionary outgrows ``write.parquet.dict-size-bytes``. Copied from a pyiceberg-written source, a unique id or
+  timestamp column cost 1.31-1.41x Spark's bytes (bench/erase_matrix.py --writer pyiceberg);
 - rows per row group: the source file's largest row group;
 - page and dictionary page sizes: the table's properties, as pyiceberg reads them.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import IO, Any, cast
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import (
@@ -38,6 +45,7 @@ from pyiceberg.table import TableProperties, WriteTask
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import Record
+from pyiceberg.utils.properties import property_as_int
 
 CODECS = {"GZIP": "gzip", "ZSTD": "zstd", "SNAPPY": "snappy", "UNCOMPRESSED": "none", "LZ4": "lz4",
           "LZ4_RAW": "lz4", "BROTLI": "brotli"}
@@ -75,21 +83,68 @@ def source_layout(io: FileIO, path: str) -> SourceLayout:
     return SourceLayout(codec, frozenset(dictionary), frozenset(plain - dictionary), rows)
 
 
-def writer_options(properties: dict[str, str], layout: SourceLayout, arrow: pa.Schema) -> dict[str, Any]:
-    """pyarrow ParquetWriter's arguments for a file like the source (see the module's note)."""
+def writer_options(properties: dict[str, str], layout: SourceLayout, rows: pa.Table) -> dict[str, Any]:
+    """pyarrow ParquetWriter's arguments for writing ``rows`` like the source (see the module's note)."""
     options = _get_parquet_writer_kwargs(properties)
     codec = properties.get(TableProperties.PARQUET_COMPRESSION) or layout.codec
     options["compression"] = "none" if codec == "uncompressed" else codec
     if properties.get(TableProperties.PARQUET_COMPRESSION_LEVEL) is None:
         options["compression_level"] = PARQUET_MR_LEVELS.get(options["compression"])
-    options["use_dictionary"] = [f.name for f in arrow if _dictionary(f, layout)]
+    page = _PageLimits(options["data_page_size"], options["dictionary_pagesize_limit"], property_as_int(
+        properties, TableProperties.PARQUET_PAGE_ROW_LIMIT, TableProperties.PARQUET_PAGE_ROW_LIMIT_DEFAULT) or 0)
+    options["use_dictionary"] = [f.name for f, column in zip(rows.schema, rows.columns, strict=True)
+                                 if _dictionary(f, column, layout, page)]
     return options
 
 
-def _dictionary(field: pa.Field, layout: SourceLayout) -> bool:
+@dataclass(frozen=True)
+class _PageLimits:
+    page_bytes: int
+    dictionary_bytes: int
+    page_rows: int
+
+
+def _dictionary(field: pa.Field, column: pa.ChunkedArray, layout: SourceLayout, page: _PageLimits) -> bool:
     if pa.types.is_nested(field.type) or not field.metadata or PYARROW_PARQUET_FIELD_ID_KEY not in field.metadata:
         return True
-    return int(field.metadata[PYARROW_PARQUET_FIELD_ID_KEY]) not in layout.plain_ids
+    if int(field.metadata[PYARROW_PARQUET_FIELD_ID_KEY]) in layout.plain_ids:
+        return False
+    return dictionary_pays(column, page)
+
+
+def dictionary_pays(column: pa.ChunkedArray, page: _PageLimits) -> bool:
+    """parquet-mr's test (FallbackValuesWriter, DictionaryValuesWriter): a dictionary is kept when, on the first
+    page, the dictionary's plain bytes and its bit-packed indices come to fewer bytes than the plain values, and
+    the whole column's dictionary fits ``write.parquet.dict-size-bytes``. No dictionary for booleans or for
+    fixed-length binary (UUIDs, wide decimals), as parquet-mr's v1 pages have none for them."""
+    kind = column.type
+    if pa.types.is_boolean(kind) or pa.types.is_fixed_size_binary(kind) or (
+            pa.types.is_decimal(kind) and kind.precision > 18):
+        return False
+    rows = min(len(column), page.page_rows or len(column))
+    first = column.slice(0, rows)
+    raw = _plain_bytes(first)
+    if raw > page.page_bytes and rows > 1:  # the first page ends at its size: fewer rows
+        first = column.slice(0, max(1, rows * page.page_bytes // raw))
+        raw = _plain_bytes(first)
+    distinct = pc.unique(first.drop_null())
+    values = len(first) - int(first.null_count)
+    indices = math.ceil(values * max(1, math.ceil(math.log2(max(len(distinct), 2)))) / 8)
+    if _plain_bytes(distinct) + indices >= raw:
+        return False
+    return _plain_bytes(pc.unique(column.drop_null())) <= page.dictionary_bytes
+
+
+def _plain_bytes(values: pa.Array | pa.ChunkedArray) -> int:
+    """The bytes of ``values`` PLAIN-encoded: a length and the bytes of each text or binary, else the fixed width."""
+    kind = values.type
+    present = len(values) - int(values.null_count)
+    if pa.types.is_string(kind) or pa.types.is_binary(kind) or pa.types.is_large_string(kind) or \
+            pa.types.is_large_binary(kind):
+        return 4 * present + int(pc.sum(pc.binary_length(values)).as_py() or 0)
+    if pa.types.is_decimal(kind):
+        return present * (4 if kind.precision <= 9 else 8)  # Iceberg writes them as int32 or int64
+    return present * max(1, int(kind.bit_width) // 8)
 
 
 def write_like(io: FileIO, metadata: TableMetadata, task: WriteTask, layout: SourceLayout) -> DataFile:
@@ -104,7 +159,7 @@ def write_like(io: FileIO, metadata: TableMetadata, task: WriteTask, layout: Sou
     path = locations.new_data_location(data_file_name=task.generate_data_file_filename("parquet"),
                                        partition_key=task.partition_key)
     output = io.new_output(path)
-    options = writer_options(metadata.properties, layout, table.schema)
+    options = writer_options(metadata.properties, layout, table)
     with output.create(overwrite=True) as stream:
         writer = pq.ParquetWriter(cast(IO[Any], stream), schema=table.schema, store_decimal_as_integer=True,
                                   **options)
