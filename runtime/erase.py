@@ -370,10 +370,20 @@ def _drop_dangling(run: _Run, proof: TableProof, name: str) -> Survey:
     return found
 
 
+PROOF_REREADS = 2  # fresh surveys after one found an unreadable file no snapshot reads (a write in flight)
+
+
 def _prove(run: _Run, proof: TableProof) -> None:
     """A fresh listing and read of storage, independent of everything this run remembered."""
     run.on_progress("proving: reading every file under the table location again")
     final = run.survey(independent=True)
+    for _ in range(PROOF_REREADS):
+        if not final.debris:
+            break
+        # an unreadable file no snapshot reads may be another writer's, caught while it was being written (and
+        # committed since): a fresh read sees it whole; what is still torn is reported
+        run.on_progress(f"reading again: {len(final.debris)} file(s) no snapshot read could not be read")
+        final = run.survey(independent=True)
     proof.snapshots_checked = sorted(final.reach.live)
     proof.files_scanned, proof.bytes_scanned = final.files_read, final.bytes_read
     proof.rows_after = final.rows

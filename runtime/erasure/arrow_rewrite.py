@@ -22,6 +22,7 @@ Spark does the rewrite instead (snapshot_delete.delete_keys), and the proof says
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from runtime.manifests import READS
 from runtime.orphans import normalize
 
 WRITE_FORMAT = "write.format.default"
+REWRITERS = 2  # files rewritten at once: pyarrow releases the GIL while it decodes and encodes (2 cores)
 CLUSTER_BYTES = 512 * 2**20  # beyond this a Spark cluster rewrites the files, sharing the work
 
 
@@ -122,19 +124,31 @@ def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluste
     if cluster and (size := sum(t.file.file_size_in_bytes for t in tasks)) > CLUSTER_BYTES:
         return LeftToSpark(f"the files hold {byte_size(size)}: the cluster's executors share the work")
     listing = _listing(table, snapshot_id, holding)
-    files: list[Rewritten] = []
-    staged = StagedRewrite(snapshot_id, (), table.io, listing)
+    pool = ThreadPoolExecutor(REWRITERS)
+    futures = [pool.submit(_rewrite_file, table, task, keys, number) for number, task in enumerate(tasks)]
     try:
-        for number, task in enumerate(tasks):
-            files.append(_rewrite_file(table, task, keys, number))
-            staged = StagedRewrite(snapshot_id, tuple(files), table.io, listing)
-    except Exception as exc:  # a type pyiceberg cannot read or write; storage errors Spark meets again
-        staged.discard()
-        return LeftToSpark(f"pyiceberg could not rewrite {Path(task.file.file_path).name}: {_first_line(exc)}")
-    except BaseException:
-        staged.discard()
+        for future in futures:
+            if future.exception() is not None:  # waits for it; the first failure stops the rest
+                break
+    except BaseException:  # interrupted: what runs finishes, what waits never starts, nothing written is left
+        _written(tasks, futures, pool, snapshot_id, table.io, listing)[0].discard()
         raise
-    return staged
+    staged, failed = _written(tasks, futures, pool, snapshot_id, table.io, listing)
+    if failed is None:
+        return staged
+    staged.discard()
+    task, error = failed  # a type pyiceberg cannot read or write; storage errors Spark meets again
+    return LeftToSpark(f"pyiceberg could not rewrite {Path(task.file.file_path).name}: {_first_line(error)}")
+
+
+def _written(tasks: list[FileScanTask], futures: list[Future[Rewritten]], pool: ThreadPoolExecutor, snapshot_id: int,
+             io: FileIO, listing: frozenset[str]) -> tuple[StagedRewrite, tuple[FileScanTask, Exception] | None]:
+    """Once the pool has stopped: the files written (in the tasks' order), and the first task that failed."""
+    pool.shutdown(wait=True, cancel_futures=True)
+    ran = [(task, f) for task, f in zip(tasks, futures, strict=True) if f.done() and not f.cancelled()]
+    failures = [(task, error) for task, f in ran if isinstance(error := f.exception(), Exception)]
+    written = tuple(f.result() for _, f in ran if f.exception() is None)
+    return StagedRewrite(snapshot_id, written, io, listing), (failures[0] if failures else None)
 
 
 def _first_line(exc: Exception) -> str:
