@@ -211,6 +211,7 @@ def _erase(
         if isinstance(staged, LeftToSpark):
             proof.statements.append(delete_rows(session(), erasure.table, catalog, run.keys, holding, staged))
         else:
+            run.files.wrote_without_keys(w for f in staged.files for w in f.written)
             proof.statements.append(BY_PYARROW + delete_statement(erasure.table, catalog, run.keys))
         found = steps.done("delete_rows", current, _drop_dangling(run, proof, name), sizes=found.sizes)
         if masked := found.live_in(run.current):
@@ -342,6 +343,7 @@ def _rewrite_ref(session: Callable[[], Any], run: _Run, proof: TableProof, steps
         if isinstance(staged, LeftToSpark):
             statement = delete_rows(session(), table, catalog, run.keys, holding, staged, ref=ref)
         else:
+            run.files.wrote_without_keys(w for f in staged.files for w in f.written)
             statement = BY_PYARROW + delete_statement(table, catalog, run.keys)
         proof.statements.append(f"{statement}\n{ref_rewrite_text(table, catalog, ref, step.kind)}")
         found = steps.done("rewrite_ref", holding, run.survey(), sizes=found.sizes)

@@ -169,6 +169,12 @@ class FileReader:
         self.manifests = ManifestReader(self.keys, self.truncations)
         self.metadata = MetadataCache(self.manifests.bounds, reads=ManifestReads())  # its own: the proof's is new
 
+    def wrote_without_keys(self, written: Iterable[tuple[str, int]]) -> None:
+        """Files this run wrote from rows the key set was already matched against (the rewrite's): held as read
+        and clean, so the surveys after the delete do not read them again (the proof, with its own reader, does)."""
+        for path, size in written:
+            self.seen[(normalize(path), size)] = None
+
     def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
         known = (path, size)
         if known not in self.seen:
