@@ -191,6 +191,12 @@ class AdvisoryStore(RowStore):
                 time.sleep(0.1)
         if found.holder is None:
             return True  # only the session held it: ending it removed the lock
+        if backend is not None and (row := self._row(found.name)) is not None:
+            # its session has ended, so it beats no more; a beat that landed since it was found changed only the
+            # heartbeat of its row: the same run (by its token) is still the one taken over
+            now = self._found(found.name, row)
+            if now.holder is not None and now.holder.token == found.holder.token:
+                found = now
         return super().remove(found, force=force)
 
     def close(self) -> None:
