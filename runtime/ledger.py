@@ -40,7 +40,6 @@ SQLITE_LEDGER_FILE = "tablepolicy-erasure-ledger.db"  # beside a SQLite catalog'
 SQLITE_TIMEOUT_SECONDS = 30  # a concurrent erase holding the ledger file: wait, as the catalog's busy timeout does
 # INSERT ... ON CONFLICT, as both dialects spell it (their Insert classes share the methods, not a base class)
 _UPSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
-_BATCH = 500  # rows per statement: PostgreSQL and SQLite both take this many bound tuples comfortably
 
 metadata = MetaData()
 ledger_table = Table(
@@ -135,9 +134,11 @@ class Ledger:
     def record_pending(self, entries: list[Entry], now: datetime) -> None:
         """Note requests a run is about to erase; an entry already there keeps its state."""
         upsert = _UPSERTS[self.engine.url.get_backend_name()]
-        with self.engine.begin() as connection:
-            for batch in _batches([_row(self.catalog, e, now, None) for e in entries]):
-                connection.execute(upsert(ledger_table).values(batch).on_conflict_do_nothing())
+        if not entries:
+            return
+        with self.engine.begin() as connection:  # one statement, compiled once, run for every row (executemany)
+            connection.execute(upsert(ledger_table).on_conflict_do_nothing(),
+                               [_row(self.catalog, e, now, None) for e in entries])
 
     def record(self, entries: list[Entry], proof: Mapping[str, Any], now: datetime) -> None:
         """The outcome of one table's erasure for its requests, with its proof (no key values)."""
@@ -149,14 +150,13 @@ class Ledger:
             connection.execute(proof_table.insert().values(
                 proof_id=proof_id, catalog_name=self.catalog, table_name=entries[0].table, recorded=_stamp(now),
                 proof=json.dumps(proof, sort_keys=True)))
-            for batch in _batches([_row(self.catalog, e, now, proof_id) for e in entries]):
-                statement = upsert(ledger_table).values(batch)
-                excluded = statement.excluded
-                connection.execute(statement.on_conflict_do_update(
-                    index_elements=[ledger_table.c.catalog_name, ledger_table.c.request_id,
-                                    ledger_table.c.table_name],
-                    set_={"state": excluded.state, "keys_hash": excluded.keys_hash, "proof_id": excluded.proof_id,
-                          "deadline": excluded.deadline, "updated": excluded.updated, "done_at": excluded.done_at}))
+            statement = upsert(ledger_table)
+            excluded = statement.excluded
+            connection.execute(statement.on_conflict_do_update(
+                index_elements=[ledger_table.c.catalog_name, ledger_table.c.request_id, ledger_table.c.table_name],
+                set_={"state": excluded.state, "keys_hash": excluded.keys_hash, "proof_id": excluded.proof_id,
+                      "deadline": excluded.deadline, "updated": excluded.updated, "done_at": excluded.done_at}),
+                [_row(self.catalog, e, now, proof_id) for e in entries])
 
     def close(self) -> None:
         if self.own_engine:
@@ -187,11 +187,6 @@ def _row(catalog: str, entry: Entry, now: datetime, proof_id: str | None) -> dic
             "received": entry.received.isoformat(), "deadline": entry.deadline.isoformat(), "state": entry.state,
             "keys_hash": entry.fingerprint, "proof_id": proof_id, "first_seen": _stamp(now), "updated": _stamp(now),
             "done_at": _stamp(now) if entry.state == State.DONE else None}
-
-
-def _batches(rows: list[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-    for start in range(0, len(rows), _BATCH):
-        yield rows[start:start + _BATCH]
 
 
 def _stamp(moment: datetime) -> str:

@@ -3,6 +3,7 @@ from it with pyspark unimportable (no JVM), before and after a run is recorded, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from collections.abc import Iterator
@@ -10,10 +11,10 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, event, text
 
 from compiler.desired import desired_table
-from compiler.erasure.ledger import Entry, outstanding, subject_entry
+from compiler.erasure.ledger import Entry, State, outstanding, subject_entry
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from runtime.ledger import LEDGER_FILE, SQLITE_LEDGER_FILE, Ledger
@@ -88,12 +89,23 @@ def test_a_run_is_recorded_read_back_and_skipped_the_next_time(engine: object, t
         "r.csv:2:14: error TP606: request 'A' was erased from ads.clicks on 2026-11-20 with other key values"]
 
 
-def test_thousands_of_requests_are_recorded_in_batches(engine: object, tmp_path: Path) -> None:
+def test_thousands_of_requests_are_recorded_by_one_statement_each(engine: object, tmp_path: Path) -> None:
+    """A run's pending rows are one statement run for every row (compiled once), its outcome one more beside the
+    proof's: a multi-row VALUES statement per 500 rows was compiled each time (1.3 s per 10,000 requests)."""
     catalog = f"bulk_{tmp_path.name[-20:]}".replace("-", "_")
     ledger = Ledger.open(engine, catalog, "sql", tmp_path, create=True)  # type: ignore[arg-type]
     entries = [Entry(f"R{i:05}", "ads.clicks", date(2026, 11, 2), date(2026, 12, 2), "done", "s:h")
                for i in range(1_234)]
-    ledger.record(entries, PROOF, NOW)
+    statements: list[str] = []
+    listener = lambda _conn, clause, *_rest: statements.append(str(clause).split(" ", 2)[:2])  # noqa: E731
+    event.listen(ledger.engine, "before_execute", listener)
+    try:
+        ledger.record_pending([dataclasses.replace(e, state=State.PENDING) for e in entries], NOW)
+        ledger.record_pending([], NOW)  # nothing to note: no statement
+        ledger.record(entries, PROOF, NOW)
+    finally:
+        event.remove(ledger.engine, "before_execute", listener)
+    assert statements == [["INSERT", "INTO"]] * 3
     found = ledger.entries()
     assert len(found) == 1_234 and {e.state for e in found.values()} == {"done"}
     assert {id(e.proof) for e in found.values()} == {id(found[("R00000", "ads.clicks")].proof)}  # parsed once
