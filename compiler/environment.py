@@ -22,6 +22,7 @@ from compiler.model.names import format_name, natural_key, parse_name
 from compiler.overlay import Layer as Layer
 from compiler.overlay import LoadedEnvironment as LoadedEnvironment
 from compiler.overlay import OverlayFile as OverlayFile
+from compiler.paths import ENVIRONMENTS as ENVIRONMENTS  # where it was first
 from compiler.spec.environment import STRUCTURE_KEYS, EnvironmentOverlay, OverlaySettings
 from compiler.spec.errors import findings_from
 from compiler.yamlsource import Path, SourceMap, parse_yaml
@@ -29,8 +30,8 @@ from compiler.yamlsource import Path, SourceMap, parse_yaml
 if TYPE_CHECKING:
     from compiler.loader import Project
 
-ENVIRONMENTS = "environments"  # the folder beside policies/ that holds the overlays
 SETTINGS_SECTIONS = ("owner", "properties", "workload", "lifecycle")
+
 
 def parse_environment(name: str, text: str, file: str) -> tuple[OverlayFile | None, list[Diagnostic]]:
     """One overlay file; every problem of it as a finding (structure keys, unknown keys, wrong values)."""

@@ -6,7 +6,7 @@ import functools
 import hashlib
 import os
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -20,6 +20,9 @@ from compiler.errors import TablePolicyError
 from compiler.heap import settled_heap
 from compiler.model.names import parse_name
 from compiler.modelcache import ModelCache, file_stamp
+from compiler.paths import POLICY_SUFFIXES as POLICY_SUFFIXES  # where they were first
+from compiler.paths import display_path as display_path
+from compiler.paths import policy_files
 from compiler.spec.errors import findings_from
 from compiler.spec.rules import Rules, RulesFile
 from compiler.spec.table import NamespaceDefaults, TablePolicy
@@ -29,7 +32,6 @@ from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
 if TYPE_CHECKING:
     from compiler.overlay import LoadedEnvironment
 
-POLICY_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass(frozen=True)
@@ -146,33 +148,7 @@ def discover(path: Path) -> list[Path]:
     """Policy files under ``path`` (or ``path`` itself), in a stable order; ``.YAML`` counts as ``.yaml``."""
     if path.is_file():
         return [path]
-    return [path.joinpath(*parts) for parts in sorted(_policy_files(str(path), ()))]  # Path's order: by parts
-
-
-def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    """The parts (below the folder walked from) of every policy file under ``folder``: ``Path.rglob``'s walk
-    (hidden folders included, symlinked folders not entered, a symlink to a file counted) without a Path per
-    entry, which cost a second over 10,000 files."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    for entry in entries:
-        try:
-            if entry.is_dir(follow_symlinks=False):
-                yield from _policy_files(entry.path, (*parts, entry.name))
-            elif os.path.splitext(entry.name)[1].lower() in POLICY_SUFFIXES and entry.is_file():
-                yield (*parts, entry.name)
-        except OSError:
-            continue
-
-
-def display_path(path: Path) -> str:
-    """The path as the user would type it: relative to the working directory when possible."""
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
+    return [Path(file) for file in policy_files(str(path))]
 
 
 @dataclass(frozen=True)

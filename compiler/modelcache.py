@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.spec.table import NamespaceDefaults, TablePolicy
+
+if TYPE_CHECKING:  # the models only pass through here: a run whose every answer is cached never imports pydantic
+    from compiler.spec.table import NamespaceDefaults, TablePolicy
 
 CACHE_VERSION = 5  # bump when validation rules change: cached models and findings are then re-derived
 # 5: saved as lines (runtime/caches/models.py), beside a file index
@@ -52,6 +54,7 @@ class ModelCache:
     files_seen: set[str] = field(default_factory=set)
     files_changed: bool = False
     pack_models: bool = True  # see LoadedTable.cached: False when nothing will read the models (validate)
+    saved: bool = False  # the run kept its entries (it validated without errors): its findings may be kept too
 
     @classmethod
     def in_memory(cls) -> ModelCache:
@@ -63,6 +66,8 @@ class ModelCache:
     def put_model(self, digest: str, model: TablePolicy | NamespaceDefaults) -> None:
         """The model's JSON text, restored with model_validate_json (one pass in Rust) when it is read; a
         table's name and state beside it, which every run reads."""
+        from compiler.spec.table import TablePolicy
+
         data = model.model_dump_json(by_alias=True, exclude_unset=True)
         self.changed = True
         if isinstance(model, TablePolicy):

@@ -4,20 +4,22 @@ project is, whatever path the user gives), its environment overlays, and the sel
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compiler.diagnostics import Diagnostics, Location
-from compiler.environment import ENVIRONMENTS, OverlayFile, check_references, parse_environment
-from compiler.errors import TablePolicyError
+from compiler.environment import OverlayFile, check_references, parse_environment
 from compiler.loader import Project
 from compiler.modelcache import ModelCache
 from compiler.parallel import IN_PROCESS, Workers
-from compiler.paths import ProjectPath, ProjectPaths
+from compiler.paths import ENVIRONMENTS, ProjectPath, ProjectPaths
+from compiler.paths import EnvironmentNotDefinedError as EnvironmentNotDefinedError  # where it was first
+from compiler.paths import environment_files as environment_files
 from compiler.paths import find_project as find_project  # where it was first: runtime modules import it here
+from compiler.verdict import Verdict, kept, selection, selection_findings, verdict_of
 
 if TYPE_CHECKING:
     from compiler.plan.model import Plan  # restrict_plan only edits one: validate needs no plan model
@@ -30,28 +32,6 @@ class SelectedProject(Project):
 
     declared_elsewhere: frozenset[tuple[str, ...]] = frozenset()
     managed: frozenset[tuple[str, ...]] = frozenset()  # the namespaces the selection declares tables or defaults in
-
-
-class EnvironmentNotDefinedError(TablePolicyError):
-    """--env (or TABLEPOLICY_ENV) names no overlay of the project."""
-
-
-def environment_files(paths: ProjectPaths) -> dict[str, Path]:
-    """The project's overlays by name (``environments/prod.yaml`` is ``prod``), sorted by name."""
-    from compiler.loader import POLICY_SUFFIXES, display_path
-
-    folder = paths.root / ENVIRONMENTS
-    if not folder.is_dir():
-        return {}
-    found: dict[str, Path] = {}
-    for file in sorted(folder.iterdir()):
-        if file.suffix.lower() in POLICY_SUFFIXES and file.is_file():
-            if file.stem in found:
-                raise EnvironmentNotDefinedError(
-                    f"environment '{file.stem}' is defined twice: {display_path(found[file.stem])} and "
-                    f"{display_path(file)}; keep one")
-            found[file.stem] = file
-    return dict(sorted(found.items()))
 
 
 def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, flag: str = "--env"
@@ -85,16 +65,47 @@ def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, f
     return overlay
 
 
+@dataclass(frozen=True)
+class WholeProject:
+    """The whole project a path belongs to, validated: what ``load_selected`` restricts to the path given."""
+
+    paths: ProjectPaths
+    project: Project
+    diagnostics: Diagnostics  # the policy files' findings
+    overlays: Diagnostics  # the overlays' own findings and their references to the policies: kept whatever the path
+    listed: list[Path]  # every policy file of the project (absolute)
+
+    def selected(self) -> tuple[Project, int, Diagnostics]:
+        """The project restricted to the tables under the path given, how many policy files that path holds, and
+        the findings that concern them."""
+        project, diagnostics = restrict(self.project, self.diagnostics, self.paths)
+        diagnostics.extend(self.overlays.items)
+        files, diagnostics = selection_findings(self.paths, [str(f) for f in self.listed], diagnostics)
+        return project, files, diagnostics
+
+    def verdict(self) -> Verdict:
+        """The findings as a later run that finds nothing changed restricts them (compiler/verdict.py)."""
+        return verdict_of(self.diagnostics.items, self.overlays.items, _declaring(self.project))
+
+
 def load_selected(path: ProjectPath, cache: ModelCache | None = None, environment: str | None = None, *,
                   every_environment: bool = False, environment_flag: str = "--env", workers: Workers = IN_PROCESS,
                   overlay_read: tuple[OverlayFile, Diagnostics] | None = None) -> tuple[Project, int, Diagnostics]:
     """The whole project ``path`` belongs to, validated, then restricted to the tables under ``path``: the
-    project, how many policy files ``path`` holds, and the findings that concern them. ``cache``: the project's
-    model cache (``.tablepolicy/models.tsv`` beside its policies folder). ``environment``: the overlay to
-    layer on top (its findings included; ``overlay_read``: that overlay already read, with its findings, when the
-    caller read it to find the catalog); ``every_environment``: without one, check every overlay the project
-    has against its policies (what ``validate`` does). ``workers``: see compiler.validate."""
-    from compiler.loader import discover, display_path
+    project, how many policy files ``path`` holds, and the findings that concern them. See ``load_whole``."""
+    return load_whole(path, cache, environment, every_environment=every_environment,
+                      environment_flag=environment_flag, workers=workers, overlay_read=overlay_read).selected()
+
+
+def load_whole(path: ProjectPath, cache: ModelCache | None = None, environment: str | None = None, *,
+               every_environment: bool = False, environment_flag: str = "--env", workers: Workers = IN_PROCESS,
+               overlay_read: tuple[OverlayFile, Diagnostics] | None = None) -> WholeProject:
+    """The whole project ``path`` belongs to, validated. ``cache``: the project's model cache
+    (``.tablepolicy/models.tsv`` beside its policies folder). ``environment``: the overlay to layer on top (its
+    findings included; ``overlay_read``: that overlay already read, with its findings, when the caller read it to
+    find the catalog); ``every_environment``: without one, check every overlay the project has against its
+    policies (what ``validate`` does). ``workers``: see compiler.validate."""
+    from compiler.loader import discover
     from compiler.validate import validate
 
     paths = find_project(path)
@@ -116,16 +127,7 @@ def load_selected(path: ProjectPath, cache: ModelCache | None = None, environmen
     for checked in (overlay, *others):
         if checked is not None and not policies_failed:
             found.extend(check_references(project, checked))
-    project, diagnostics = restrict(project, diagnostics, paths)
-    diagnostics.extend(found.items)
-    files = sum(1 for f in listed if paths.selects(f))  # listed under the absolute scope: absolute already
-    if paths.selected.exists() and not files:
-        diagnostics.error("TP006", Location(display_path(paths.selected)), "no policy files here",
-                          "policy files end in .yaml or .yml; give the project's policies/ folder, a subfolder "
-                          "or one policy file")
-    elif not paths.selected.exists() and paths.scope.exists():
-        diagnostics.error("TP000", Location(display_path(paths.selected)), "no such file or directory")
-    return project, files, diagnostics
+    return WholeProject(paths, project, diagnostics, found, listed)
 
 
 def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) -> tuple[Project, Diagnostics]:
@@ -133,31 +135,25 @@ def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) ->
     that is not another table's (namespace defaults, and files too broken to say what they are)."""
     if not paths.restricted:
         return project, diagnostics
-
-    whole = str(paths.selected)
-    under = whole.rstrip(os.sep) + os.sep
-    here = os.getcwd()
-    answers: dict[str, bool] = {}
-
-    def selected(file: str) -> bool:  # ``paths.selects`` on strings, once per file: 10,000 Paths cost a second
-        answer = answers.get(file)
-        if answer is None:
-            full = os.path.normpath(os.path.join(here, file))
-            answer = answers[file] = full == whole or full.startswith(under)
-        return answer
-
+    selected = selection(paths)
     others = [t for t in project.tables if not selected(t.source.file)]
-    other_files = {t.source.file for t in others}
     tables = [t for t in project.tables if selected(t.source.file)]
     views = [v for v in project.views if selected(v.source.file)]
     managed = ({t.name[:-1] for t in tables} | {v.name[:-1] for v in views}
                | {ns.name for ns in project.namespaces if selected(ns.source.file)})
-    kept = Diagnostics([d for d in diagnostics.items if selected(d.location.file) or (
-        d.location.file not in other_files and not _declares_table(d.location.file))])
+    declares = _declaring(project)
+    kept_findings = Diagnostics([d for d in diagnostics.items if kept(d.location.file, paths, selected, declares)])
     return SelectedProject(root=project.root, tables=tables, namespaces=project.namespaces, rules=project.rules,
                            views=views,
                            environment=project.environment, declared_elsewhere=frozenset(t.name for t in others),
-                           managed=frozenset(managed)), kept
+                           managed=frozenset(managed)), kept_findings
+
+
+def _declaring(project: Project) -> Callable[[str], bool]:
+    """Whether a file (as findings show it) declares a table: one of the project's, or, for a file that did not
+    load, by its text."""
+    files = {t.source.file for t in project.tables}
+    return lambda file: file in files or _declares_table(file)
 
 
 _TABLE_KEY = re.compile(r"^table\s*:", re.MULTILINE)

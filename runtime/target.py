@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
 from compiler.diagnostics import Diagnostic, Diagnostics, Location
-from compiler.environment import LoadedEnvironment
 from compiler.errors import CatalogError, PolicyError
-from compiler.overlay import OverlayFile
-from compiler.paths import ProjectPath, find_project
-from compiler.project import environment_files, read_environment
-from compiler.yamlsource import parse_yaml
-from runtime.catalog.config import configured_catalogs, resolve_catalog
+from compiler.paths import ProjectPath, environment_files, find_project
+
+if TYPE_CHECKING:  # the overlay models and the catalog config load when a target is resolved: validate needs neither
+    from compiler.environment import LoadedEnvironment
+    from compiler.overlay import OverlayFile
 
 
 def requested_environment(name: str | None) -> tuple[str | None, str]:
@@ -57,6 +57,9 @@ class Target:
 
 def resolve_target(path: ProjectPath, catalog: str | None, environment: str | None) -> Target:
     """``path``: any path of the project; ``catalog``, ``environment``: the flags (None when not given)."""
+    from compiler.project import read_environment
+    from runtime.catalog.config import configured_catalogs, resolve_catalog
+
     name, flag = requested_environment(environment)
     if name is None:
         resolved = resolve_catalog(catalog, path)
@@ -92,6 +95,7 @@ def bound_environments(path: ProjectPath, catalog: str) -> list[tuple[str, Locat
     """The project's overlays whose ``catalog:`` is ``catalog``, with where each says so. Read as YAML only: an
     overlay with wrong values is still bound (selecting it reports them)."""
     from compiler.loader import display_path
+    from compiler.yamlsource import parse_yaml
 
     bound = []
     for env_name, file in environment_files(find_project(path)).items():

@@ -29,7 +29,9 @@ if TYPE_CHECKING:  # result types load with the function returning one: validate
     from compiler.loader import Project
     from compiler.maintenance.due import MaintenancePlan
     from compiler.maintenance.view_health import ViewsHealth
+    from compiler.modelcache import ModelCache
     from compiler.plan.model import Plan
+    from compiler.project import WholeProject
     from runtime.apply import ApplyReport, StepResult
     from runtime.catalog.reader import CatalogReader
     from runtime.maintain import Locations
@@ -45,17 +47,31 @@ DEFAULT_MASTER = "local[2]"
 
 def validate(path: Where = "policies", *, environment: str | None = None) -> Validation:
     """Check every policy file under ``path`` (and, without an environment, every overlay against the policies)."""
-    from compiler.project import load_selected
+    from runtime.caches.verdict import overlay_digests, save_verdict, saved_validation
     from tablepolicy.results import Validation
 
     where = project_of(path)
     name, flag = requested_environment(environment)
+    saved = saved_validation(where, name, flag) if caches_on(where) else None
+    if saved is not None:  # nothing changed since a run that kept its findings
+        return Validation(saved[1], saved[0])
     cache = project_cache(where)
-    if cache is not None:
-        cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
-    _, files, findings = load_selected(where, cache, name, every_environment=True,
-                                       environment_flag=flag, workers=FORKED)
+    if cache is None:
+        _, files, findings = _validated(where, None, name, flag).selected()
+        return Validation(findings, files)
+    overlays = overlay_digests(where)  # before the run reads them: an overlay edited meanwhile is not vouched for
+    cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
+    whole = _validated(where, cache, name, flag)
+    if cache.saved:
+        save_verdict(where, name, flag, whole.verdict(), cache, whole.listed, overlays)
+    _, files, findings = whole.selected()
     return Validation(findings, files)
+
+
+def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str) -> WholeProject:
+    from compiler.project import load_whole
+
+    return load_whole(where, cache, name, every_environment=True, environment_flag=flag, workers=FORKED)
 
 
 def project_of(path: Where) -> ProjectPaths:

@@ -43,7 +43,7 @@ class FileModelCache(ModelCache):
             cache.models, cache.checks = _entries(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # unreadable, damaged or absurdly nested: start over
             return cache
-        cache.files, cache.trusted_before_ns = _file_index(path.with_name(FILE_INDEX))
+        cache.files, cache.trusted_before_ns = file_index(path.with_name(FILE_INDEX))
         return cache
 
     def save(self) -> None:
@@ -57,6 +57,7 @@ class FileModelCache(ModelCache):
         if self.files_changed or len(seen) < len(self.files):
             index = {"version": INDEX_VERSION, "started_ns": self.settled_before_ns + RACY_NS, "files": seen}
             replace_text(self.path.with_name(FILE_INDEX), json.dumps(index, separators=(",", ":")), "the model cache")
+        self.saved = True
 
 
 def _header() -> dict[str, Any]:
@@ -97,7 +98,7 @@ def _document(models: dict[str, dict[str, Any]], checks: dict[str, list[dict[str
     return "\n".join(lines) + "\n"
 
 
-def _file_index(path: Path) -> tuple[dict[str, list[Any]], int]:
+def file_index(path: Path) -> tuple[dict[str, list[Any]], int]:
     """The saved file index and the mtime before which its entries are trusted; nothing when it is unreadable."""
     try:
         written = path.stat().st_mtime_ns

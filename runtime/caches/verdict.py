@@ -1,0 +1,76 @@
+"""``.tablepolicy/verdict.json``: the whole project's findings from the last ``validate`` that saved its model cache,
+with the digest of what they follow from (compiler/verdict.py). A run whose policy files the file index vouches for,
+unchanged, and whose overlays hash the same, answers from it without parsing a file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from compiler.diagnostics import Diagnostics
+from compiler.modelcache import ModelCache, file_stamp
+from compiler.paths import ProjectPaths, environment_files, policy_files
+from compiler.verdict import Inputs, Verdict
+from runtime.caches.atomic import replace_text
+from runtime.caches.folder import cache_dir
+from runtime.caches.models import FILE_INDEX, file_index
+
+VERDICT = "verdict.json"
+
+
+def overlay_digests(paths: ProjectPaths) -> tuple[tuple[str, str], ...] | None:
+    """Each overlay's path and the sha256 of its bytes; None when one cannot be read (the run reports it)."""
+    digests = []
+    for file in environment_files(paths).values():
+        try:
+            digests.append((str(file), hashlib.sha256(file.read_bytes()).hexdigest()))
+        except OSError:
+            return None
+    return tuple(digests)
+
+
+def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) -> tuple[int, Diagnostics] | None:
+    """How many policy files the path given holds and the findings it shows, when nothing the saved verdict follows
+    from has changed; None otherwise (or when there is none)."""
+    folder = cache_dir(paths)
+    if not paths.scope.is_dir():
+        return None
+    try:
+        text = (folder / VERDICT).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    files, trusted_before_ns = file_index(folder / FILE_INDEX)
+    index = ModelCache(files=files, trusted_before_ns=trusted_before_ns)
+    listed = policy_files(str(paths.scope))
+    digests = []
+    for name in listed:
+        try:
+            digest = index.known_digest(name, file_stamp(os.stat(name)))
+        except OSError:
+            return None
+        if digest is None:  # changed, new, or too recent to vouch for: the run reads it
+            return None
+        digests.append((name, digest))
+    overlays = overlay_digests(paths)
+    if overlays is None:
+        return None
+    verdict = Verdict.from_json(text, Inputs(str(paths.scope), environment, flag, tuple(digests), overlays).key())
+    return verdict.selected(paths, listed) if verdict is not None else None
+
+
+def save_verdict(paths: ProjectPaths, environment: str | None, flag: str, verdict: Verdict, index: ModelCache,
+                 listed: list[Path], overlays: tuple[tuple[str, str], ...] | None) -> None:
+    """Keep ``verdict`` under the digests of the texts the run validated (``index``, its file index after the run;
+    ``overlays``: hashed before the run read them). Nothing is kept for a file the index holds no text of."""
+    if overlays is None:
+        return
+    digests = []
+    for file in listed:
+        entry = index.files.get(str(file))
+        if entry is None:
+            return
+        digests.append((str(file), str(entry[-1])))
+    key = Inputs(str(paths.scope), environment, flag, tuple(digests), overlays).key()
+    replace_text(cache_dir(paths) / VERDICT, verdict.to_json(key), "the model cache")
