@@ -99,12 +99,14 @@ def load_selected(path: ProjectPath, cache: ModelCache | None = None, environmen
 
 def load_whole(path: ProjectPath, cache: ModelCache | None = None, environment: str | None = None, *,
                every_environment: bool = False, environment_flag: str = "--env", workers: Workers = IN_PROCESS,
-               overlay_read: tuple[OverlayFile, Diagnostics] | None = None) -> WholeProject:
+               overlay_read: tuple[OverlayFile, Diagnostics] | None = None,
+               listed: list[str] | None = None) -> WholeProject:
     """The whole project ``path`` belongs to, validated. ``cache``: the project's model cache
     (``.tablepolicy/models.tsv`` beside its policies folder). ``environment``: the overlay to layer on top (its
     findings included; ``overlay_read``: that overlay already read, with its findings, when the caller read it to
     find the catalog); ``every_environment``: without one, check every overlay the project has against its
-    policies (what ``validate`` does). ``workers``: see compiler.validate."""
+    policies (what ``validate`` does). ``workers``: see compiler.validate. ``listed``: the project's policy files
+    (absolute) when the caller listed them."""
     from compiler.loader import discover
     from compiler.validate import validate
 
@@ -115,9 +117,9 @@ def load_whole(path: ProjectPath, cache: ModelCache | None = None, environment: 
         found.extend(overlay_read[1].items)
     else:
         overlay = read_environment(paths, environment, found, environment_flag) if environment is not None else None
-    listed = discover(paths.scope) if paths.scope.exists() else []
+    files = [Path(f) for f in listed] if listed is not None else discover(paths.scope) if paths.scope.exists() else []
     project, diagnostics = validate(paths.scope, cache if paths.scope.is_dir() else None,
-                                    overlay.loaded if overlay is not None else None, workers, listed or None)
+                                    overlay.loaded if overlay is not None else None, workers, files or None)
     others = [read_environment(paths, name, found) for name in environment_files(paths)] if (
         environment is None and every_environment) else []
     overlay_files = {c.source.file for c in (overlay, *others) if c is not None}
@@ -127,7 +129,7 @@ def load_whole(path: ProjectPath, cache: ModelCache | None = None, environment: 
     for checked in (overlay, *others):
         if checked is not None and not policies_failed:
             found.extend(check_references(project, checked))
-    return WholeProject(paths, project, diagnostics, found, listed)
+    return WholeProject(paths, project, diagnostics, found, files)
 
 
 def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) -> tuple[Project, Diagnostics]:

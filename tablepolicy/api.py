@@ -52,26 +52,30 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
 
     where = project_of(path)
     name, flag = requested_environment(environment)
-    saved = saved_validation(where, name, flag) if caches_on(where) else None
-    if saved is not None:  # nothing changed since a run that kept its findings
-        return Validation(saved[1], saved[0])
-    cache = project_cache(where)
+    cache = None
+    if caches_on(where):
+        saved = saved_validation(where, name, flag)
+        if saved.answer is not None:  # nothing changed since a run that kept its findings
+            return Validation(saved.answer[1], saved.answer[0])
+        cache = project_cache(where)
     if cache is None:
         _, files, findings = _validated(where, None, name, flag).selected()
         return Validation(findings, files)
     overlays = overlay_digests(where)  # before the run reads them: an overlay edited meanwhile is not vouched for
     cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
-    whole = _validated(where, cache, name, flag)
+    whole = _validated(where, cache, name, flag, saved.listed)
     if cache.saved:
         save_verdict(where, name, flag, whole.verdict(), cache, whole.listed, overlays)
     _, files, findings = whole.selected()
     return Validation(findings, files)
 
 
-def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str) -> WholeProject:
+def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str,
+               listed: list[str] | None = None) -> WholeProject:
     from compiler.project import load_whole
 
-    return load_whole(where, cache, name, every_environment=True, environment_flag=flag, workers=FORKED)
+    return load_whole(where, cache, name, every_environment=True, environment_flag=flag, workers=FORKED,
+                      listed=listed)
 
 
 def project_of(path: Where) -> ProjectPaths:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.diagnostics import Diagnostics
@@ -31,16 +32,24 @@ def overlay_digests(paths: ProjectPaths) -> tuple[tuple[str, str], ...] | None:
     return tuple(digests)
 
 
-def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) -> tuple[int, Diagnostics] | None:
-    """How many policy files the path given holds and the findings it shows, when nothing the saved verdict follows
-    from has changed; None otherwise (or when there is none)."""
+@dataclass(frozen=True)
+class Lookup:
+    """What looking for saved findings found: the answer (how many policy files the path given holds, and the
+    findings it shows), or None; and the project's policy files as listed to look (None: not listed)."""
+
+    answer: tuple[int, Diagnostics] | None
+    listed: list[str] | None = None
+
+
+def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) -> Lookup:
+    """The answer of the saved verdict when nothing it follows from has changed."""
     folder = cache_dir(paths)
     if not paths.scope.is_dir():
-        return None
+        return Lookup(None)
     try:
         text = (folder / VERDICT).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return None
+        return Lookup(None)
     files, trusted_before_ns = file_index(folder / FILE_INDEX)
     index = ModelCache(files=files, trusted_before_ns=trusted_before_ns)
     listed = policy_files(str(paths.scope))
@@ -49,15 +58,15 @@ def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) ->
         try:
             digest = index.known_digest(name, file_stamp(os.stat(name)))
         except OSError:
-            return None
+            return Lookup(None, listed)
         if digest is None:  # changed, new, or too recent to vouch for: the run reads it
-            return None
+            return Lookup(None, listed)
         digests.append((name, digest))
     overlays = overlay_digests(paths)
     if overlays is None:
-        return None
+        return Lookup(None, listed)
     verdict = Verdict.from_json(text, Inputs(str(paths.scope), environment, flag, tuple(digests), overlays).key())
-    return verdict.selected(paths, listed) if verdict is not None else None
+    return Lookup(verdict.selected(paths, listed) if verdict is not None else None, listed)
 
 
 def save_verdict(paths: ProjectPaths, environment: str | None, flag: str, verdict: Verdict, index: ModelCache,
