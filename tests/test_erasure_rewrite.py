@@ -19,7 +19,7 @@ from pyiceberg.types import LongType, NestedField, StringType
 
 from runtime.erasure import arrow_rewrite
 from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
-from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet, without_keys
+from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet, _key_arrays, matches, without_keys
 from runtime.orphans import normalize
 
 USER = pa.struct([("uid", pa.string()), ("name", pa.string())])
@@ -64,6 +64,37 @@ def test_rows_without_keys(case: tuple[pa.Table, list[tuple[tuple[str, ...], int
     result = without_keys(read, keys(columns, rows))
     assert result.column("n").to_pylist() == kept
     assert result.schema == read.schema
+
+
+MATCHED = {
+    "one key column, each subject its own value": (
+        pa.table({"user_id": ["a", "b", None, "a", "x"]}), ONE, [("a",), ("b",), ("c",)]),
+    "two requests for the same subject: the row is paired with both": (
+        pa.table({"user_id": ["a", "b", "a", None]}), ONE, [("a",), ("b",), ("a",)]),
+    "an int column against long keys": (
+        pa.table({"user_id": pa.array([7, None, 8, 7], pa.int32())}), [(("user_id",), 1, pa.int64())], [(7,), (9,)]),
+    "a nested key": (
+        pa.table({"user": pa.array([{"uid": "a", "name": "b"}, None, {"uid": "b", "name": "a"}], USER)}),
+        [(("user", "uid"), 5, pa.string())], [("b",)]),
+    "two key columns": (
+        pa.table({"tenant": ["t1", "t2", "t1"], "user_id": ["a", "a", "b"]}),
+        [(("tenant",), 1, pa.string()), (("user_id",), 2, pa.string())], [("t1", "a"), ("t2", "b")]),
+}
+
+
+@pytest.mark.parametrize("case", MATCHED.values(), ids=MATCHED.keys())
+def test_a_files_rows_holding_a_key_are_matched_to_their_subjects_as_the_join_pairs_them(
+    case: tuple[pa.Table, list[tuple[tuple[str, ...], int, pa.DataType]], list[tuple[Any, ...]]]
+) -> None:
+    """The survey's match (a set lookup for one key column whose subjects' values differ) pairs each row holding a
+    key with its subjects exactly as the hash join of the rows with the key set does."""
+    read, columns, rows = case
+    key_set = keys(columns, rows)
+    paths = [list(path) for path, _, _ in columns]
+    found = matches(read, paths, key_set)
+    joined = pa.table(_key_arrays(read, paths, key_set)).join(key_set.table, keys=key_set.aliases,
+                                                                    join_type="inner")
+    assert sorted(found.to_pylist(), key=repr) == sorted(joined.to_pylist(), key=repr) != []
 
 
 SCHEMA = Schema(NestedField(1, "event_id", LongType(), required=False), NestedField(2, "user_id", StringType()),
