@@ -57,7 +57,7 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
         saved = saved_validation(where, name, flag)
         if saved.answer is not None:  # nothing changed since a run that kept its findings
             return Validation(saved.answer[1], saved.answer[0])
-        cache = project_cache(where)
+        cache = project_cache(where, saved.index)
     if cache is None:
         _, files, findings = _validated(where, None, name, flag).selected()
         return Validation(findings, files)

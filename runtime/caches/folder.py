@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from compiler.paths import ProjectPath, find_project
-from runtime.caches.models import MODELS, FileModelCache
+from runtime.caches.models import MODELS, FileIndex, FileModelCache
 
 
 def cache_dir(path: ProjectPath) -> Path:
@@ -20,5 +20,6 @@ def caches_on(path: ProjectPath) -> bool:
     return cache_dir(path).is_dir()
 
 
-def project_cache(path: ProjectPath) -> FileModelCache | None:
-    return FileModelCache.open(cache_dir(path) / MODELS) if caches_on(path) else None
+def project_cache(path: ProjectPath, index: FileIndex | None = None) -> FileModelCache | None:
+    """``index``: the file index, when the caller read it a moment before."""
+    return FileModelCache.open(cache_dir(path) / MODELS, index) if caches_on(path) else None

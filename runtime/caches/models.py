@@ -37,13 +37,14 @@ class FileModelCache(ModelCache):
     path: Path | None = None
 
     @classmethod
-    def open(cls, path: Path) -> FileModelCache:
+    def open(cls, path: Path, index: FileIndex | None = None) -> FileModelCache:
+        """``index``: the file index (``file_index``) when the caller read it a moment before."""
         cache = cls(path=path, settled_before_ns=time.time_ns() - RACY_NS)  # before any policy file is stat'ed
         try:
             cache.models, cache.checks = _entries(path.read_text(encoding="utf-8"))
         except (OSError, ValueError, RecursionError):  # unreadable, damaged or absurdly nested: start over
             return cache
-        cache.files, cache.trusted_before_ns = file_index(path.with_name(FILE_INDEX))
+        cache.files, cache.trusted_before_ns = index if index is not None else file_index(path.with_name(FILE_INDEX))
         return cache
 
     def save(self) -> None:
@@ -98,7 +99,10 @@ def _document(models: dict[str, dict[str, Any]], checks: dict[str, list[dict[str
     return "\n".join(lines) + "\n"
 
 
-def file_index(path: Path) -> tuple[dict[str, list[Any]], int]:
+FileIndex = tuple[dict[str, list[Any]], int]  # absolute path -> [*file_stamp, sha256]; trusted before (ns)
+
+
+def file_index(path: Path) -> FileIndex:
     """The saved file index and the mtime before which its entries are trusted; nothing when it is unreadable."""
     try:
         written = path.stat().st_mtime_ns

@@ -16,7 +16,7 @@ from compiler.paths import ProjectPaths, environment_files, policy_files
 from compiler.verdict import Inputs, Verdict
 from runtime.caches.atomic import replace_text
 from runtime.caches.folder import cache_dir
-from runtime.caches.models import FILE_INDEX, file_index
+from runtime.caches.models import FILE_INDEX, FileIndex, file_index
 
 VERDICT = "verdict.json"
 
@@ -39,6 +39,7 @@ class Lookup:
 
     answer: tuple[int, Diagnostics] | None
     listed: list[str] | None = None
+    index: FileIndex | None = None  # the file index as read to look
 
 
 def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) -> Lookup:
@@ -50,23 +51,23 @@ def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) ->
         text = (folder / VERDICT).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return Lookup(None)
-    files, trusted_before_ns = file_index(folder / FILE_INDEX)
-    index = ModelCache(files=files, trusted_before_ns=trusted_before_ns)
+    read = file_index(folder / FILE_INDEX)
+    index = ModelCache(files=read[0], trusted_before_ns=read[1])
     listed = policy_files(str(paths.scope))
     digests = []
     for name in listed:
         try:
             digest = index.known_digest(name, file_stamp(os.stat(name)))
         except OSError:
-            return Lookup(None, listed)
+            return Lookup(None, listed, read)
         if digest is None:  # changed, new, or too recent to vouch for: the run reads it
-            return Lookup(None, listed)
+            return Lookup(None, listed, read)
         digests.append((name, digest))
     overlays = overlay_digests(paths)
     if overlays is None:
-        return Lookup(None, listed)
+        return Lookup(None, listed, read)
     verdict = Verdict.from_json(text, Inputs(str(paths.scope), environment, flag, tuple(digests), overlays).key())
-    return Lookup(verdict.selected(paths, listed) if verdict is not None else None, listed)
+    return Lookup(verdict.selected(paths, listed) if verdict is not None else None, listed, read)
 
 
 def save_verdict(paths: ProjectPaths, environment: str | None, flag: str, verdict: Verdict, index: ModelCache,

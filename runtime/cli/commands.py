@@ -16,7 +16,6 @@ from compiler.catalog.config import CatalogConfig
 from compiler.desired import create_all
 from compiler.diagnostics import Diagnostics
 from compiler.errors import PolicyError, TablePolicyError
-from compiler.fmt import YAMLError, format_diff, format_text
 from compiler.loader import discover, display_path
 from compiler.paths import ProjectPaths, find_project
 from compiler.plan.codec import plan_to_json
@@ -82,6 +81,8 @@ def fmt(path: Path, *, check: bool, diff: bool = False) -> int:
     """Format (or with ``check``, list; with ``diff``, print the unified diff of) the policy files under ``path``.
     ``check`` and ``diff`` write nothing and exit ERROR when a file would change. A file that cannot be read or
     does not parse is left as it is and makes the exit code ERROR in every mode."""
+    from compiler.fmt import YAMLError, format_diff, format_text  # ruamel.yaml: only fmt needs it
+
     unformatted = broken = 0
     for file in discover(path):
         try:
