@@ -136,19 +136,20 @@ class Ledger:
         upsert = _UPSERTS[self.engine.url.get_backend_name()]
         if not entries:
             return
+        stamp = _stamp(now)
         with self.engine.begin() as connection:  # one statement, compiled once, run for every row (executemany)
             connection.execute(upsert(ledger_table).on_conflict_do_nothing(),
-                               [_row(self.catalog, e, now, None) for e in entries])
+                               [_row(self.catalog, e, stamp, None) for e in entries])
 
     def record(self, entries: list[Entry], proof: Mapping[str, Any], now: datetime) -> None:
         """The outcome of one table's erasure for its requests, with its proof (no key values)."""
         if not entries:
             return
         upsert = _UPSERTS[self.engine.url.get_backend_name()]
-        proof_id = uuid.uuid4().hex
+        proof_id, stamp = uuid.uuid4().hex, _stamp(now)
         with self.engine.begin() as connection:
             connection.execute(proof_table.insert().values(
-                proof_id=proof_id, catalog_name=self.catalog, table_name=entries[0].table, recorded=_stamp(now),
+                proof_id=proof_id, catalog_name=self.catalog, table_name=entries[0].table, recorded=stamp,
                 proof=json.dumps(proof, sort_keys=True)))
             statement = upsert(ledger_table)
             excluded = statement.excluded
@@ -156,7 +157,7 @@ class Ledger:
                 index_elements=[ledger_table.c.catalog_name, ledger_table.c.request_id, ledger_table.c.table_name],
                 set_={"state": excluded.state, "keys_hash": excluded.keys_hash, "proof_id": excluded.proof_id,
                       "deadline": excluded.deadline, "updated": excluded.updated, "done_at": excluded.done_at}),
-                [_row(self.catalog, e, now, proof_id) for e in entries])
+                [_row(self.catalog, e, stamp, proof_id) for e in entries])
 
     def close(self) -> None:
         if self.own_engine:
@@ -182,11 +183,12 @@ def now_utc() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def _row(catalog: str, entry: Entry, now: datetime, proof_id: str | None) -> dict[str, Any]:
+def _row(catalog: str, entry: Entry, now: str, proof_id: str | None) -> dict[str, Any]:
+    """``now``: the run's instant as stored (_stamp)."""
     return {"catalog_name": catalog, "request_id": entry.request, "table_name": entry.table,
             "received": entry.received.isoformat(), "deadline": entry.deadline.isoformat(), "state": entry.state,
-            "keys_hash": entry.fingerprint, "proof_id": proof_id, "first_seen": _stamp(now), "updated": _stamp(now),
-            "done_at": _stamp(now) if entry.state == State.DONE else None}
+            "keys_hash": entry.fingerprint, "proof_id": proof_id, "first_seen": now, "updated": now,
+            "done_at": now if entry.state == State.DONE else None}
 
 
 def _stamp(moment: datetime) -> str:

@@ -16,7 +16,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from compiler.diagnostics import Diagnostic, Diagnostics
-from compiler.erasure.ledger import Entry, RequestStatus, State, outstanding, planned_entries, statuses, subject_entry
+from compiler.erasure.ledger import (
+    Entry,
+    RequestStatus,
+    State,
+    outstanding,
+    planned_entries,
+    statuses,
+    subject_entries,
+)
 from compiler.erasure.plan import ErasurePreview, TableErasure, erasure_plan
 from compiler.erasure.requests import LoadedRequests, load_requests, requests_format
 from compiler.errors import PolicyError, TablePolicyError
@@ -171,8 +179,8 @@ def erase(
             if not dry_run and session is not None:
                 received = {r.id: r.received for r in reached.requests.model.requests}
                 salt = new_salt()
-                ledger.record_pending([subject_entry(t, s, received[s.request], State.PENDING, salt)
-                                       for t in todo.tables for s in t.subjects], now_utc())
+                pending = [e for t in todo.tables for e in subject_entries(t, received, State.PENDING, salt)]
+                ledger.record_pending(pending, now_utc())
                 for table in todo.tables:
                     age = debris_age if debris_age is not None else reached.debris_ages.get(table.table)
                     done = _erase_table(table, config, ledger, received, salt, paths, session, now, age, progress)
@@ -200,7 +208,7 @@ def _erase_table(
     state = State.DONE if proof.complete else State.HELD if proof.state is ProofState.HELD else State.FAILED
     now = now_utc()
     document = scrubbed(proof.as_json(), table)
-    entries = [subject_entry(table, s, received[s.request], state, salt) for s in table.subjects]
+    entries = subject_entries(table, received, state, salt)
     ledger.record(entries, document, now)
     recorded = tuple(Entry(e.request, e.table, e.received, e.deadline, e.state, e.fingerprint, document, now,
                            now if state == State.DONE else None) for e in entries)

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import create_engine, event, text
 
 from compiler.desired import desired_table
-from compiler.erasure.ledger import Entry, State, outstanding, subject_entry
+from compiler.erasure.ledger import Entry, State, keys_fingerprint, outstanding, subject_entries, subject_entry
 from compiler.erasure.plan import erasure_plan
 from compiler.erasure.requests import load_requests
 from runtime.ledger import LEDGER_FILE, SQLITE_LEDGER_FILE, Ledger
@@ -194,3 +194,16 @@ def test_status_refuses_what_resolves_to_nothing(tmp_path: Path) -> None:
     assert code == 1 and "r.txt: error TP604: unknown requests format '.txt'" in err
     code, _, err = status(tmp_path, "-c", "nowhere")
     assert code == 1 and "nowhere" in err
+
+
+def test_a_tables_entries_carry_the_fingerprints_earlier_runs_stored() -> None:
+    """A ledger written by an earlier release is read with the same fingerprints (the canonical JSON of the typed
+    values is fixed), and a table's entries are made at once as one by one."""
+    assert keys_fingerprint(["user_id", "user.uid"], ("o'neil, \"jr\" ü", 7), "salt") == \
+        "salt:ead22f6277e011b43017ca3f847e1110c38ddeb34a003101324df5d914776e33"
+    assert keys_fingerprint(["b", "a"], ("\ud800x", -5), "s2") == \
+        "s2:e91ecaa4cd7667b2d1363472134ba2269aadefa7d20f9ce4d13f21079acaa762"
+    requests, (table,) = planned("id,received,user_id\nA,2026-11-02,\"o'n,\"\"x\"\"\"\nB,2026-11-03,b\n")
+    received = {r.id: r.received for r in requests.model.requests}  # type: ignore[attr-defined]
+    assert subject_entries(table, received, State.DONE, "s") == [  # type: ignore[arg-type]
+        subject_entry(table, s, received[s.request], State.DONE, "s") for s in table.subjects]  # type: ignore[attr-defined]

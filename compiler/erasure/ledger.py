@@ -86,9 +86,12 @@ class RequestStatus:
         return None if None in met else all(met)
 
 
+_CANONICAL = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # json.dumps' encoder, built once
+
+
 def keys_fingerprint(columns: Iterable[str], values: Iterable[KeyValue], salt: str) -> str:
     """``salt:hex``: SHA-256 of the salt and the canonical JSON of column -> typed value."""
-    canonical = json.dumps(sorted(zip(columns, values, strict=True)), ensure_ascii=False, separators=(",", ":"))
+    canonical = _CANONICAL.encode(sorted(zip(columns, values, strict=True)))
     return f"{salt}:{hashlib.sha256((salt + canonical).encode('utf-8', 'surrogatepass')).hexdigest()}"
 
 
@@ -154,3 +157,10 @@ def planned_entries(tables: Iterable[TableErasure], received: Mapping[str, date]
 def subject_entry(table: TableErasure, subject: Subject, received: date, state: State, salt: str) -> Entry:
     return Entry(subject.request, format_name(table.table), received, subject.deadline, state,
                  keys_fingerprint(subject_columns(table), subject.values, salt))
+
+
+def subject_entries(table: TableErasure, received: Mapping[str, date], state: State, salt: str) -> list[Entry]:
+    """``subject_entry`` of every subject of ``table`` (``received``: by request id), its names spelled once."""
+    name, columns = format_name(table.table), subject_columns(table)
+    return [Entry(s.request, name, received[s.request], s.deadline, state, keys_fingerprint(columns, s.values, salt))
+            for s in table.subjects]
