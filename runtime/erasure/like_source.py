@@ -132,7 +132,10 @@ def dictionary_pays(column: pa.ChunkedArray, page: _PageLimits) -> bool:
     indices = math.ceil(values * max(1, math.ceil(math.log2(max(len(distinct), 2)))) / 8)
     if _plain_bytes(distinct) + indices >= raw:
         return False
-    return _plain_bytes(pc.unique(column.drop_null())) <= page.dictionary_bytes
+    # the dictionary holds each distinct value once: no larger than the column's plain values, summed without
+    # hashing them; only a column whose values outgrow the limit is hashed whole
+    return _plain_bytes(column) <= page.dictionary_bytes or \
+        _plain_bytes(pc.unique(column.drop_null())) <= page.dictionary_bytes
 
 
 def _plain_bytes(values: pa.Array | pa.ChunkedArray) -> int:
