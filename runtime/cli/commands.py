@@ -21,7 +21,6 @@ from compiler.paths import ProjectPaths, find_project
 from compiler.plan.codec import plan_to_json
 from compiler.plan.model import Plan
 from compiler.plan.planner import PlanResult
-from compiler.render.drift import drift_json, render_drift
 from compiler.render.findings import findings_markdown
 from compiler.render.markdown import render_markdown
 from compiler.render.sql import statements
@@ -33,7 +32,6 @@ from runtime.cli.apply_view import failure_json, report_json, show_complete, sho
 from runtime.cli.exits import Exit
 from runtime.cli.formats import DriftFormat, Format
 from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance
-from runtime.importing import ImportRefused
 from runtime.target import Target, requested_environment, resolve_target
 from tablepolicy.api import open_reader
 
@@ -310,7 +308,7 @@ def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogCon
 def import_tables(tables: list[str], namespaces: list[str], catalog: str | None, policies: Path, out: Path | None,
                   *, recursive: bool, force: bool) -> int:
     """tablepolicy.import_tables: the YAML on stdout (exact names without ``out``), or the files written."""
-    from runtime.importing import import_selectors
+    from runtime.importing import ImportRefused, import_selectors  # ruamel.yaml (the YAML it writes): import only
     from runtime.scaffold import SCHEMA_FILE
 
     import_selectors(tables, namespaces, recursive=recursive, out=out)  # the flags, before the catalog is opened
@@ -346,6 +344,8 @@ def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, output: D
           environment: str | None = None) -> int:
     """tablepolicy.drift rendered; exit CHANGES on drift with ``detailed_exitcode`` (unmanaged ones are never
     drift)."""
+    from compiler.render.drift import drift_json, render_drift  # its importer side loads ruamel.yaml: drift only
+
     project = find_project(path)
     target = resolve_target(project, catalog, environment)
     typer.echo(target.header(), err=output is DriftFormat.json)  # JSON on stdout records the catalog itself
