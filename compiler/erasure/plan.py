@@ -8,22 +8,26 @@ before anything runs, and each subject's deadline is its received date plus the 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, timedelta
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pyiceberg.types import IntegerType, LongType, StringType
 
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
 from compiler.effective import effective_settings
-from compiler.erasure.requests import KeyValue, LoadedRequests, column_value
 from compiler.loader import Project
 from compiler.model.names import format_name, natural_key, parse_name
 from compiler.model.table import ColumnPath, TableState
 from compiler.spec.lifecycle import Erasure, RefDecision
 from compiler.yamlsource import Path as YamlPath
 from compiler.yamlsource import SourceMap
+
+if TYPE_CHECKING:  # the requests' models load with erase: validating a policy checks its ref decisions only
+    from compiler.erasure.requests import KeyValue, LoadedRequests
+
+    ColumnValue = Callable[..., KeyValue | None]  # requests.column_value, handed down once per plan
 
 KeyKind = Literal["string", "integer"]
 KEY_KINDS: dict[type, KeyKind] = {StringType: "string", IntegerType: "integer", LongType: "integer"}  # TP442
@@ -147,6 +151,8 @@ def erasure_plan(
     project: Project, requests: LoadedRequests, states: dict[tuple[str, ...], TableState]
 ) -> tuple[list[TableErasure], Diagnostics]:
     """``states``: the tables as the catalog holds them (column types decide how values are quoted)."""
+    from compiler.erasure.requests import column_value  # once: the helpers below run per request
+
     diagnostics, plans, reached = Diagnostics(), [], set()
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name)):
         effective = effective_settings(project, loaded)
@@ -161,8 +167,9 @@ def erasure_plan(
             if set(request.keys) != set(erasure.key):
                 continue
             reached.add(request.id)
-            values = tuple(_typed(request.keys[c], kind) for c, kind in zip(erasure.key, kinds, strict=True))
-            diagnostics.extend(_misfits(requests, index, loaded.name, erasure.key, kinds))
+            values = tuple(_typed(request.keys[c], kind, column_value)
+                           for c, kind in zip(erasure.key, kinds, strict=True))
+            diagnostics.extend(_misfits(requests, index, loaded.name, erasure.key, kinds, column_value))
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
             subjects.append(Subject(request.id, values, deadline))
         if subjects:
@@ -177,7 +184,8 @@ def erasure_plan(
 
 
 def _misfits(
-    requests: LoadedRequests, index: int, table: tuple[str, ...], columns: list[str], kinds: list[KeyKind | None]
+    requests: LoadedRequests, index: int, table: tuple[str, ...], columns: list[str], kinds: list[KeyKind | None],
+    column_value: ColumnValue,
 ) -> Iterator[Diagnostic]:
     """Values that do not fit their key column: strings for string columns, integers for integer ones."""
     request = requests.model.requests[index]
@@ -192,7 +200,7 @@ def _misfits(
                          "erasure keys are string or integer columns; quote strings, write integers bare")
 
 
-def _typed(value: KeyValue, kind: KeyKind | None) -> KeyValue:
+def _typed(value: KeyValue, kind: KeyKind | None, column_value: ColumnValue) -> KeyValue:
     """The value as its column holds it (a CSV cell ``42`` of a long column is 42); a misfit stays as it is,
     refused by _misfits."""
     typed = column_value(value, integer=kind == "integer") if kind is not None else None
