@@ -10,7 +10,6 @@ the compiler's validate and plan as their ``compiler.parallel.Workers``.
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -28,6 +27,8 @@ def workers_for(items: int, at_least: int) -> int:
     cores = min(os.cpu_count() or 1, MAX_WORKERS)
     if items < at_least or cores < 2 or threading.active_count() > 1:
         return 0
+    import multiprocessing  # here: a command that forks nothing (validate of one file) does not load it
+
     return cores if "fork" in multiprocessing.get_all_start_methods() else 0
 
 
@@ -40,6 +41,8 @@ def forked_map(
     """``[work(item) for item in items]``, in chunks of ``CHUNK`` items spread over ``workers``; ``after_fork``
     runs first in each worker. Each chunk's results come back as soon as it is done, so a worker holds one
     chunk's results at a time, never its share of the whole run's."""
+    import multiprocessing
+
     global _JOB
     _JOB = (work, items, workers, after_fork)
     try:

@@ -36,8 +36,9 @@ for file in files[:6]:                        # 6 tables changed in git
 project, _ = validate(root / "policies")
 config = resolve_catalog(None, root / "policies")
 forks = []
-get_context = forked.multiprocessing.get_context
-forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
+import multiprocessing  # runtime.forked loads it when it forks
+get_context = multiprocessing.get_context
+multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
 with CatalogReader(config) as reader:
     parallel = plan_to_json(planner.make_plan(project, reader, "lake", today=DAY, workers=forked.FORKED).plan)
 assert forks == ["fork"], forks
@@ -80,8 +81,9 @@ for n in (1, 2):  # defaults that tables inherit; one sets an expiry shorter tha
 shutil.copytree("tests/corpus", policies / "corpus")  # every kind of bad file, namespace files included
 
 forks = []
-get_context = forked.multiprocessing.get_context
-forked.multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
+import multiprocessing  # runtime.forked loads it when it forks
+get_context = multiprocessing.get_context
+multiprocessing.get_context = lambda method: forks.append(method) or get_context(method)
 
 def outcome(cache=None):
     project, diagnostics = validation.validate(policies, cache, workers=forked.FORKED)
