@@ -3,7 +3,8 @@
 ``validate`` of one file checks the whole project (a table elsewhere may take its name), then shows what concerns
 the file. When no policy file and no overlay changed since a run that saved its findings (the file index vouches
 for each policy file's content, the overlays are hashed), those findings are the answer: the run lists and stats
-the files, and imports neither pydantic nor a YAML parser (0.6 s -> 0.2 s in a project of 10,000 files).
+the files, and imports neither the policy models nor a YAML parser (0.64 s -> 0.25 s in a project of 10,000
+files).
 
 The findings are kept whole and restricted to the path given each time, by the rule ``restrict`` applies: a
 finding is shown when its file is selected, or when its file declares no table (namespace defaults, overlays, a
@@ -23,6 +24,7 @@ from typing import Any
 
 from compiler import __version__
 from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from compiler.modelcache import CACHE_VERSION
 from compiler.paths import ProjectPaths, display_path
 
 VERDICT_VERSION = 1  # and the model cache's CACHE_VERSION, which moves with the validation rules
@@ -41,8 +43,6 @@ class Inputs:
     def key(self) -> str:
         """The digest of these inputs, of the working directory (findings show paths relative to it) and of the
         tool's version and rules."""
-        from compiler.modelcache import CACHE_VERSION
-
         parts = [VERDICT_VERSION, CACHE_VERSION, __version__, os.getcwd(), self.scope, self.environment, self.flag,
                  self.policies, self.overlays]
         return hashlib.sha256(json.dumps(parts, separators=(",", ":")).encode()).hexdigest()
