@@ -101,12 +101,12 @@ def environment_files(paths: ProjectPaths) -> dict[str, Path]:
 
 def policy_files(path: str) -> list[str]:
     """The policy files under the folder ``path`` (absolute when it is), in ``discover``'s order, as strings."""
-    return [os.path.join(path, *parts) for parts in sorted(_policy_files(path, ()))]  # Path's order: by parts
+    return [file for _, file in sorted(_policy_files(path, ()))]  # Path's order: by parts
 
 
-def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    """The parts (below the folder walked from) of every policy file under ``folder``: ``Path.rglob``'s walk
-    (hidden folders included, symlinked folders not entered, a symlink to a file counted) without a Path per
+def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The parts (below the folder walked from) and the path of every policy file under ``folder``: ``Path.rglob``'s
+    walk (hidden folders included, symlinked folders not entered, a symlink to a file counted) without a Path per
     entry, which cost a second over 10,000 files."""
     try:
         entries = list(os.scandir(folder))
@@ -117,6 +117,6 @@ def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[str, ..
             if entry.is_dir(follow_symlinks=False):
                 yield from _policy_files(entry.path, (*parts, entry.name))
             elif os.path.splitext(entry.name)[1].lower() in POLICY_SUFFIXES and entry.is_file():
-                yield (*parts, entry.name)
+                yield (*parts, entry.name), entry.path
         except OSError:
             continue

@@ -502,3 +502,19 @@ def test_the_cli_with_a_cache_it_cannot_save(tmp_path: Path) -> None:
         "error: cannot save the model cache .tablepolicy/models.tsv: Is a directory; make .tablepolicy/ writable for "
         "this user, or remove it to run without caches\n"))
     assert os.listdir(tmp_path / ".tablepolicy") == ["models.tsv"]  # no temporary left
+
+
+@pytest.mark.parametrize("entry", [5, "text", {"a": 1}, [1, 2], [None] * 6, ["1", 2, 3, 4, 5, "d"], None])
+def test_a_damaged_entry_vouches_for_nothing(tmp_path: Path, entry: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry of another shape or type is not trusted (its file is read again); the others still are."""
+    policies, cache_file = project(tmp_path)
+    _, cold_findings = validate(policies, FileModelCache.open(cache_file))
+    index_file = cache_file.parent / FILE_INDEX
+    index = json.loads(index_file.read_text())
+    damaged = str(next(policies.rglob("click_log.yaml")).absolute())
+    index["files"][damaged] = entry
+    index_file.write_text(json.dumps(index))
+    read = reads(monkeypatch)
+    _, findings = validate(policies, FileModelCache.open(cache_file))
+    assert read == ["click_log.yaml"]
+    assert [d.render() for d in findings] == [d.render() for d in cold_findings]

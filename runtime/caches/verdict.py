@@ -79,7 +79,7 @@ def save_verdict(paths: ProjectPaths, environment: str | None, flag: str, verdic
     digests = []
     for file in listed:
         entry = index.files.get(str(file))
-        if entry is None:
+        if type(entry) is not list or not entry:
             return
         digests.append((str(file), str(entry[-1])))
     key = Inputs(str(paths.scope), environment, flag, tuple(digests), overlays).key()
