@@ -69,6 +69,36 @@ def nothing(where: Path) -> None:
     pass
 
 
+def into_folder(relative: str) -> Callable[[Path], None]:
+    """The file becomes a folder of its name holding the same text (the walk lists another file)."""
+    def move(where: Path) -> None:
+        file = where / relative
+        text = file.read_text()
+        file.unlink()
+        file.mkdir()
+        added(f"{relative}/inner.yaml", text)(where)
+
+    return move
+
+
+def linked_to_copy(relative: str, old: str, new: str) -> Callable[[Path], None]:
+    """The file becomes a symlink to an edited copy of the same size and mtime (only the inode tells)."""
+    def link(where: Path) -> None:
+        file = where / relative
+        copy = where / "copy.yaml"
+        shutil.copy2(file, copy)
+        _edit(copy, old, new)
+        os.utime(copy, ns=(file.stat().st_mtime_ns, file.stat().st_mtime_ns))
+        file.unlink()
+        file.symlink_to(copy)
+
+    return link
+
+
+def copied(relative: str, to: str) -> Callable[[Path], None]:
+    return lambda where: added(to, (where / relative).read_text())(where)
+
+
 @dataclass(frozen=True)
 class Case:
     name: str
@@ -105,6 +135,22 @@ CASES = [
     Case("TABLEPOLICY_ENV", nothing, ("validate", "policies/ads"), False, env={"TABLEPOLICY_ENV": "prod"}),
     Case("the saved findings damaged", added(".tablepolicy/verdict.json", '{"version": 1, "key": '),
          ("validate", "policies"), False),
+    Case("TABLEPOLICY_ENV empty", nothing, ("validate", "policies/ads"), True, env={"TABLEPOLICY_ENV": ""}),
+    Case("a missing file as JSON", nothing, ("validate", "policies/ads/gone.yaml", "--format", "json"), True),
+    Case("a file that is no policy added and selected", added("policies/ads/README.md", "# ads\n"),
+         ("validate", "policies/ads/README.md"), True),
+    Case("a view with a warning, another file selected",  # a view's file declares no table: shown for any path
+         added("policies/ads/by_user.yaml", "view: ads.clicks_by_user\nsql: SELECT ((( FROM\n"),
+         ("validate", "policies/logs/app_events.yaml"), False),
+    Case("a table file replaced by a folder holding it", into_folder("policies/logs/app_events.yaml"),
+         ("validate", "policies/logs"), False),
+    Case("a table file a symlink to an edited copy", linked_to_copy("policies/ads/click_log.yaml",
+                                                                    "delete_after_commit: false",
+                                                                    "delete_after_commit: true "),
+         ("validate", "policies/ads"), False),
+    Case("an overlay defined twice (refused before any validation)", copied("environments/dev.yaml",
+                                                                            "environments/dev.yml"),
+         ("validate", "policies/ads"), True),
 ]
 
 
