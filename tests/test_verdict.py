@@ -15,7 +15,7 @@ import pytest
 
 import tablepolicy.api as api
 from compiler.verdict import Inputs
-from tests.cli_runner import ROOT, Run, process_env, tablepolicy
+from tests.cli_runner import CLI_COMMAND, ROOT, Run, process_env, tablepolicy
 
 HOUR_NS = 3600 * 10**9
 
@@ -224,3 +224,25 @@ def test_the_key_follows_every_input() -> None:
     keys = {base.key(), *(c.key() for c in changed)}
     assert len(keys) == 1 + len(changed)
     assert base.key() == Inputs(*vars(base).values()).key()  # the same inputs: the same key
+
+
+@pytest.mark.parametrize("name", ["verdict.json", "models.tsv", "files.json"])
+def test_a_fifo_in_place_of_a_cache_file_does_not_block_the_run(tmp_path: Path, name: str) -> None:
+    """A named pipe where a cache file was (left by a tool or a prank) is read as no cache, never waited on: the run
+    answers as a run without caches, and its cache file replaces the pipe."""
+    warm = project(tmp_path / "warm")
+    assert tablepolicy("validate", "policies", cwd=warm).returncode == 0
+    cold = tmp_path / "cold"
+    shutil.copytree(warm, cold, ignore=shutil.ignore_patterns(".tablepolicy"))
+    (warm / ".tablepolicy" / name).unlink()
+    os.mkfifo(warm / ".tablepolicy" / name)
+    if name == "models.tsv":  # read only by a run that validates: no saved findings to answer from
+        (warm / ".tablepolicy/verdict.json").unlink()
+    args = ("validate", "policies/ads")
+    try:  # a process of its own: a run blocked on the pipe is stopped, and the test fails
+        done = subprocess.run([*CLI_COMMAND, *args], cwd=warm, env=process_env(warm), capture_output=True, text=True,
+                              timeout=120, check=False)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"validate waited on a FIFO at .tablepolicy/{name}")
+    assert (done.returncode, done.stdout, done.stderr) == outcome(tablepolicy(*args, cwd=cold))
+    assert (warm / ".tablepolicy" / name).is_file()

@@ -16,6 +16,8 @@ characters). ``.tablepolicy/files.json`` is the file index (see ModelCache.files
 from __future__ import annotations
 
 import json
+import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +43,7 @@ class FileModelCache(ModelCache):
         """``index``: the file index (``file_index``) when the caller read it a moment before."""
         cache = cls(path=path, settled_before_ns=time.time_ns() - RACY_NS)  # before any policy file is stat'ed
         try:
-            cache.models, cache.checks = _entries(path.read_text(encoding="utf-8"))
+            cache.models, cache.checks = _entries(read_cache_text(path))
         except (OSError, ValueError, RecursionError):  # unreadable, damaged or absurdly nested: start over
             return cache
         cache.files, cache.trusted_before_ns = index if index is not None else file_index(path.with_name(FILE_INDEX))
@@ -59,6 +61,15 @@ class FileModelCache(ModelCache):
             index = {"version": INDEX_VERSION, "started_ns": self.settled_before_ns + RACY_NS, "files": seen}
             replace_text(self.path.with_name(FILE_INDEX), json.dumps(index, separators=(",", ":")), "the model cache")
         self.saved = True
+
+
+def read_cache_text(path: Path) -> str:
+    """A cache file's text, as ``Path.read_text`` reads it; OSError when it is no regular file: a FIFO left there
+    would block the run forever (opened without blocking, then refused), a folder cannot be read."""
+    with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), encoding="utf-8") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            raise OSError(f"{path} is no regular file")
+        return file.read()
 
 
 def _header() -> dict[str, Any]:
@@ -106,7 +117,7 @@ def file_index(path: Path) -> FileIndex:
     """The saved file index and the mtime before which its entries are trusted; nothing when it is unreadable."""
     try:
         written = path.stat().st_mtime_ns
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(read_cache_text(path))
     except (OSError, ValueError, RecursionError):
         return {}, 0
     if not isinstance(document, dict) or document.get("version") != INDEX_VERSION:

@@ -16,7 +16,7 @@ from compiler.paths import ProjectPaths, environment_files, policy_files
 from compiler.verdict import Inputs, Verdict
 from runtime.caches.atomic import replace_text
 from runtime.caches.folder import cache_dir
-from runtime.caches.models import FILE_INDEX, FileIndex, file_index
+from runtime.caches.models import FILE_INDEX, FileIndex, file_index, read_cache_text
 
 VERDICT = "verdict.json"
 
@@ -48,7 +48,7 @@ def saved_validation(paths: ProjectPaths, environment: str | None, flag: str) ->
     if not paths.scope.is_dir():
         return Lookup(None)
     try:
-        text = (folder / VERDICT).read_text(encoding="utf-8")
+        text = read_cache_text(folder / VERDICT)
     except (OSError, UnicodeDecodeError):
         return Lookup(None)
     read = file_index(folder / FILE_INDEX)
