@@ -83,13 +83,29 @@ def display_path(path: Path | str) -> str:
         return str(path)
 
 
+class FolderUnreadableError(TablePolicyError):
+    """A folder of the project's policies or overlays cannot be listed: its files would go unchecked."""
+
+    @classmethod
+    def of(cls, folder: str | Path, exc: OSError) -> FolderUnreadableError:
+        if isinstance(exc, FileNotFoundError):
+            return cls(f"no such folder: {display_path(folder)}; give the project's policies/ folder, a subfolder or "
+                       "one policy file")
+        return cls(f"cannot list {display_path(folder)}: {exc.strerror or exc}; make it readable for this user "
+                   "(the files in it would otherwise go unchecked)")
+
+
 def environment_files(paths: ProjectPaths) -> dict[str, Path]:
     """The project's overlays by name (``environments/prod.yaml`` is ``prod``), sorted by name."""
     folder = paths.root / ENVIRONMENTS
     if not folder.is_dir():
         return {}
     found: dict[str, Path] = {}
-    for file in sorted(folder.iterdir()):
+    try:
+        listed = sorted(folder.iterdir())
+    except OSError as exc:
+        raise FolderUnreadableError.of(folder, exc) from None
+    for file in listed:
         if file.suffix.lower() in POLICY_SUFFIXES and file.is_file():
             if file.stem in found:
                 raise EnvironmentNotDefinedError(
@@ -107,11 +123,11 @@ def policy_files(path: str) -> list[str]:
 def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], str]]:
     """The parts (below the folder walked from) and the path of every policy file under ``folder``: ``Path.rglob``'s
     walk (hidden folders included, symlinked folders not entered, a symlink to a file counted) without a Path per
-    entry, which cost a second over 10,000 files."""
+    entry, which cost a second over 10,000 files. A folder that cannot be listed is an error, never skipped."""
     try:
         entries = list(os.scandir(folder))
-    except OSError:
-        return
+    except OSError as exc:
+        raise FolderUnreadableError.of(folder, exc) from None
     for entry in entries:
         try:
             if entry.is_dir(follow_symlinks=False):
