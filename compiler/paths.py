@@ -38,10 +38,11 @@ class ProjectPaths:
     def restricted(self) -> bool:
         return self.selected != self.scope
 
-    def selects(self, file: Path) -> bool:
-        """Whether a policy file lies under the path the user gave."""
-        # a string prefix: ``self.selected in file.parents`` builds every parent, seconds over 10,000 files
-        return file == self.selected or str(file).startswith(str(self.selected).rstrip(os.sep) + os.sep)
+    def selects(self, file: str) -> bool:
+        """Whether a policy file (its absolute, normalized path) lies under the path the user gave."""
+        # a string prefix: ``self.selected in Path(file).parents`` builds every parent, seconds over 10,000 files
+        whole = str(self.selected)
+        return file == whole or file.startswith(whole.rstrip(os.sep) + os.sep)
 
 
 ProjectPath = Path | ProjectPaths  # a path the user gave, or the project already found from it

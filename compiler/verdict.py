@@ -110,16 +110,13 @@ def verdict_of(policies: Iterable[Diagnostic], overlays: Iterable[Diagnostic],
 def selection(paths: ProjectPaths) -> Callable[[str], bool]:
     """Whether a file as findings show it (relative to the working directory) lies under the path given: on
     strings, once per file (10,000 Paths cost a second)."""
-    whole = str(paths.selected)
-    under = whole.rstrip(os.sep) + os.sep
     here = os.getcwd()
     answers: dict[str, bool] = {}
 
     def selected(file: str) -> bool:
         answer = answers.get(file)
         if answer is None:
-            full = os.path.normpath(os.path.join(here, file))
-            answer = answers[file] = full == whole or full.startswith(under)
+            answer = answers[file] = paths.selects(os.path.normpath(os.path.join(here, file)))
         return answer
 
     return selected
@@ -134,9 +131,7 @@ def kept(file: str, paths: ProjectPaths, selected: Callable[[str], bool], declar
 def selection_findings(paths: ProjectPaths, listed: list[str], findings: Diagnostics) -> tuple[int, Diagnostics]:
     """How many of the project's policy files (``listed``, absolute) the path given holds, with ``findings`` and
     the error for a path that holds none or does not exist."""
-    whole = str(paths.selected)
-    under = whole.rstrip(os.sep) + os.sep
-    files = sum(1 for f in listed if f == whole or f.startswith(under))
+    files = sum(1 for f in listed if paths.selects(f))
     if paths.selected.exists() and not files:
         findings.error("TP006", Location(display_path(paths.selected)), "no policy files here",
                        "policy files end in .yaml or .yml; give the project's policies/ folder, a subfolder or one "
