@@ -29,10 +29,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.desired import desired_states  # noqa: E402
-from compiler.plan.codec import plan_from_json  # noqa: E402
-from compiler.plan.steps import plan_id_of, plan_steps  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.plan.codec import plan_from_json  # noqa: E402
+from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 STEPS = 50
@@ -49,14 +49,14 @@ def policy(name: str) -> tuple[str, str]:
 RAW = """
 import sys, time
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
 for statement in Path(sys.argv[2]).read_text().split(";\\n\\n"):
     if statement.strip():
         spark.sql(statement)
 """
-CLI = "from runtime.cli.app import main; main()"
+CLI = "from tablepolicy.runtime.cli.app import main; main()"
 
 
 def declare(policies: Path, name: str, *, plan: bool = True) -> Path:
@@ -128,7 +128,7 @@ SPARK_WORK = "statements run in Spark"
 
 
 def instrumented() -> Clock:
-    from runtime import apply, executor, journal
+    from tablepolicy.runtime import apply, executor, journal
 
     clock = Clock()
     for owner, name, label in [(getattr(executor, "_Engine", None), "run", SPARK_WORK),
@@ -160,10 +160,10 @@ def breakdown(parts: list[dict[str, float]], totals: list[float], raw: list[floa
 
 
 def warm_session(rounds: int) -> None:
-    from runtime.apply import apply_plan
-    from runtime.catalog.config import resolve_catalog
-    from runtime.spark.session import SparkOptions, start_session
     from tablepolicy.api import load_plan
+    from tablepolicy.runtime.apply import apply_plan
+    from tablepolicy.runtime.catalog.config import resolve_catalog
+    from tablepolicy.runtime.spark.session import SparkOptions, start_session
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)

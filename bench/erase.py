@@ -33,8 +33,8 @@ import pyarrow.parquet as pq
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 from tests.integration.manifest_scan import manifest_bounds  # noqa: E402
 
@@ -59,8 +59,8 @@ BASELINE = """
 import sys, time
 from datetime import UTC, datetime
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 started = time.perf_counter()
 policies = Path(sys.argv[1])
 spark = start_session(resolve_catalog(None, policies), SparkOptions())
@@ -241,7 +241,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         full = measure(base / "full", rows, [sys.executable, "-c", BASELINE, "{policies}", "{root}/keys.txt"])
-        erase = measure(base / "erase", rows, [sys.executable, "-c", "from runtime.cli.app import main; main()",
+        erase = measure(base / "erase", rows, [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()",
                                                "erase", "{policies}", "--requests", "{root}/requests.yaml"])
     print(f"table: {rows:,} rows, {DAYS} day partitions x {COMMITS_PER_DAY} commits of one file; {SUBJECTS:,} "
           f"subjects, {SUBJECTS * ROWS_PER_USER:,} rows; both verified: no parquet file under the location holds a "

@@ -27,11 +27,11 @@ from pyiceberg.io.pyarrow import ArrowScan, write_file  # noqa: E402
 from pyiceberg.table import Table, WriteTask  # noqa: E402
 
 from bench.erase import POLICY, events  # noqa: E402
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
-from runtime.catalog.config import resolve_catalog  # noqa: E402
-from runtime.erasure.like_source import source_layout, write_like  # noqa: E402
-from runtime.spark.session import SparkOptions, start_session  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
+from tablepolicy.runtime.catalog.config import resolve_catalog  # noqa: E402
+from tablepolicy.runtime.erasure.like_source import source_layout, write_like  # noqa: E402
+from tablepolicy.runtime.spark.session import SparkOptions, start_session  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 

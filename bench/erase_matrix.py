@@ -71,8 +71,8 @@ SPEED_TARGET, SPARK_BYTES_TARGET, FULL_BYTES_TARGET = 3.0, 1.05, 0.1
 SPARK_PROLOGUE = """
 import sys, time
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 started = time.perf_counter()
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
 print(f"spark: started: {time.perf_counter() - started:.1f}s", flush=True)
@@ -98,7 +98,7 @@ for path in sorted(Path(sys.argv[2]).glob("*.parquet")):
     spark.read.parquet(str(path)).coalesce(1).writeTo("lake.bench.events").option("distribution-mode", "none").append()
 print(f"spark: appended: {time.perf_counter() - started:.1f}s", flush=True)
 """
-ERASE = [sys.executable, "-c", "from runtime.cli.app import main; main()", "erase", "{policies}",
+ERASE = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", "erase", "{policies}",
          "--requests", "{root}/requests.yaml"]
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import yaml
 
-from compiler.erasure.requests import load_requests
+from tablepolicy.compiler.erasure.requests import load_requests
 
 
 def texts(n: int) -> dict[str, str]:

@@ -57,8 +57,8 @@ from pyiceberg.table.update import AddSnapshotUpdate, AssertRefSnapshotId, SetSn
 from pyiceberg.typedef import Record  # noqa: E402
 from pyiceberg.types import PrimitiveType  # noqa: E402
 
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 TOOL = Path(sys.executable).parent / "tablepolicy"

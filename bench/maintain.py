@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 TABLES, WORK, COMMITS, SMALL_FILES = 100, 5, 21, 2000
@@ -63,8 +63,8 @@ TARGET = {"a": 3.0, "b": 20.0, "c": 5.0}
 BUILD = """
 import sys, time
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 policies, namespace, tables, work, commits, small, rows = sys.argv[1:8]
 spark = start_session(resolve_catalog(None, Path(policies)), SparkOptions())
 insert = lambda table, hint, start, end: spark.sql(
@@ -84,8 +84,8 @@ EVERYTHING = """
 import sys, time
 from pathlib import Path
 from datetime import UTC, datetime, timedelta
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 policies, namespace, tables = sys.argv[1], sys.argv[2], int(sys.argv[3])
 started = time.perf_counter()
 spark = start_session(resolve_catalog(None, Path(policies)), SparkOptions())
@@ -113,8 +113,8 @@ print(" ".join(f"{k.replace(' ', '_')}={v:.2f}" for k, v in spent.items()))
 AGGREGATE = """
 import sys, time
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
 query = (f"SELECT count(*), sum(id), sum(qty), sum(price), min(note), max(note), sum(length(note)) "
          f"FROM lake.{sys.argv[2]}.small")
@@ -146,7 +146,7 @@ def python(*args: str, env: dict[str, str] | None = None, stdin: str | None = No
 
 
 def tablepolicy(*args: str, env: dict[str, str] | None = None) -> str:
-    return python("-c", "from runtime.cli.app import main; main()", *args, env=env)
+    return python("-c", "from tablepolicy.runtime.cli.app import main; main()", *args, env=env)
 
 
 def build(root: Path) -> tuple[Path, Path, Path]:

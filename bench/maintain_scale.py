@@ -48,8 +48,8 @@ from bench.maintain import (  # noqa: E402
     restore,
     timed_maintain,
 )
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 SCENARIOS = {"a": (100, 5, 21, 3.0), "d": (1000, 10, 21, 10.0), "e": (100, 5, 3, 3.0)}  # tables, work, commits, x

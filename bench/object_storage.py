@@ -41,8 +41,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like  # noqa: E402
 from tests.s3server import SECRET_KEY, s3_server  # noqa: E402
 
@@ -72,7 +72,7 @@ _now = utils.utcnow
 utils.utcnow = lambda: _now() - datetime.timedelta(days=10)
 """
 ACTIONS = ["rewrite_data_files", "expire_snapshots", "remove_orphan_files"]
-CLI = [sys.executable, "-c", "from runtime.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()"]
 
 
 @dataclass

@@ -32,7 +32,7 @@ from pyiceberg.table import Table  # noqa: E402
 from pyiceberg.transforms import IdentityTransform  # noqa: E402
 from pyiceberg.types import LongType, NestedField, StringType  # noqa: E402
 
-from runtime.orphans import list_files, normalize, scan_orphans  # noqa: E402
+from tablepolicy.runtime.orphans import list_files, normalize, scan_orphans  # noqa: E402
 from tests.s3server import s3_server  # noqa: E402
 
 DATA_FILES, BUCKET = 1_000, "bench"

@@ -27,14 +27,14 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.validate import generate  # noqa: E402
-from compiler.catalog.config import CatalogConfig  # noqa: E402
-from compiler.desired import desired_states  # noqa: E402
-from compiler.plan.planner import make_plan  # noqa: E402
-from compiler.validate import validate  # noqa: E402
-from runtime.caches.models import FileModelCache  # noqa: E402
-from runtime.caches.plans import PlanCache  # noqa: E402
-from runtime.catalog.reader import CatalogReader  # noqa: E402
-from runtime.forked import FORKED  # noqa: E402
+from tablepolicy.compiler.catalog.config import CatalogConfig  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.plan.planner import make_plan  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
+from tablepolicy.runtime.caches.models import FileModelCache  # noqa: E402
+from tablepolicy.runtime.caches.plans import PlanCache  # noqa: E402
+from tablepolicy.runtime.catalog.reader import CatalogReader  # noqa: E402
+from tablepolicy.runtime.forked import FORKED  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 
@@ -139,7 +139,7 @@ def cli_times(policies: Path) -> tuple[float, float]:
 
 
 def spark_read(config: CatalogConfig, names: list[tuple[str, ...]]) -> float:
-    from runtime.spark.session import SparkOptions, start_session
+    from tablepolicy.runtime.spark.session import SparkOptions, start_session
 
     spark = start_session(config, SparkOptions())
     spark.sql(f"DESCRIBE TABLE EXTENDED lake.{'.'.join(names[0])}").collect()  # warm the session

@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.validate import generate  # noqa: E402
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 
 TOOL = Path(sys.executable).parent / "tablepolicy"

@@ -35,8 +35,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compiler.desired import desired_states  # noqa: E402
-from compiler.validate import validate  # noqa: E402
+from tablepolicy.compiler.desired import desired_states  # noqa: E402
+from tablepolicy.compiler.validate import validate  # noqa: E402
 from tests.catalog_fixtures import create_like, embedded_catalog  # noqa: E402
 from tests.integration.erasure_data import batch, keys_in_storage  # noqa: E402
 
@@ -107,7 +107,7 @@ class Tally:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from runtime.cli.app import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *args],
                           capture_output=True, text=True, cwd=cwd, check=False, timeout=1800,
                           env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
 

@@ -26,8 +26,8 @@ from pathlib import Path
 import yaml
 from ruamel.yaml import YAML
 
-from compiler import validate as validation
-from compiler.validate import validate
+from tablepolicy.compiler import validate as validation
+from tablepolicy.compiler.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = [p.read_text() for p in sorted((ROOT / "policies").rglob("*.yaml")) if "table:" in p.read_text()]

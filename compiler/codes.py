@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from compiler.diagnostics import Severity
-from compiler.diff.safety import Safety
+from .diagnostics import Severity
+from .diff.safety import Safety
 
 Level = Severity | Safety
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.checks.view_reads import creation_order
-from compiler.diff.changes import Change, CreateNamespace
-from compiler.diff.create import creation_changes
-from compiler.diff.views import diff_view
-from compiler.effective import Effective, effective_settings
-from compiler.loader import LoadedTable, Project
-from compiler.model.names import natural_key
-from compiler.model.table import TableState, desired_state
-from compiler.model.view import desired_view
+from .checks.view_reads import creation_order
+from .diff.changes import Change, CreateNamespace
+from .diff.create import creation_changes
+from .diff.views import diff_view
+from .effective import Effective, effective_settings
+from .loader import LoadedTable, Project
+from .model.names import natural_key
+from .model.table import TableState, desired_state
+from .model.view import desired_view
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """The reverse view of a plan: what the catalog holds that git does not say. Pure: the catalog comes in as a
-plan, the current tables and an inventory; compiler.render.drift prints the result as text or JSON.
+plan, the current tables and an inventory; tablepolicy.compiler.render.drift prints the result as text or JSON.
 
 Three kinds of finding, of which only the first two are drift (``--detailed-exitcode`` exits 2 on them):
 
@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Protocol
 
-from compiler.catalog.current import CurrentTable
-from compiler.diff.changes import Change
-from compiler.diff.properties import owned_keys
-from compiler.importer import Inventory
-from compiler.loader import Project
-from compiler.model.names import format_name, natural_key
-from compiler.model.properties import DECLARED_REFS, declared_in
-from compiler.model.table import TableState
-from compiler.plan.model import Plan
+from .catalog.current import CurrentTable
+from .diff.changes import Change
+from .diff.properties import owned_keys
+from .importer import Inventory
+from .loader import Project
+from .model.names import format_name, natural_key
+from .model.properties import DECLARED_REFS, declared_in
+from .model.table import TableState
+from .plan.model import Plan
 
 Name = tuple[str, ...]
 # properties engines set on their own: never listed as another tool's

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.diagnostics import Location
-from compiler.loader import LoadedNamespace, LoadedTable, Project
-from compiler.spec.lifecycle import Lifecycle, Workload
-from compiler.spec.table import PropertyValue
-from compiler.yamlsource import Path, SourceMap
+from .diagnostics import Location
+from .loader import LoadedNamespace, LoadedTable, Project
+from .spec.lifecycle import Lifecycle, Workload
+from .spec.table import PropertyValue
+from .yamlsource import Path, SourceMap
 
 
 @dataclass(frozen=True)

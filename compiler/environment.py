@@ -1,7 +1,7 @@
 """Environment overlays: ``environments/<name>.yaml`` text -> a validated overlay, and its checks against the
 project (every table and namespace it names must be declared under ``policies/``).
 
-Pure: the runtime (or compiler.project) reads the files; here text becomes models and findings.
+Pure: the runtime (or tablepolicy.compiler.project) reads the files; here text becomes models and findings.
 
 >>> file, found = parse_environment("prod", "defaults: {lifecycle: {snapshots: {max_age: 7d}}}", "prod.yaml")
 >>> [path for _settings, _source, path in file.loaded.layers(("logs", "app_events"))], found
@@ -17,18 +17,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.model.names import format_name, natural_key, parse_name
-from compiler.overlay import Layer as Layer
-from compiler.overlay import LoadedEnvironment as LoadedEnvironment
-from compiler.overlay import OverlayFile as OverlayFile
-from compiler.paths import ENVIRONMENTS as ENVIRONMENTS  # where it was first
-from compiler.spec.environment import STRUCTURE_KEYS, EnvironmentOverlay, OverlaySettings
-from compiler.spec.errors import findings_from
-from compiler.yamlsource import Path, SourceMap, parse_yaml
+from .diagnostics import Diagnostic, Location, Severity
+from .model.names import format_name, natural_key, parse_name
+from .overlay import Layer as Layer
+from .overlay import LoadedEnvironment as LoadedEnvironment
+from .overlay import OverlayFile as OverlayFile
+from .paths import ENVIRONMENTS as ENVIRONMENTS  # where it was first
+from .spec.environment import STRUCTURE_KEYS, EnvironmentOverlay, OverlaySettings
+from .spec.errors import findings_from
+from .yamlsource import Path, SourceMap, parse_yaml
 
 if TYPE_CHECKING:
-    from compiler.loader import Project
+    from .loader import Project
 
 SETTINGS_SECTIONS = ("owner", "properties", "workload", "lifecycle")
 
@@ -122,7 +122,7 @@ def _names(data: dict[str, Any], source: SourceMap) -> Iterator[Diagnostic]:
 
 def _properties(data: dict[str, Any], source: SourceMap) -> Iterator[Diagnostic]:
     """Property keys Spark or Iceberg refuse, or that a lifecycle setting owns (as in a table file)."""
-    from compiler.checks.properties import property_findings
+    from .checks.properties import property_findings
 
     for path, block in _setting_blocks(data):
         if path and isinstance(block.get("properties"), dict):
@@ -132,7 +132,7 @@ def _properties(data: dict[str, Any], source: SourceMap) -> Iterator[Diagnostic]
 def _declared_values(overlay: EnvironmentOverlay, source: SourceMap) -> Iterator[Diagnostic]:
     """Lifecycle values that mean nothing on their own (a zero max_age, an orphan cutoff under 24h), reported
     where the overlay writes them, once, whichever tables they reach."""
-    from compiler.checks.lifecycle import declared_lifecycle
+    from .checks.lifecycle import declared_lifecycle
 
     blocks: list[tuple[Path, OverlaySettings]] = [(("defaults",), overlay.defaults)] if overlay.defaults else []
     blocks += [((section, key), settings) for section, entries in (("namespaces", overlay.namespaces),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.diagnostics import Diagnostics
+from .diagnostics import Diagnostics
 
 
 class TablePolicyError(Exception):

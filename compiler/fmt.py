@@ -12,11 +12,11 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
-from compiler.diagnostics import Diagnostic
-from compiler.spec.introspect import field_names, models_at
-from compiler.spec.table import NamespaceDefaults, TablePolicy
-from compiler.spec.view import ViewPolicy
-from compiler.yamlsource import Path, parse_yaml
+from .diagnostics import Diagnostic
+from .spec.introspect import field_names, models_at
+from .spec.table import NamespaceDefaults, TablePolicy
+from .spec.view import ViewPolicy
+from .yamlsource import Path, parse_yaml
 
 
 def _yaml() -> YAML:

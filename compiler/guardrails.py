@@ -12,7 +12,7 @@
       table_name: "^[a-z][a-z0-9_]*$"       # the table's last name part
       column_name: "^[a-z][a-z0-9_]*$"      # every field, nested ones included
       no_weakening: true                     # a table may not loosen what its namespace defaults set
-      ignore_unmanaged: [scratch, "sales.tmp_*"]  # read by drift (compiler.drift), not a check on tables
+      ignore_unmanaged: [scratch, "sales.tmp_*"]  # read by drift (tablepolicy.compiler.drift), not a check on tables
 
 Each rule has its own code (TG101-TG111) and reports at the value that breaks it. A bound applies to
 the value in effect for the table (its own file over its namespace defaults); an undeclared setting is
@@ -26,15 +26,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import codes
-from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.effective import Effective, effective_settings, namespace_chain
-from compiler.loader import LoadedRules, LoadedTable, Project
-from compiler.spec.columns import Column, ListOf, MapOf, StructOf
-from compiler.spec.refs import TagRef, ref_name
-from compiler.spec.rules import DurationBounds, Rules
-from compiler.spec.units import Duration
-from compiler.yamlsource import Path
+from . import codes
+from .diagnostics import Diagnostic, Location, Severity
+from .effective import Effective, effective_settings, namespace_chain
+from .loader import LoadedRules, LoadedTable, Project
+from .spec.columns import Column, ListOf, MapOf, StructOf
+from .spec.refs import TagRef, ref_name
+from .spec.rules import DurationBounds, Rules
+from .spec.units import Duration
+from .yamlsource import Path
 
 PII_TAG = "pii"
 

@@ -25,20 +25,20 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
-from compiler.diff.refs import SAFETY_TAG_PREFIX
-from compiler.fmt import format_text
-from compiler.model.names import format_name, natural_key, parse_name
-from compiler.model.properties import (
+from .diff.refs import SAFETY_TAG_PREFIX
+from .fmt import format_text
+from .model.names import format_name, natural_key, parse_name
+from .model.properties import (
     ICEBERG_RESERVED,
     LIFECYCLE_PROPERTIES,
     MANAGED_PROPERTIES,
     SPARK_RESERVED,
     declared_in,
 )
-from compiler.model.table import PartitionFieldState, RefState, SortFieldState, TableState
-from compiler.model.types import primitive_spelling
-from compiler.model.view import OWNER_KEY, CurrentView
-from compiler.spec.units import Duration, Size
+from .model.table import PartitionFieldState, RefState, SortFieldState, TableState
+from .model.types import primitive_spelling
+from .model.view import OWNER_KEY, CurrentView
+from .spec.units import Duration, Size
 
 _DEFAULT_PARTITION_SUFFIX = {"identity": "", "year": "_year", "month": "_month", "day": "_day", "hour": "_hour",
                              "bucket": "_bucket", "truncate": "_trunc", "void": "_null"}

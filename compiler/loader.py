@@ -14,23 +14,23 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from compiler import codes
-from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
-from compiler.errors import TablePolicyError
-from compiler.heap import settled_heap
-from compiler.model.names import parse_name
-from compiler.modelcache import ModelCache, file_stamp
-from compiler.paths import POLICY_SUFFIXES as POLICY_SUFFIXES  # where they were first
-from compiler.paths import display_path as display_path
-from compiler.paths import policy_files
-from compiler.spec.errors import findings_from
-from compiler.spec.rules import Rules, RulesFile
-from compiler.spec.table import NamespaceDefaults, TablePolicy
-from compiler.spec.view import ViewPolicy
-from compiler.yamlsource import SourceMap, YamlDocument, parse_yaml
+from . import codes
+from .diagnostics import Diagnostic, Diagnostics, Location, Severity
+from .errors import TablePolicyError
+from .heap import settled_heap
+from .model.names import parse_name
+from .modelcache import ModelCache, file_stamp
+from .paths import POLICY_SUFFIXES as POLICY_SUFFIXES  # where they were first
+from .paths import display_path as display_path
+from .paths import policy_files
+from .spec.errors import findings_from
+from .spec.rules import Rules, RulesFile
+from .spec.table import NamespaceDefaults, TablePolicy
+from .spec.view import ViewPolicy
+from .yamlsource import SourceMap, YamlDocument, parse_yaml
 
 if TYPE_CHECKING:
-    from compiler.overlay import LoadedEnvironment
+    from .overlay import LoadedEnvironment
 
 
 
@@ -126,7 +126,7 @@ class LoadedView:
 
 @dataclass(frozen=True)
 class LoadedRules:
-    """An org rules file (``_rules.yaml``): checked against every table by compiler.guardrails."""
+    """An org rules file (``_rules.yaml``): checked against every table by tablepolicy.compiler.guardrails."""
 
     rules: Rules
     source: SourceMap

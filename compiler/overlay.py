@@ -7,10 +7,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
-from compiler.diagnostics import Location
-from compiler.model.names import parse_name
-from compiler.spec.environment import EnvironmentOverlay, OverlaySettings
-from compiler.yamlsource import Path, SourceMap
+from .diagnostics import Location
+from .model.names import parse_name
+from .spec.environment import EnvironmentOverlay, OverlaySettings
+from .yamlsource import Path, SourceMap
 
 # A layer of the overlay that applies to a table: its settings, the overlay's source, the YAML path of the layer
 Layer = tuple[OverlaySettings, SourceMap, Path]

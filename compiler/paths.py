@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.errors import TablePolicyError
+from .errors import TablePolicyError
 
 POLICIES = "policies"
 ENVIRONMENTS = "environments"  # the folder beside policies/ that holds the overlays

@@ -10,19 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.diagnostics import Diagnostics, Location
-from compiler.environment import OverlayFile, check_references, parse_environment
-from compiler.loader import Project
-from compiler.modelcache import ModelCache
-from compiler.parallel import IN_PROCESS, Workers
-from compiler.paths import ENVIRONMENTS, ProjectPath, ProjectPaths
-from compiler.paths import EnvironmentNotDefinedError as EnvironmentNotDefinedError  # where it was first
-from compiler.paths import environment_files as environment_files
-from compiler.paths import find_project as find_project  # where it was first: runtime modules import it here
-from compiler.verdict import Verdict, kept, selection, selection_findings, verdict_of
+from .diagnostics import Diagnostics, Location
+from .environment import OverlayFile, check_references, parse_environment
+from .loader import Project
+from .modelcache import ModelCache
+from .parallel import IN_PROCESS, Workers
+from .paths import ENVIRONMENTS, ProjectPath, ProjectPaths
+from .paths import EnvironmentNotDefinedError as EnvironmentNotDefinedError  # where it was first
+from .paths import environment_files as environment_files
+from .paths import find_project as find_project  # where it was first: runtime modules import it here
+from .verdict import Verdict, kept, selection, selection_findings, verdict_of
 
 if TYPE_CHECKING:
-    from compiler.plan.model import Plan  # restrict_plan only edits one: validate needs no plan model
+    from .plan.model import Plan  # restrict_plan only edits one: validate needs no plan model
 
 
 @dataclass
@@ -38,7 +38,7 @@ def read_environment(paths: ProjectPaths, name: str, diagnostics: Diagnostics, f
                      ) -> OverlayFile | None:
     """The overlay file ``name`` of the project; a name that resolves to no file is an error listing those
     that exist. Findings of the file go to ``diagnostics`` (its ``loaded`` is None when it has errors)."""
-    from compiler.loader import display_path
+    from .loader import display_path
 
     files = environment_files(paths)
     folder = display_path(paths.root / ENVIRONMENTS)
@@ -107,8 +107,8 @@ def load_whole(path: ProjectPath, cache: ModelCache | None = None, environment: 
     find the catalog); ``every_environment``: without one, check every overlay the project has against its
     policies (what ``validate`` does). ``workers``: see compiler.validate. ``listed``: the project's policy files
     (absolute) when the caller listed them."""
-    from compiler.loader import discover
-    from compiler.validate import validate
+    from .loader import discover
+    from .validate import validate
 
     paths = find_project(path)
     found = Diagnostics()  # the overlays' own findings: kept whatever the selection

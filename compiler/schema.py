@@ -14,11 +14,11 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
-from compiler.erasure.requests import ErasureRequests
-from compiler.spec.environment import EnvironmentOverlay
-from compiler.spec.rules import RulesFile
-from compiler.spec.table import NamespaceDefaults, TablePolicy
-from compiler.spec.view import ViewPolicy
+from .erasure.requests import ErasureRequests
+from .spec.environment import EnvironmentOverlay
+from .spec.rules import RulesFile
+from .spec.table import NamespaceDefaults, TablePolicy
+from .spec.view import ViewPolicy
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

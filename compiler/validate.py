@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.checks import check_project, findings_key, table_findings
-from compiler.diagnostics import Diagnostics
-from compiler.environment import LoadedEnvironment
-from compiler.guardrails import check_rules
-from compiler.loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
-from compiler.modelcache import ModelCache
-from compiler.parallel import IN_PROCESS, Workers
+from .checks import check_project, findings_key, table_findings
+from .diagnostics import Diagnostics
+from .environment import LoadedEnvironment
+from .guardrails import check_rules
+from .loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
+from .modelcache import ModelCache
+from .parallel import IN_PROCESS, Workers
 
 PARALLEL_FROM = 200  # files the cache cannot answer; below this, forking costs more than it saves
 

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler import __version__
-from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
-from compiler.modelcache import CACHE_VERSION
-from compiler.paths import ProjectPaths, display_path
+from . import __version__
+from .diagnostics import Diagnostic, Diagnostics, Location, Severity
+from .modelcache import CACHE_VERSION
+from .paths import ProjectPaths, display_path
 
 VERDICT_VERSION = 1  # and the model cache's CACHE_VERSION, which moves with the validation rules
 

@@ -8,7 +8,7 @@ core schema, as ruamel and most editors do: ``yes``/``no``/``on``/``off`` stay s
 ``2024-01-01`` is not a date.
 
 A small file costs what a small file should: nesting is limited to ``MAX_DEPTH`` levels (measured by
-``compiler.yamldepth`` before any parser sees the text, so the limit and its finding are the same on every
+``tablepolicy.compiler.yamldepth`` before any parser sees the text, so the limit and its finding are the same on every
 PyYAML and ruamel release), a recursive alias is refused, and aliases may
 expand a document to at most ``ALIAS_BUDGET`` nodes per byte of text ("billion laughs").
 """
@@ -24,9 +24,9 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from compiler import codes
-from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.yamldepth import first_too_deep
+from . import codes
+from .diagnostics import Diagnostic, Location, Severity
+from .yamldepth import first_too_deep
 
 try:
     from yaml import CBaseLoader as _BaseLoader

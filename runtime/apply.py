@@ -19,27 +19,28 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from compiler.catalog.config import CatalogConfig
-from compiler.diff import changes
-from compiler.diff.changes import Change
-from compiler.diff.refs import SAFETY_TAG_PREFIX
-from compiler.errors import PolicyError, TablePolicyError
-from compiler.model.names import format_name
-from compiler.model.view import CurrentView
-from compiler.plan.applied import is_applied
-from compiler.plan.model import CatalogRef, Plan, Requirement
-from compiler.plan.planner import make_plan, requirement_of
-from compiler.plan.steps import Step, plan_id_of, plan_steps
-from compiler.plan.verify import check_origin, compare
-from compiler.project import find_project, load_selected
-from compiler.render.filters import ident, literal, qualified
-from runtime.catalog.reader import CatalogReader
-from runtime.executor import case_sensitive, create_tag, prepare, with_commit_retries
-from runtime.forked import FORKED
-from runtime.journal import Journal
-from runtime.lock import catalog_locks
-from runtime.redaction import register
-from runtime.spark.session import SparkOptions, start_in_background
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.diff import changes
+from tablepolicy.compiler.diff.changes import Change
+from tablepolicy.compiler.diff.refs import SAFETY_TAG_PREFIX
+from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.model.view import CurrentView
+from tablepolicy.compiler.plan.applied import is_applied
+from tablepolicy.compiler.plan.model import CatalogRef, Plan, Requirement
+from tablepolicy.compiler.plan.planner import make_plan, requirement_of
+from tablepolicy.compiler.plan.steps import Step, plan_id_of, plan_steps
+from tablepolicy.compiler.plan.verify import check_origin, compare
+from tablepolicy.compiler.project import find_project, load_selected
+from tablepolicy.compiler.render.filters import ident, literal, qualified
+
+from .catalog.reader import CatalogReader
+from .executor import case_sensitive, create_tag, prepare, with_commit_retries
+from .forked import FORKED
+from .journal import Journal
+from .lock import catalog_locks
+from .redaction import register
+from .spark.session import SparkOptions, start_in_background
 
 TAG_RETAIN_DAYS = 7
 # changes to objects plan_steps does not stamp with the plan id: only the journal tells a re-run they were its own

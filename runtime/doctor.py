@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow.fs
 
-from compiler.catalog.config import CatalogConfig, embedded_root
-from compiler.errors import TablePolicyError
-from runtime.target import Target
+from tablepolicy.compiler.catalog.config import CatalogConfig, embedded_root
+from tablepolicy.compiler.errors import TablePolicyError
+
+from .target import Target
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -35,7 +36,7 @@ PROBE_FOLDER = ".tablepolicy-doctor"
 # doctor answers in seconds even when a store does not: short S3 timeouts and one attempt, unless the catalog
 # sets its own timeouts
 PROBE_PROPERTIES = {"s3.connect-timeout": "3", "s3.request-timeout": "10",
-                    "s3.retry-strategy-impl": "runtime.doctor.SingleAttempt"}
+                    "s3.retry-strategy-impl": "tablepolicy.runtime.doctor.SingleAttempt"}
 MAX_MESSAGE = 300
 
 
@@ -121,7 +122,7 @@ def connection(config: CatalogConfig) -> tuple[Check, Catalog | None]:
     if root is not None and not (root / "catalog.db").exists():
         return Check("connection", True, f"the embedded catalog is not created yet; the first plan or apply "
                                          f"creates it at {root / 'catalog.db'}"), None
-    from runtime.catalog.reader import open_catalog
+    from .catalog.reader import open_catalog
 
     try:
         catalog = open_catalog(config)
@@ -269,7 +270,7 @@ def _storage_fix(exc: Exception, warehouse: str, *, writing: bool = False) -> st
 
 
 def java() -> Check:
-    from runtime.spark.session import SparkSetupError, check_java
+    from .spark.session import SparkSetupError, check_java
 
     try:
         major = check_java()
@@ -299,9 +300,10 @@ def pyspark() -> Check:
 
 def jars(config: CatalogConfig) -> list[Check]:
     """The jars a Spark session for ``config`` would load, as runtime/spark/jars.py resolves them for it."""
-    from compiler.errors import CatalogError
-    from runtime.spark.catalog_conf import spark_catalog
-    from runtime.spark.jars import ICEBERG_PACKAGE, resolve_jars
+    from tablepolicy.compiler.errors import CatalogError
+
+    from .spark.catalog_conf import spark_catalog
+    from .spark.jars import ICEBERG_PACKAGE, resolve_jars
 
     try:
         derived = spark_catalog(config)
@@ -335,7 +337,7 @@ def _jar(name: str, marker: str, jars: list[str], packages: list[str], package: 
 
 def s3a(packages: list[str]) -> Check:
     """Hadoop's S3A jars for an S3 warehouse: where ``make install`` puts them, else Maven's (jars.py decides)."""
-    from runtime.spark.jars import S3A_PACKAGES, s3a_jar_dir, s3a_jars
+    from .spark.jars import S3A_PACKAGES, s3a_jar_dir, s3a_jars
 
     local = s3a_jars()
     if local:
@@ -351,7 +353,7 @@ def s3a(packages: list[str]) -> Check:
 
 def spark_master(master: str) -> Check:
     """A standalone master's port answers a TCP connect (flags.check_master); other masters are only parsed."""
-    from runtime.cli.flags import FlagError, check_master
+    from .cli.flags import FlagError, check_master
 
     try:
         check_master(master, reach=True)

@@ -42,15 +42,16 @@ from typing import Any
 from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
-from compiler.catalog.config import CatalogConfig
-from compiler.diagnostics import Diagnostics
-from compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, RefStep, TableErasure
-from compiler.errors import PolicyError
-from compiler.model.names import format_name
-from compiler.render.erasure import drop_ref_sql, ref_rewrite_text, rewrite_sql
-from runtime.catalog.reader import CatalogReader
-from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
-from runtime.erasure.commits import (
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, RefStep, TableErasure
+from tablepolicy.compiler.errors import PolicyError
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.render.erasure import drop_ref_sql, ref_rewrite_text, rewrite_sql
+
+from .catalog.reader import CatalogReader
+from .erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
+from .erasure.commits import (
     commit_rewrite,
     drop_dangling,
     drop_dangling_text,
@@ -61,18 +62,18 @@ from runtime.erasure.commits import (
     rewrite_manifests,
     rewrite_manifests_text,
 )
-from runtime.erasure.keys import KeySet, key_set
-from runtime.erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
-from runtime.erasure.manifests import truncations
-from runtime.erasure.proof import ProofStep, RefOutcome, TableProof
-from runtime.erasure.refs import hold_findings, keeping_refs, kept_by_refs
-from runtime.erasure.snapshot_delete import TEMPORARY_BRANCH
-from runtime.erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
-from runtime.erasure.survey import FileReader, Survey, survey, table_reach
-from runtime.executor import ExecutionError
-from runtime.lock import catalog_locks
-from runtime.redaction import register
-from runtime.spark.session import SessionOnDemand, SparkOptions
+from .erasure.keys import KeySet, key_set
+from .erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
+from .erasure.manifests import truncations
+from .erasure.proof import ProofStep, RefOutcome, TableProof
+from .erasure.refs import hold_findings, keeping_refs, kept_by_refs
+from .erasure.snapshot_delete import TEMPORARY_BRANCH
+from .erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
+from .erasure.survey import FileReader, Survey, survey, table_reach
+from .executor import ExecutionError
+from .lock import catalog_locks
+from .redaction import register
+from .spark.session import SessionOnDemand, SparkOptions
 
 Progress = Callable[[str], None]
 

@@ -19,15 +19,16 @@ from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 from weakref import WeakKeyDictionary
 
-from compiler.diff import changes
-from compiler.diff.changes import Change
-from compiler.errors import TablePolicyError
-from compiler.model.table import PartitionFieldState, iceberg_json
-from compiler.render.filters import ident
-from compiler.render.sql import partition_spec_statements, replace_ref_statement
-from runtime.redaction import redact
-from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
-from runtime.spark.sqlite_pool import renew_connections
+from tablepolicy.compiler.diff import changes
+from tablepolicy.compiler.diff.changes import Change
+from tablepolicy.compiler.errors import TablePolicyError
+from tablepolicy.compiler.model.table import PartitionFieldState, iceberg_json
+from tablepolicy.compiler.render.filters import ident
+from tablepolicy.compiler.render.sql import partition_spec_statements, replace_ref_statement
+
+from .redaction import redact
+from .spark.iceberg_catalog import iceberg_catalog, table_identifier
+from .spark.sqlite_pool import renew_connections
 
 Result = TypeVar("Result")
 COMMIT_ATTEMPTS = 8

@@ -48,11 +48,12 @@ from pyiceberg.table.update import (
     ValidatableTableRequirement,
 )
 
-from compiler.maintenance.expiry import NEVER, Expiry, RefInfo, SnapshotInfo, expired_snapshots
-from runtime.erasure.commits import _retried
-from runtime.erasure.leftovers import delete_unreferenced, reached
-from runtime.erasure.survey import MetadataCache, filesystem_for, table_reach
-from runtime.orphans import drop_checksums, normalize
+from tablepolicy.compiler.maintenance.expiry import NEVER, Expiry, RefInfo, SnapshotInfo, expired_snapshots
+
+from .erasure.commits import _retried
+from .erasure.leftovers import delete_unreferenced, reached
+from .erasure.survey import MetadataCache, filesystem_for, table_reach
+from .orphans import drop_checksums, normalize
 
 GC_ENABLED = "gc.enabled"
 MAX_REF_AGE = "history.expire.max-ref-age-ms"

@@ -4,7 +4,7 @@ Workers inherit the parent's memory by fork, so nothing is pickled on the way in
 open catalog handles, the work function itself); only each item's result comes back. Forking is done
 only from a single-threaded process (a CLI run), never beside a JVM or other threads, and only where
 the platform has fork; otherwise callers run the same work in-process. ``FORKED`` is what the runtime hands
-the compiler's validate and plan as their ``compiler.parallel.Workers``.
+the compiler's validate and plan as their ``tablepolicy.compiler.parallel.Workers``.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ def _chunk(start: int) -> list[Any]:
 
 
 class Forked:
-    """compiler.parallel.Workers in forked worker processes."""
+    """tablepolicy.compiler.parallel.Workers in forked worker processes."""
 
     def count(self, items: int, at_least: int) -> int:
         return workers_for(items, at_least)

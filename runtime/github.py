@@ -2,9 +2,9 @@
 merged commit. Standard library only; the API base comes from ``GITHUB_API_URL`` as on Actions runners
 (tests point it at a stub on 127.0.0.1). The token is sent in a header and never printed.
 
-    python -m runtime.github comment --pr 12 --file plan.md --marker tablepolicy-plan
-    python -m runtime.github reviewed-plan --commit "$GITHUB_SHA" --workflow tablepolicy-plan.yml
-    python -m runtime.github apply-failed --pr 12 --commit "$GITHUB_SHA" --step download=failure ...
+    python -m tablepolicy.runtime.github comment --pr 12 --file plan.md --marker tablepolicy-plan
+    python -m tablepolicy.runtime.github reviewed-plan --commit "$GITHUB_SHA" --workflow tablepolicy-plan.yml
+    python -m tablepolicy.runtime.github apply-failed --pr 12 --commit "$GITHUB_SHA" --step download=failure ...
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import jsontext
+from tablepolicy.compiler import jsontext
 
 COMMENT_LIMIT = 65_536  # GitHub refuses longer comment bodies
 PAGE = 100
@@ -143,7 +143,7 @@ def artifact_state(github: GitHub, run_id: str, name: str) -> str:
 
 def apply_failed(github: GitHub, args: argparse.Namespace) -> int:
     """Comment on the pull request why the apply job failed, what ran and how to resume."""
-    from runtime.cd_feedback import ApplyJob, apply_failure
+    from .cd_feedback import ApplyJob, apply_failure
 
     outcomes = dict(item.split("=", 1) for item in args.step)
     state = ""
@@ -174,7 +174,7 @@ def set_outputs(values: dict[str, str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m runtime.github", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tablepolicy.runtime.github", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     comment = commands.add_parser("comment", help="create or update the pull request's sticky comment")
     comment.add_argument("--pr", type=int, required=True)
@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
                 args.errors is not None and args.errors.exists()) else ""
             if not body and not errors:
                 errors = f"tablepolicy produced no output ({args.file} is missing or empty): see the workflow log."
-            from runtime.cd_feedback import plan_comment
+            from .cd_feedback import plan_comment
 
             done, comment_id = sticky_comment(github, args.pr, plan_comment(body, errors), args.marker)
             print(f"{done} comment {comment_id} on pull request #{args.pr}")

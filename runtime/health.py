@@ -16,10 +16,10 @@ from pyiceberg.manifest import DataFile, DataFileContent
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 
-from compiler.catalog.current import CurrentTable
-from compiler.maintenance.due import HealthRequest
-from compiler.maintenance.expiry import RefInfo, SnapshotInfo
-from compiler.maintenance.health import (
+from tablepolicy.compiler.catalog.current import CurrentTable
+from tablepolicy.compiler.maintenance.due import HealthRequest
+from tablepolicy.compiler.maintenance.expiry import RefInfo, SnapshotInfo
+from tablepolicy.compiler.maintenance.health import (
     ICEBERG_TARGET_FILE_SIZE,
     SIZE_BUCKETS,
     SMALL_FRACTION,
@@ -29,11 +29,12 @@ from compiler.maintenance.health import (
     SmallGroup,
     TableHealth,
 )
-from compiler.model.partition_values import readable_partition
-from compiler.model.table import ColumnPath
-from runtime.catalog.estimate import column_field, estimate_retention, physical_cutoff
-from runtime.catalog.reader import CatalogReader
-from runtime.manifests import READS
+from tablepolicy.compiler.model.partition_values import readable_partition
+from tablepolicy.compiler.model.table import ColumnPath
+
+from .catalog.estimate import column_field, estimate_retention, physical_cutoff
+from .catalog.reader import CatalogReader
+from .manifests import READS
 
 # (name, table, files older than this) -> orphan figures from a listing of the table location
 # (runtime/orphans.py), or None where a listing cannot decide (the removal is then left to Spark's own checks)
@@ -41,7 +42,7 @@ OrphanScanner = Callable[[tuple[str, ...], Table, datetime], OrphanFigures | Non
 
 
 class CatalogHealth:
-    """compiler.maintenance.due's HealthSource on a catalog reader: health read from each table's metadata,
+    """tablepolicy.compiler.maintenance.due's HealthSource on a catalog reader: health read from each table's metadata,
     and its orphan files listed by ``scan_orphans`` when the policy asks for them. ``fresh``: read the catalog
     again (after an action), not the metadata this run read first."""
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.catalog.config import CatalogConfig
-from compiler.diagnostics import Diagnostics
-from compiler.errors import CatalogError, TablePolicyError
-from compiler.importer import (
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.errors import CatalogError, TablePolicyError
+from tablepolicy.compiler.importer import (
     ExactTable,
     Inventory,
     NamespaceTables,
@@ -27,14 +27,15 @@ from compiler.importer import (
     select_tables,
     view_policy_yaml,
 )
-from compiler.loader import display_path
-from compiler.model.names import format_name
-from compiler.paths import find_project
+from tablepolicy.compiler.loader import display_path
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.paths import find_project
 
 if TYPE_CHECKING:
-    from compiler.model.table import TableState
-    from compiler.model.view import CurrentView
-    from runtime.catalog.reader import CatalogReader
+    from tablepolicy.compiler.model.table import TableState
+    from tablepolicy.compiler.model.view import CurrentView
+
+    from .catalog.reader import CatalogReader
 
 Document = Callable[[str], str]  # the policy text, given the editor schema header to start with
 
@@ -75,7 +76,7 @@ def read_documents(tables: list[str], namespaces: list[str], config: CatalogConf
                    out: Path | None) -> dict[tuple[str, ...], Document]:
     """The policy document of every selected table and view, by dotted name; ImportRefused when a name
     resolves to nothing (every such name listed)."""
-    from runtime.catalog.reader import CatalogReader
+    from .catalog.reader import CatalogReader
 
     selectors = import_selectors(tables, namespaces, recursive=recursive, out=out)
     with CatalogReader(config, create=False) as reader:
@@ -124,7 +125,7 @@ def write_documents(documents: dict[tuple[str, ...], Document], out: Path, *, fo
                     ) -> tuple[tuple[Path, ...], Diagnostics]:
     """One file per table or view at ``out/NS/NAME.yaml``, all or nothing: the files written, and what validate
     says of them as part of the project (an org rule they break)."""
-    from runtime.scaffold import schema_header
+    from .scaffold import schema_header
 
     paths = find_project(out)
     try:
@@ -143,7 +144,7 @@ def write_documents(documents: dict[tuple[str, ...], Document], out: Path, *, fo
 
 def _findings_in(scope: Path, files: set[Path]) -> Diagnostics:
     """What validate says about ``files`` as part of the project at ``scope``."""
-    from compiler.validate import validate as validate_project
+    from tablepolicy.compiler.validate import validate as validate_project
 
     _, diagnostics = validate_project(scope)
     return Diagnostics([d for d in diagnostics.items if Path(os.path.abspath(d.location.file)) in files])
@@ -170,7 +171,7 @@ def _declared_tables(scope: Path) -> dict[tuple[str, ...], str]:
     """The tables and views the project at ``scope`` declares, by name, with the file declaring each."""
     if not scope.exists():
         return {}
-    from compiler.validate import validate as validate_project
+    from tablepolicy.compiler.validate import validate as validate_project
 
     project, _ = validate_project(scope)
     return {**{view.name: view.source.file for view in project.views},

@@ -13,8 +13,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from compiler import jsontext
-from compiler.errors import TablePolicyError
+from tablepolicy.compiler import jsontext
+from tablepolicy.compiler.errors import TablePolicyError
 
 
 class JournalError(TablePolicyError):

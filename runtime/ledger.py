@@ -31,9 +31,9 @@ from sqlalchemy import Column, MetaData, String, Table, Text, create_engine, ins
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
-from compiler import jsontext
-from compiler.erasure.ledger import Entry, State
-from compiler.errors import CatalogError
+from tablepolicy.compiler import jsontext
+from tablepolicy.compiler.erasure.ledger import Entry, State
+from tablepolicy.compiler.errors import CatalogError
 
 LEDGER_FILE = "erasure-ledger.db"
 SQLITE_LEDGER_FILE = "tablepolicy-erasure-ledger.db"  # beside a SQLite catalog's database file

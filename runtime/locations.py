@@ -35,7 +35,7 @@ from pyiceberg.typedef import EMPTY_DICT, Properties
 _SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]+):")  # two letters at least: ``C:`` is a drive, not a scheme
 EQUAL_SCHEMES = {"s3a": "s3", "s3n": "s3"}  # Iceberg's default equal_schemes: one store, three spellings
 PATH_ONLY = ("hdfs", "viewfs")  # pyarrow's HadoopFileSystem is per cluster: its paths carry no authority
-PYICEBERG_IO = "runtime.locations.IcebergPathFileIO"  # py-io-impl of every catalog tablepolicy opens
+PYICEBERG_IO = "tablepolicy.runtime.locations.IcebergPathFileIO"  # py-io-impl of every catalog tablepolicy opens
 
 
 @dataclass(frozen=True)

@@ -23,26 +23,27 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from compiler.catalog.config import CatalogConfig
-from compiler.maintenance import actions
-from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.due import MaintenancePlan, TableMaintenance, needs_spark
-from compiler.maintenance.health import OrphanFigures
-from compiler.maintenance.measured import measured
-from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
-from compiler.maintenance.sequence import unchanged, work_table
-from compiler.model.names import format_name
-from compiler.render.maintenance import action_sql
-from runtime.catalog.reader import CatalogReader, read_metadata
-from runtime.executor import ExecutionError, query_sql, with_conflict_retries
-from runtime.expiry import ExpiryRefused, expire
-from runtime.health import CatalogHealth, OrphanScanner
-from runtime.lock import catalog_locks
-from runtime.manifests import damaged_in
-from runtime.orphans import normalize, orphan_figures, remove_orphans, stored_files
-from runtime.redaction import register
-from runtime.spark.session import SessionOnDemand, SparkOptions
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.maintenance import actions
+from tablepolicy.compiler.maintenance.actions import Action
+from tablepolicy.compiler.maintenance.decide import Skip
+from tablepolicy.compiler.maintenance.due import MaintenancePlan, TableMaintenance, needs_spark
+from tablepolicy.compiler.maintenance.health import OrphanFigures
+from tablepolicy.compiler.maintenance.measured import measured
+from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+from tablepolicy.compiler.maintenance.sequence import unchanged, work_table
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.render.maintenance import action_sql
+
+from .catalog.reader import CatalogReader, read_metadata
+from .executor import ExecutionError, query_sql, with_conflict_retries
+from .expiry import ExpiryRefused, expire
+from .health import CatalogHealth, OrphanScanner
+from .lock import catalog_locks
+from .manifests import damaged_in
+from .orphans import normalize, orphan_figures, remove_orphans, stored_files
+from .redaction import register
+from .spark.session import SessionOnDemand, SparkOptions
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table

@@ -39,7 +39,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from runtime.executor import ExecutionError
+from .executor import ExecutionError
 
 MAX_ENTRIES = 2_000_000  # about 2 KB each as pyiceberg holds them (bench/fleet.py: 580 MB for 300,000): 4 GB
 

@@ -27,9 +27,10 @@ from datetime import datetime
 from pyarrow import fs as pafs
 from pyiceberg.table import Table
 
-from compiler.maintenance.health import OrphanFigures
-from runtime.locations import filesystem, fs_path, listed_location, split, store
-from runtime.manifests import READS
+from tablepolicy.compiler.maintenance.health import OrphanFigures
+
+from .locations import filesystem, fs_path, listed_location, split, store
+from .manifests import READS
 
 MAX_SHARE = 0.5  # candidates over half the table's bytes look like a misread location, not orphans
 HIDDEN = ("_", ".")  # Iceberg's HiddenPathFilter: names engines keep for themselves

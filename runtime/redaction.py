@@ -4,7 +4,7 @@ credentials in any URI.
 
 Spark and Py4J messages carry whatever the JVM saw: a location with keys in it, a JDBC URL, a path. The
 catalogs register here when they are resolved for a command or a Spark session starts for them, and
-``runtime.executor.ExecutionError`` masks its message when it is built: every step's error (apply's, a
+``tablepolicy.runtime.executor.ExecutionError`` masks its message when it is built: every step's error (apply's, a
 maintenance report's and journal's, an erasure proof's) is masked before anything stores or prints it.
 Masking the secrets of a catalog not in use as well is harmless: a secret is never what a message is for.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from compiler.catalog.config import CatalogConfig, redact_uri
+from tablepolicy.compiler.catalog.config import CatalogConfig, redact_uri
 
 _LOCK = threading.Lock()
 _CATALOGS: dict[tuple[object, ...], CatalogConfig] = {}

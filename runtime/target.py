@@ -9,14 +9,14 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
-from compiler.diagnostics import Diagnostic, Diagnostics, Location
-from compiler.errors import CatalogError, PolicyError
-from compiler.paths import ProjectPath, environment_files, find_project
+from tablepolicy.compiler.catalog.config import EMBEDDED_NAME, CatalogConfig, CatalogNotDefinedError
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Location
+from tablepolicy.compiler.errors import CatalogError, PolicyError
+from tablepolicy.compiler.paths import ProjectPath, environment_files, find_project
 
 if TYPE_CHECKING:  # the overlay models and the catalog config load when a target is resolved: validate needs neither
-    from compiler.environment import LoadedEnvironment
-    from compiler.overlay import OverlayFile
+    from tablepolicy.compiler.environment import LoadedEnvironment
+    from tablepolicy.compiler.overlay import OverlayFile
 
 
 def requested_environment(name: str | None) -> tuple[str | None, str]:
@@ -57,8 +57,9 @@ class Target:
 
 def resolve_target(path: ProjectPath, catalog: str | None, environment: str | None) -> Target:
     """``path``: any path of the project; ``catalog``, ``environment``: the flags (None when not given)."""
-    from compiler.project import read_environment
-    from runtime.catalog.config import configured_catalogs, resolve_catalog
+    from tablepolicy.compiler.project import read_environment
+
+    from .catalog.config import configured_catalogs, resolve_catalog
 
     name, flag = requested_environment(environment)
     if name is None:
@@ -94,8 +95,8 @@ def resolve_target(path: ProjectPath, catalog: str | None, environment: str | No
 def bound_environments(path: ProjectPath, catalog: str) -> list[tuple[str, Location]]:
     """The project's overlays whose ``catalog:`` is ``catalog``, with where each says so. Read as YAML only: an
     overlay with wrong values is still bound (selecting it reports them)."""
-    from compiler.loader import display_path
-    from compiler.yamlsource import parse_yaml
+    from tablepolicy.compiler.loader import display_path
+    from tablepolicy.compiler.yamlsource import parse_yaml
 
     bound = []
     for env_name, file in environment_files(find_project(path)).items():

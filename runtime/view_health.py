@@ -6,11 +6,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from compiler.errors import CatalogError
-from compiler.loader import Project
-from compiler.maintenance.view_health import ViewHealth, ViewsHealth, health_namespaces, unreadable, views_health
-from compiler.model.view import CurrentView
-from runtime.catalog.reader import CatalogReader
+from tablepolicy.compiler.errors import CatalogError
+from tablepolicy.compiler.loader import Project
+from tablepolicy.compiler.maintenance.view_health import (
+    ViewHealth,
+    ViewsHealth,
+    health_namespaces,
+    unreadable,
+    views_health,
+)
+from tablepolicy.compiler.model.view import CurrentView
+
+from .catalog.reader import CatalogReader
 
 
 def read_views_health(reader: CatalogReader, project: Project, now: datetime) -> ViewsHealth:

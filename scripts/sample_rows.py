@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import open_catalog
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import open_catalog
 
 BATCHES = 5
 

@@ -19,15 +19,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as a type checker sees them; at run time each module loads on first use
-    from compiler import __version__
-    from compiler.catalog.config import CatalogConfig
-    from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-    from compiler.errors import CatalogError, PolicyError, TablePolicyError
-    from compiler.plan.codec import PlanFileError
-    from runtime.importing import ImportRefused, ImportUsageError
-    from runtime.target import Target
-    from tablepolicy import events
-    from tablepolicy.api import (
+    from tablepolicy.compiler import __version__
+    from tablepolicy.compiler.catalog.config import CatalogConfig
+    from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
+    from tablepolicy.compiler.errors import CatalogError, PolicyError, TablePolicyError
+    from tablepolicy.compiler.plan.codec import PlanFileError
+    from tablepolicy.runtime.importing import ImportRefused, ImportUsageError
+    from tablepolicy.runtime.target import Target
+
+    from . import events
+    from .api import (
         BlockedPlanError,
         apply,
         catalog,
@@ -42,19 +43,19 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
         save_plan,
         validate,
     )
-    from tablepolicy.erasure import ErasedTable, ErasureOutcome, ErasureStatus
-    from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
+    from .erasure import ErasedTable, ErasureOutcome, ErasureStatus
+    from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 # Where each public name lives. Loaded on first use (PEP 562): ``tablepolicy validate`` needs the policy models,
 # not the plan model, the renderers or a catalog client.
 _HOMES = {
     "__version__": "compiler",
-    "CatalogConfig": "compiler.catalog.config",
-    **dict.fromkeys(("Diagnostic", "Diagnostics", "Severity"), "compiler.diagnostics"),
-    **dict.fromkeys(("CatalogError", "PolicyError", "TablePolicyError"), "compiler.errors"),
-    "PlanFileError": "compiler.plan.codec",
-    **dict.fromkeys(("ImportRefused", "ImportUsageError"), "runtime.importing"),
-    "Target": "runtime.target",
+    "CatalogConfig": "tablepolicy.compiler.catalog.config",
+    **dict.fromkeys(("Diagnostic", "Diagnostics", "Severity"), "tablepolicy.compiler.diagnostics"),
+    **dict.fromkeys(("CatalogError", "PolicyError", "TablePolicyError"), "tablepolicy.compiler.errors"),
+    "PlanFileError": "tablepolicy.compiler.plan.codec",
+    **dict.fromkeys(("ImportRefused", "ImportUsageError"), "tablepolicy.runtime.importing"),
+    "Target": "tablepolicy.runtime.target",
     **dict.fromkeys(("BlockedPlanError", "apply", "catalog", "drift", "erase", "erase_status", "health",
                      "import_tables", "load_plan", "maintain", "plan", "save_plan", "validate"), "tablepolicy.api"),
     **dict.fromkeys(("ErasedTable", "ErasureOutcome", "ErasureStatus"), "tablepolicy.erasure"),

@@ -17,27 +17,28 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.catalog.config import CatalogConfig
-from compiler.diagnostics import Diagnostics
-from compiler.errors import PolicyError, TablePolicyError
-from compiler.paths import ProjectPath, ProjectPaths, find_project
-from runtime.caches.folder import cache_dir, caches_on, project_cache
-from runtime.forked import FORKED
-from runtime.target import Target, requested_environment, resolve_target
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+from tablepolicy.compiler.paths import ProjectPath, ProjectPaths, find_project
+from tablepolicy.runtime.caches.folder import cache_dir, caches_on, project_cache
+from tablepolicy.runtime.forked import FORKED
+from tablepolicy.runtime.target import Target, requested_environment, resolve_target
 
 if TYPE_CHECKING:  # result types load with the function returning one: validate needs no plan or report model
-    from compiler.loader import Project
-    from compiler.maintenance.due import MaintenancePlan
-    from compiler.maintenance.view_health import ViewsHealth
-    from compiler.modelcache import ModelCache
-    from compiler.plan.model import Plan
-    from compiler.project import WholeProject
-    from runtime.apply import ApplyReport, StepResult
-    from runtime.catalog.reader import CatalogReader
-    from runtime.maintain import Locations
-    from tablepolicy.erasure import ErasureOutcome, ErasureStatus
-    from tablepolicy.events import ProgressCallback
-    from tablepolicy.results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
+    from tablepolicy.compiler.loader import Project
+    from tablepolicy.compiler.maintenance.due import MaintenancePlan
+    from tablepolicy.compiler.maintenance.view_health import ViewsHealth
+    from tablepolicy.compiler.modelcache import ModelCache
+    from tablepolicy.compiler.plan.model import Plan
+    from tablepolicy.compiler.project import WholeProject
+    from tablepolicy.runtime.apply import ApplyReport, StepResult
+    from tablepolicy.runtime.catalog.reader import CatalogReader
+    from tablepolicy.runtime.maintain import Locations
+
+    from .erasure import ErasureOutcome, ErasureStatus
+    from .events import ProgressCallback
+    from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 PathLike = str | os.PathLike[str]
 Where = PathLike | ProjectPaths  # a path of the project, or the project a caller already found from one
@@ -47,8 +48,9 @@ DEFAULT_MASTER = "local[2]"
 
 def validate(path: Where = "policies", *, environment: str | None = None) -> Validation:
     """Check every policy file under ``path`` (and, without an environment, every overlay against the policies)."""
-    from runtime.caches.verdict import overlay_digests, save_verdict, saved_validation
-    from tablepolicy.results import Validation
+    from tablepolicy.runtime.caches.verdict import overlay_digests, save_verdict, saved_validation
+
+    from .results import Validation
 
     where = project_of(path)
     name, flag = requested_environment(environment)
@@ -72,7 +74,7 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
 
 def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str,
                listed: list[str] | None = None) -> WholeProject:
-    from compiler.project import load_whole
+    from tablepolicy.compiler.project import load_whole
 
     return load_whole(where, cache, name, every_environment=True, environment_flag=flag, workers=FORKED,
                       listed=listed)
@@ -101,7 +103,7 @@ def load_project(path: Where = "policies", *, environment: str | None = None,
                  use_cache: bool = True, chosen: Target | None = None) -> tuple[Project, Diagnostics]:
     """The validated project (with the environment's overlay) and its warnings; PolicyError on any error.
     ``chosen``: the target already resolved, whose overlay file is taken as read."""
-    from compiler.project import load_selected
+    from tablepolicy.compiler.project import load_selected
 
     where = project_of(path)
     name, flag = requested_environment(environment)
@@ -118,7 +120,7 @@ def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: 
     """Compare the policies with the live catalog (no JVM): what apply would do. PolicyError when a policy is
     invalid or the diff refuses a change (each finding with its code and location). ``today``: the date the plan
     is made on (a retention window counts from it; default: today in UTC)."""
-    from tablepolicy.results import PlanOutcome
+    from .results import PlanOutcome
 
     where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -131,11 +133,11 @@ def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: 
 def plan_with(project: Project, path: ProjectPath, reader: CatalogReader, *, use_cache: bool = True,
               today: date | None = None) -> tuple[Plan, Diagnostics]:
     """The plan of a loaded project against an open catalog reader (drift reuses the reader)."""
-    from compiler.plan.model import CatalogRef
-    from compiler.plan.planner import make_plan
-    from compiler.project import restrict_plan
-    from runtime.caches.plans import PlanCache
-    from runtime.gitinfo import git_sha
+    from tablepolicy.compiler.plan.model import CatalogRef
+    from tablepolicy.compiler.plan.planner import make_plan
+    from tablepolicy.compiler.project import restrict_plan
+    from tablepolicy.runtime.caches.plans import PlanCache
+    from tablepolicy.runtime.gitinfo import git_sha
 
     cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache and caches_on(path) else None
     paths = find_project(path)
@@ -151,7 +153,7 @@ def plan_with(project: Project, path: ProjectPath, reader: CatalogReader, *, use
 
 def save_plan(planned: Plan, path: PathLike) -> None:
     """Write the plan file ``apply`` takes (JSON; the same plan gives the same bytes)."""
-    from compiler.plan.codec import plan_to_json
+    from tablepolicy.compiler.plan.codec import plan_to_json
 
     Path(path).write_text(plan_to_json(planned), encoding="utf-8")
 
@@ -159,7 +161,7 @@ def save_plan(planned: Plan, path: PathLike) -> None:
 def load_plan(path: PathLike) -> Plan:
     """A saved plan, checked as apply checks it (version, shape, that it was not edited); PlanFileError naming
     the file and how to make a new one otherwise. No catalog and no policies are read."""
-    from compiler.plan.codec import PlanFileError, plan_from_json
+    from tablepolicy.compiler.plan.codec import PlanFileError, plan_from_json
 
     where = Path(path)
     regenerate = (f"; plan again and save it: tablepolicy plan POLICIES --out {where} (then review it and apply "
@@ -192,11 +194,11 @@ def apply(
     when git has not approved a destructive change: nothing runs). ``journal``: where completed steps are
     recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of each step
     as it ends; ``on_notice``: of each note (a step found already applied)."""
-    from compiler.plan.model import Plan as PlanModel
-    from compiler.plan.steps import plan_id_of
-    from runtime.apply import apply_plan
-    from runtime.catalog.config import resolve_catalog
-    from runtime.spark.session import SparkOptions
+    from tablepolicy.compiler.plan.model import Plan as PlanModel
+    from tablepolicy.compiler.plan.steps import plan_id_of
+    from tablepolicy.runtime.apply import apply_plan
+    from tablepolicy.runtime.catalog.config import resolve_catalog
+    from tablepolicy.runtime.spark.session import SparkOptions
 
     saved = None if isinstance(planned, PlanModel) else Path(planned)
     the_plan = load_plan(saved) if saved is not None else planned
@@ -228,10 +230,10 @@ def _decide(
 ) -> MaintenancePlan:
     """What the lifecycle policy makes due ``now`` on each selected table (``tables``: dotted names; ``only``:
     action names, both checked before the catalog is read)."""
-    from compiler.maintenance.due import maintenance_plan
-    from compiler.maintenance.select import selection
-    from runtime.health import CatalogHealth
-    from runtime.maintain import orphan_scanner
+    from tablepolicy.compiler.maintenance.due import maintenance_plan
+    from tablepolicy.compiler.maintenance.select import selection
+    from tablepolicy.runtime.health import CatalogHealth
+    from tablepolicy.runtime.maintain import orphan_scanner
 
     project, _ = load_project(where, environment=environment, chosen=chosen)
     chosen_tables = selection((t.name for t in project.tables if t.state == "present"), list(tables), list(only))
@@ -241,7 +243,7 @@ def _decide(
         decided = maintenance_plan(project, CatalogHealth(reader, scan), moment, selection=chosen_tables,
                                    on_work=on_work)
         if views is not None:  # health: the selected namespaces' views, read with the same reader
-            from runtime.view_health import read_views_health
+            from tablepolicy.runtime.view_health import read_views_health
 
             views.append(read_views_health(reader, project, moment))
         return decided
@@ -252,8 +254,9 @@ def health(path: Where = "policies", *, catalog: CatalogLike = None, environment
     """Each declared table's health read from its metadata without a JVM (snapshots, files, small files, delete
     files, manifests, orphan bytes, refs), the maintenance due ``now`` (default: the clock), and the views of the
     selected namespaces (version, age, same as git or not)."""
-    from runtime.maintain import Locations
-    from tablepolicy.results import HealthOutcome
+    from tablepolicy.runtime.maintain import Locations
+
+    from .results import HealthOutcome
 
     where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -271,13 +274,14 @@ def maintain(
     """Run the maintenance the lifecycle policy makes due ``now``: rewrites and retention deletes through Spark
     (started only when one is due), snapshot expiry and orphan removal without it. ``dry_run``: decide and
     estimate, change nothing. ``progress``: told of each event (tablepolicy.events) as the run goes."""
-    from compiler.maintenance.due import TableMaintenance
-    from compiler.maintenance.sequence import estimated
-    from compiler.render.maintenance import action_sql
-    from runtime.maintain import Locations, run_maintenance
-    from runtime.spark.session import SessionOnDemand, SparkOptions
-    from tablepolicy.events import CallbackProgress, MaintenanceDecided
-    from tablepolicy.results import MaintainOutcome
+    from tablepolicy.compiler.maintenance.due import TableMaintenance
+    from tablepolicy.compiler.maintenance.sequence import estimated
+    from tablepolicy.compiler.render.maintenance import action_sql
+    from tablepolicy.runtime.maintain import Locations, run_maintenance
+    from tablepolicy.runtime.spark.session import SessionOnDemand, SparkOptions
+
+    from .events import CallbackProgress, MaintenanceDecided
+    from .results import MaintainOutcome
 
     where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -309,10 +313,11 @@ def drift(path: Where = "policies", *, catalog: CatalogLike = None, environment:
           ) -> DriftOutcome:
     """What the catalog holds that git does not say (the reverse of plan); the namespaces and tables git never
     mentions are looked for when ``path`` is the whole project (they are listed, never drift)."""
-    from compiler.desired import desired_states
-    from compiler.drift import find_drift
-    from compiler.project import SelectedProject
-    from tablepolicy.results import DriftOutcome
+    from tablepolicy.compiler.desired import desired_states
+    from tablepolicy.compiler.drift import find_drift
+    from tablepolicy.compiler.project import SelectedProject
+
+    from .results import DriftOutcome
 
     where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)
@@ -328,7 +333,7 @@ def drift(path: Where = "policies", *, catalog: CatalogLike = None, environment:
 def open_reader(config: CatalogConfig) -> CatalogReader:
     """The catalog reader, imported on first use: pyiceberg's catalogs and SQLAlchemy take a third of a
     second to import. Reading creates nothing: an embedded catalog not created yet reads as empty."""
-    from runtime.catalog.reader import CatalogReader
+    from tablepolicy.runtime.catalog.reader import CatalogReader
 
     return CatalogReader(config, create=False)
 
@@ -340,10 +345,11 @@ def import_tables(
     """Policy YAML for existing catalog tables and views (``tables``: exact names, ``ns.*`` or ``ns.**``;
     ``namespaces``: every table of each), such that a plan right after shows no changes. With ``out``, one file
     per table is written under it, all or nothing (ImportRefused lists every reason when nothing was written)."""
-    from compiler.model.names import format_name
-    from runtime.catalog.config import resolve_catalog
-    from runtime.importing import read_documents, write_documents
-    from tablepolicy.results import Imported
+    from tablepolicy.compiler.model.names import format_name
+    from tablepolicy.runtime.catalog.config import resolve_catalog
+    from tablepolicy.runtime.importing import read_documents, write_documents
+
+    from .results import Imported
 
     where = Path(policies)
     config = (catalog.catalog if isinstance(catalog, Target) else catalog if isinstance(catalog, CatalogConfig)
@@ -361,7 +367,7 @@ def import_tables(
 def catalog(name: str | None = None, path: PathLike = "policies") -> CatalogConfig:
     """The catalog ``name`` configures (.pyiceberg.yaml, PYICEBERG_CATALOG__*, TABLEPOLICY_CATALOG), or the
     project's default; a name nothing defines raises CatalogError listing the names that are defined."""
-    from runtime.catalog.config import resolve_catalog
+    from tablepolicy.runtime.catalog.config import resolve_catalog
 
     return resolve_catalog(name, Path(path))
 
@@ -379,7 +385,7 @@ def erase(
     reads are deleted only when older (default: the table's orphan_files.older_than, else 3d). ``progress``: told
     of each tablepolicy.events value (what was decided, each step, each table erased) as the run goes.
     ``outcome.complete``: every table erased and proven, or held by a declared legal hold."""
-    from tablepolicy import erasure
+    from . import erasure
 
     where = project_of(path)
     age = erasure.debris_min_age(debris_min_age, "debris_min_age") if isinstance(debris_min_age, str) \
@@ -400,7 +406,7 @@ def erase_status(path: Where = "policies", *, catalog: CatalogLike = None, envir
                  requests: PathLike | None = None, today: date | None = None) -> ErasureStatus:
     """Each erasure request of the ledger (or of ``requests``, those the ledger does not know yet as pending) on
     the selected tables, without a JVM: done with its proof, pending, held or overdue as of ``today``."""
-    from tablepolicy import erasure
+    from . import erasure
 
     where = project_of(path)
     chosen = target(where, catalog=catalog, environment=environment)

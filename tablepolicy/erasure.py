@@ -15,8 +15,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from compiler.diagnostics import Diagnostic, Diagnostics
-from compiler.erasure.ledger import (
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics
+from tablepolicy.compiler.erasure.ledger import (
     Entry,
     RequestStatus,
     State,
@@ -25,22 +25,23 @@ from compiler.erasure.ledger import (
     statuses,
     subject_entries,
 )
-from compiler.erasure.plan import ErasurePreview, TableErasure, erasure_plan
-from compiler.erasure.requests import LoadedRequests, load_requests, requests_format
-from compiler.errors import PolicyError, TablePolicyError
-from compiler.loader import Project, display_path
-from compiler.model.names import format_name
-from runtime.caches.folder import cache_dir
-from runtime.erasure.proof import ProofState, TableProof
-from runtime.target import Target
-from tablepolicy.events import ErasureDecided, ErasureProgress, LedgerNote, ProgressCallback, TableErased
+from tablepolicy.compiler.erasure.plan import ErasurePreview, TableErasure, erasure_plan
+from tablepolicy.compiler.erasure.requests import LoadedRequests, load_requests, requests_format
+from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+from tablepolicy.compiler.loader import Project, display_path
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.runtime.caches.folder import cache_dir
+from tablepolicy.runtime.erasure.proof import ProofState, TableProof
+from tablepolicy.runtime.target import Target
+
+from .events import ErasureDecided, ErasureProgress, LedgerNote, ProgressCallback, TableErased
 
 if TYPE_CHECKING:
-    from compiler.catalog.config import CatalogConfig
-    from compiler.paths import ProjectPaths
-    from runtime.catalog.reader import CatalogReader
-    from runtime.ledger import Ledger
-    from runtime.spark.session import SessionOnDemand
+    from tablepolicy.compiler.catalog.config import CatalogConfig
+    from tablepolicy.compiler.paths import ProjectPaths
+    from tablepolicy.runtime.catalog.reader import CatalogReader
+    from tablepolicy.runtime.ledger import Ledger
+    from tablepolicy.runtime.spark.session import SessionOnDemand
 
 
 @dataclass(frozen=True)
@@ -100,7 +101,7 @@ class ErasureStatus:
 
 def debris_min_age(text: str, flag: str = "--debris-min-age") -> timedelta:
     """A duration as the policies write them (0s, 1h, 3d)."""
-    from compiler.spec.units import Duration
+    from tablepolicy.compiler.spec.units import Duration
 
     try:
         return timedelta(milliseconds=Duration.parse(text).millis)
@@ -133,7 +134,7 @@ def read_requests(project: Project, requests_file: Path, reader: CatalogReader) 
 
 def _debris_ages(project: Project) -> dict[tuple[str, ...], timedelta]:
     """The orphan guard each table declares: erase keeps unreadable unreferenced files younger than it."""
-    from compiler.effective import effective_settings
+    from tablepolicy.compiler.effective import effective_settings
 
     ages = {}
     for table in project.tables:
@@ -148,8 +149,8 @@ def erase(
     spark: Mapping[str, Any], now: datetime, debris_age: timedelta | None, progress: ProgressCallback,
 ) -> ErasureOutcome:
     """The body of tablepolicy.erase (tablepolicy/api.py checks the arguments and finds the project)."""
-    from runtime.catalog.reader import CatalogReader
-    from runtime.ledger import new_salt, now_utc, opened_ledger
+    from tablepolicy.runtime.catalog.reader import CatalogReader
+    from tablepolicy.runtime.ledger import new_salt, now_utc, opened_ledger
 
     config = chosen.catalog
     with CatalogReader(config, create=False) as reader:
@@ -164,13 +165,13 @@ def erase(
             today = now.date()
             session = None
             if todo.tables and not dry_run:  # started only if a step needs Spark (runtime/erasure/commits.py)
-                from runtime.spark.session import SessionOnDemand, SparkOptions
+                from tablepolicy.runtime.spark.session import SessionOnDemand, SparkOptions
 
                 session = SessionOnDemand(config, SparkOptions.from_flags(spark["master"], spark["conf"]))
             previews: tuple[ErasurePreview, ...] = ()
             warnings: list[str] = []
             if dry_run and todo.tables:  # what holds the keys and every statement a run starts with, no JVM
-                from runtime.erase import preview_erasure
+                from tablepolicy.runtime.erase import preview_erasure
 
                 previews = tuple(preview_erasure(todo.tables, config, warnings.append))
             progress(ErasureDecided(tuple(reached.tables), tuple(todo.tables), tuple(todo.done), today, dry_run,
@@ -198,9 +199,9 @@ def _erase_table(
 ) -> ErasedTable:
     """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved.
     ``debris_age``: the table's debris guard (None: Iceberg's 3-day orphan default)."""
-    from runtime.erase import run_erasure
-    from runtime.erasure.leftovers import DEBRIS_MIN_AGE
-    from runtime.ledger import now_utc
+    from tablepolicy.runtime.erase import run_erasure
+    from tablepolicy.runtime.erasure.leftovers import DEBRIS_MIN_AGE
+    from tablepolicy.runtime.ledger import now_utc
 
     (proof,) = run_erasure([table], config, session.options, lock_dir=cache_dir(paths),
                            on_progress=lambda message: progress(ErasureProgress(message)), session=session,
@@ -217,7 +218,7 @@ def _erase_table(
 
 def proof_document(outcome: ErasureOutcome, erased_at: datetime) -> str:
     """The proof file of a run (``erase --proof``): no key value in it."""
-    from compiler.render.erasure_report import proof_json
+    from tablepolicy.compiler.render.erasure_report import proof_json
 
     ids = [r.id for r in outcome.reached.requests.model.requests]
     return proof_json(outcome.target.catalog.summary(), erased_at, ids, [t.document for t in outcome.tables],
@@ -227,8 +228,8 @@ def proof_document(outcome: ErasureOutcome, erased_at: datetime) -> str:
 def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests_file: Path | None, today: date
                  ) -> ErasureStatus:
     """The body of tablepolicy.erase_status."""
-    from runtime.catalog.reader import CatalogReader
-    from runtime.ledger import opened_ledger
+    from tablepolicy.runtime.catalog.reader import CatalogReader
+    from tablepolicy.runtime.ledger import opened_ledger
 
     with CatalogReader(chosen.catalog, create=False) as reader, \
             opened_ledger(reader, cache_dir(paths), create=False) as ledger:

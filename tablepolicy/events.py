@@ -11,16 +11,16 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from compiler.diagnostics import Diagnostics
-from compiler.erasure.ledger import Entry
-from compiler.erasure.plan import ErasurePreview, TableErasure
-from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.due import MaintenancePlan
-from compiler.maintenance.report import Step
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.erasure.ledger import Entry
+from tablepolicy.compiler.erasure.plan import ErasurePreview, TableErasure
+from tablepolicy.compiler.maintenance.actions import Action
+from tablepolicy.compiler.maintenance.decide import Skip
+from tablepolicy.compiler.maintenance.due import MaintenancePlan
+from tablepolicy.compiler.maintenance.report import Step
 
 if TYPE_CHECKING:
-    from runtime.erasure.proof import TableProof
+    from tablepolicy.runtime.erasure.proof import TableProof
 
 
 @dataclass(frozen=True)
@@ -104,7 +104,7 @@ ProgressCallback = Callable[[Event], None]
 
 
 class CallbackProgress:
-    """runtime.maintain's progress protocol, told to a callback as events."""
+    """tablepolicy.runtime.maintain's progress protocol, told to a callback as events."""
 
     def __init__(self, callback: ProgressCallback) -> None:
         self.callback = callback

@@ -7,15 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.diagnostics import Diagnostics
 
 if TYPE_CHECKING:  # annotations only: validate's results must not import the planner, maintenance or drift
-    from compiler.drift import Drift
-    from compiler.maintenance.due import MaintenancePlan
-    from compiler.maintenance.report import MaintenanceReport
-    from compiler.maintenance.view_health import ViewsHealth
-    from compiler.plan.model import Plan
-    from runtime.target import Target
+    from tablepolicy.compiler.drift import Drift
+    from tablepolicy.compiler.maintenance.due import MaintenancePlan
+    from tablepolicy.compiler.maintenance.report import MaintenanceReport
+    from tablepolicy.compiler.maintenance.view_health import ViewsHealth
+    from tablepolicy.compiler.plan.model import Plan
+    from tablepolicy.runtime.target import Target
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.sorting import NullOrder, SortDirection, SortField, SortOrder
 from pyiceberg.transforms import parse_transform
 
-from compiler.model.table import TableState, field_paths
+from tablepolicy.compiler.model.table import TableState, field_paths
 
 
 def embedded_catalog(policies: Path) -> SqlCatalog:
@@ -46,8 +46,8 @@ def create_like(catalog: Catalog, state: TableState) -> None:
 def create_examples(policies: Path, edit: Callable[[TableState], TableState] = lambda state: state) -> None:
     """Every table the policies under ``policies`` declare, created in their embedded catalog (``edit``: how
     each differs from its policy)."""
-    from compiler.desired import desired_states
-    from compiler.validate import validate
+    from tablepolicy.compiler.desired import desired_states
+    from tablepolicy.compiler.validate import validate
 
     project, _ = validate(policies)
     catalog = embedded_catalog(policies)
@@ -58,8 +58,8 @@ def create_examples(policies: Path, edit: Callable[[TableState], TableState] = l
 def policy_table(root: Path, policy: str, name: tuple[str, str]) -> tuple[Path, Table]:
     """A project of one policy (``root``/policies/table.yaml) and its table ``name``, created in the embedded catalog
     as the policy declares it: the policies folder and the table."""
-    from compiler.desired import desired_states
-    from compiler.validate import validate
+    from tablepolicy.compiler.desired import desired_states
+    from tablepolicy.compiler.validate import validate
 
     policies = root / "policies"
     policies.mkdir()

@@ -16,14 +16,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import codes
-from compiler.checks import check_project
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.environment import check_references, parse_environment
-from compiler.erasure.requests import load_requests
-from compiler.guardrails import check_rules
-from compiler.loader import Project, load_text
-from compiler.schema import environment_json_schema, policy_json_schema, requests_json_schema, rules_json_schema
+from tablepolicy.compiler import codes
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from tablepolicy.compiler.environment import check_references, parse_environment
+from tablepolicy.compiler.erasure.requests import load_requests
+from tablepolicy.compiler.guardrails import check_rules
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.schema import (
+    environment_json_schema,
+    policy_json_schema,
+    requests_json_schema,
+    rules_json_schema,
+)
 
 PROJECT_FILES = {
     "policies/sales/_namespace.yaml": "namespace: sales\nlifecycle: {snapshots: {max_age: 5d}}\n",

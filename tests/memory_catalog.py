@@ -19,16 +19,16 @@ from typing import Any
 
 from pyiceberg.table.metadata import TableMetadataUtil
 
-from compiler.catalog.current import CurrentTable, current_table
-from compiler.checks import check_project
-from compiler.desired import desired_table
-from compiler.diagnostics import Diagnostics
-from compiler.diff.changes import RetentionEstimate
-from compiler.loader import Project, load_text
-from compiler.model.names import parse_name
-from compiler.model.properties import DECLARED_KEYS, DECLARED_REFS, declared_stamp
-from compiler.model.table import ColumnPath, TableState, iceberg_json
-from compiler.plan.memory_apply import Lake, MemoryTable
+from tablepolicy.compiler.catalog.current import CurrentTable, current_table
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.diff.changes import RetentionEstimate
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.model.names import parse_name
+from tablepolicy.compiler.model.properties import DECLARED_KEYS, DECLARED_REFS, declared_stamp
+from tablepolicy.compiler.model.table import ColumnPath, TableState, iceberg_json
+from tablepolicy.compiler.plan.memory_apply import Lake, MemoryTable
 
 # What Spark and Iceberg write on every table they create, which no policy owns: the planner must ignore it.
 ENGINE_PROPERTIES = {"owner": "spark", "write.parquet.compression-codec": "zstd"}
@@ -188,7 +188,7 @@ def applied(
 
 @dataclass(frozen=True)
 class MemoryCatalog(Lake):
-    """The lake compiler/plan/memory_apply.py applies plans to (a StateSource, compiler.plan.planner), whose
+    """The lake compiler/plan/memory_apply.py applies plans to (a StateSource, tablepolicy.compiler.plan.planner), whose
     retention estimates all read ``estimate``: a Lake holds no data files, so it has none."""
 
     estimate: RetentionEstimate | None = None  # what every retention estimate reads from "metadata"

@@ -1,13 +1,13 @@
 """Views as a catalog holds them, in memory: a view policy as an apply left it -> Iceberg view metadata JSON (as
 Spark's CREATE VIEW writes it: the SQL for dialect spark, a schema with column docs, Spark's own properties)
--> read back as the planner reads a catalog's view (compiler.model.view.current_view)."""
+-> read back as the planner reads a catalog's view (tablepolicy.compiler.model.view.current_view)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from compiler.diff.views import stamped
-from compiler.model.view import COMMENT_KEY, CurrentView, current_view, desired_view
+from tablepolicy.compiler.diff.views import stamped
+from tablepolicy.compiler.model.view import COMMENT_KEY, CurrentView, current_view, desired_view
 from tests.memory_catalog import project_of
 
 SPARK_PROPERTIES = {"create_engine_version": "Spark 3.5.9", "engine_version": "Spark 3.5.9",

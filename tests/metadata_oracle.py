@@ -10,8 +10,8 @@ from pyiceberg.table import Table
 from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 from pyiceberg.table.sorting import NullOrder, SortDirection
 
-from compiler.catalog.current import CurrentTable
-from compiler.model.table import (
+from tablepolicy.compiler.catalog.current import CurrentTable
+from tablepolicy.compiler.model.table import (
     PartitionFieldState,
     RefRetention,
     RefState,
@@ -20,7 +20,7 @@ from compiler.model.table import (
     TableState,
     field_paths,
 )
-from compiler.model.transforms import parse_iceberg_transform
+from tablepolicy.compiler.model.transforms import parse_iceberg_transform
 
 
 def pyiceberg_reading(name: tuple[str, ...], table: Table) -> CurrentTable:

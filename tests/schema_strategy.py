@@ -1,4 +1,4 @@
-"""Hypothesis strategies that build documents from a JSON Schema (the subset compiler.schema generates).
+"""Hypothesis strategies that build documents from a JSON Schema (the subset tablepolicy.compiler.schema generates).
 
 hypothesis-jsonschema 0.23.1 does not work with the locked hypothesis 6.170.17, so this is a small one of our own:
 ``$ref``/``$defs``, ``anyOf``/``oneOf``, ``const``/``enum``, string ``pattern`` (``st.from_regex``), ``format``

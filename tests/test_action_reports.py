@@ -13,14 +13,19 @@ from pathlib import Path
 
 import pytest
 
-from compiler.maintenance.actions import ExpireSnapshots, RemoveOrphanFiles, RewriteDataFiles, RewriteManifests
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.health import OrphanFigures
-from compiler.maintenance.measured import measured
-from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
-from compiler.render.erasure_report import proof_json
-from compiler.render.maintenance_report import report_json
-from runtime.erasure.proof import ProofStep, TableProof
+from tablepolicy.compiler.maintenance.actions import (
+    ExpireSnapshots,
+    RemoveOrphanFiles,
+    RewriteDataFiles,
+    RewriteManifests,
+)
+from tablepolicy.compiler.maintenance.decide import Skip
+from tablepolicy.compiler.maintenance.health import OrphanFigures
+from tablepolicy.compiler.maintenance.measured import measured
+from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+from tablepolicy.compiler.render.erasure_report import proof_json
+from tablepolicy.compiler.render.maintenance_report import report_json
+from tablepolicy.runtime.erasure.proof import ProofStep, TableProof
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.test_maintenance import health
 from tests.test_report_views import CATALOG, check
@@ -113,7 +118,7 @@ def test_a_real_erasure_records_its_steps(tmp_path: Path, monkeypatch: pytest.Mo
     """Through the CLI with no JVM (the pyarrow path) on test_torn_files' table (two files, one holding the
     key): that file is replaced, then the snapshots that still read it expire, each step with the bytes of the
     files it took as listed before it."""
-    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: NOW)
+    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: NOW)
     table = torn_files_table(tmp_path)
     [holding] = [t.file.file_size_in_bytes for t in table.scan().plan_files() if t.file.record_count == 2]
     with pyspark_unimportable():

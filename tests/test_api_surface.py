@@ -70,6 +70,6 @@ def test_every_listed_name_exists_and_nothing_public_is_unlisted() -> None:
 def test_importing_the_package_loads_no_catalog_client_planner_or_engine() -> None:
     """``import tablepolicy`` is cheap: each function loads what it needs when called."""
     code = ("import sys, tablepolicy; print(sorted(m for m in sys.modules if m.split('.')[0] in "
-            "('pyiceberg', 'pyspark', 'sqlalchemy') or m.startswith('compiler.plan')))")
+            "('pyiceberg', 'pyspark', 'sqlalchemy') or m.startswith('tablepolicy.compiler.plan')))")
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.desired import desired_states
-from compiler.validate import validate
-from runtime.caches.models import FileModelCache
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.caches.models import FileModelCache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -45,8 +45,8 @@ def test_corrupt_cache_is_ignored(tmp_path: Path) -> None:
 
 
 def test_the_plan_cache_is_replaced_whole_and_a_folder_it_cannot_write_is_one_line(tmp_path: Path) -> None:
-    from compiler.errors import TablePolicyError
-    from runtime.caches.plans import PlanCache
+    from tablepolicy.compiler.errors import TablePolicyError
+    from tablepolicy.runtime.caches.plans import PlanCache
 
     folder = tmp_path / ".tablepolicy"
     cache = PlanCache(folder / "plan-cache.json", {"shop.orders": {"key": "k"}})

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import __version__
+from tablepolicy.compiler import __version__
 from tests.cli_runner import CLI_COMMAND, process_env, tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]

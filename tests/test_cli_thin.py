@@ -18,16 +18,16 @@ CLI = ROOT / "runtime" / "cli"
 
 # module -> the names in it that do a command's work (None: the whole module)
 WORK: dict[str, frozenset[str] | None] = {
-    "compiler.project": frozenset({"load_selected"}),
-    "compiler.validate": None,
-    "compiler.plan.planner": frozenset({"make_plan"}),
-    "compiler.maintenance.due": frozenset({"maintenance_plan"}),
-    "compiler.drift": frozenset({"find_drift"}),
-    "runtime.apply": frozenset({"apply_plan"}),
-    "runtime.maintain": frozenset({"run_maintenance"}),
-    "runtime.health": None,
-    "runtime.erase": frozenset({"run_erasure", "preview_erasure"}),
-    "runtime.importing": frozenset({"read_documents", "write_documents"}),
+    "tablepolicy.compiler.project": frozenset({"load_selected"}),
+    "tablepolicy.compiler.validate": None,
+    "tablepolicy.compiler.plan.planner": frozenset({"make_plan"}),
+    "tablepolicy.compiler.maintenance.due": frozenset({"maintenance_plan"}),
+    "tablepolicy.compiler.drift": frozenset({"find_drift"}),
+    "tablepolicy.runtime.apply": frozenset({"apply_plan"}),
+    "tablepolicy.runtime.maintain": frozenset({"run_maintenance"}),
+    "tablepolicy.runtime.health": None,
+    "tablepolicy.runtime.erase": frozenset({"run_erasure", "preview_erasure"}),
+    "tablepolicy.runtime.importing": frozenset({"read_documents", "write_documents"}),
 }
 
 
@@ -49,10 +49,10 @@ def test_the_command_modules_reach_the_work_through_the_api(module: Path) -> Non
 
 
 @pytest.mark.parametrize(("source", "found"), [
-    ("from runtime.apply import apply_plan\n", ["1: runtime.apply.apply_plan"]),
-    ("def f():\n    from runtime.health import CatalogHealth\n", ["2: runtime.health.CatalogHealth"]),
-    ("import runtime.health\n", ["1: runtime.health"]),
-    ("from runtime.apply import StepResult\nfrom compiler.plan.steps import plan_steps\n", []),  # what apply shows
+    ("from tablepolicy.runtime.apply import apply_plan\n", ["1: tablepolicy.runtime.apply.apply_plan"]),
+    ("def f():\n    from tablepolicy.runtime.health import CatalogHealth\n", ["2: tablepolicy.runtime.health.CatalogHealth"]),
+    ("import tablepolicy.runtime.health\n", ["1: tablepolicy.runtime.health"]),
+    ("from tablepolicy.runtime.apply import StepResult\nfrom tablepolicy.compiler.plan.steps import plan_steps\n", []),  # what apply shows
     ("from tablepolicy.api import open_reader\nimport tablepolicy\n", []),
 ])
 def test_the_check_finds_a_reach_past_the_api(source: str, found: list[str]) -> None:

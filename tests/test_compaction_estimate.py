@@ -8,8 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.maintenance.compaction import estimate, expected_output_files, files_written, rewrites, split_size
-from compiler.maintenance.health import SmallGroup
+from tablepolicy.compiler.maintenance.compaction import (
+    estimate,
+    expected_output_files,
+    files_written,
+    rewrites,
+    split_size,
+)
+from tablepolicy.compiler.maintenance.health import SmallGroup
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 TARGET = 512 * MiB
@@ -72,11 +78,11 @@ def test_a_table_estimate_takes_exactly_the_groups_spark_takes() -> None:
 def test_the_dry_run_report_shows_what_it_cannot_know_as_a_range() -> None:
     from datetime import UTC, datetime
 
-    from compiler.maintenance.actions import RewriteDataFiles
-    from compiler.maintenance.health import TableHealth
-    from compiler.maintenance.projection import projected
-    from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
-    from compiler.render.maintenance_report import report_markdown, report_text
+    from tablepolicy.compiler.maintenance.actions import RewriteDataFiles
+    from tablepolicy.compiler.maintenance.health import TableHealth
+    from tablepolicy.compiler.maintenance.projection import projected
+    from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+    from tablepolicy.compiler.render.maintenance_report import report_markdown, report_text
 
     groups = (group(30, 2013), group(4, 2013))
     before = TableHealth(

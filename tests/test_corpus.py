@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.validate import validate
+from tablepolicy.compiler.validate import validate
 
 CORPUS = Path(__file__).parent / "corpus"
 MARK = re.compile(r"#\s*<-\s*(TP\d{3})")

@@ -28,8 +28,8 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
-from compiler.catalog.config import CatalogConfig
-from runtime.catalog.reader import CatalogReader
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.runtime.catalog.reader import CatalogReader
 from tests.metadata_oracle import pyiceberg_reading
 
 SCHEMA = Schema(

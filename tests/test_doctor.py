@@ -140,9 +140,9 @@ def test_s3_warehouse_all_pass_with_write_probe(project: Path, s3: S3Server) -> 
 
 def test_s3_warehouse_without_local_s3a_jars_names_maven(project: Path, s3: S3Server,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    import runtime.spark.jars
+    import tablepolicy.runtime.spark.jars as jars
 
-    monkeypatch.setattr(runtime.spark.jars, "s3a_jars", lambda: None)  # as on a machine without make install
+    monkeypatch.setattr(jars, "s3a_jars", lambda: None)  # as on a machine without make install
     run = tool("doctor", "policies", cwd=project, env=catalog_env(project, "s3://lake/wh", s3.pyiceberg_properties()))
     assert run.returncode == 0, run.stdout + run.stderr
     line = lines(run)["s3a jars"]
@@ -150,12 +150,12 @@ def test_s3_warehouse_without_local_s3a_jars_names_maven(project: Path, s3: S3Se
 
 
 def test_a_check_that_raises_is_a_failed_line(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import runtime.doctor
+    import tablepolicy.runtime.doctor as doctor_module
 
     def broken() -> None:
         raise RuntimeError("unexpected")
 
-    monkeypatch.setattr(runtime.doctor, "pyspark", broken)
+    monkeypatch.setattr(doctor_module, "pyspark", broken)
     run = tool("doctor", "policies", cwd=project)
     assert run.returncode == 1
     assert lines(run)["pyspark"] == ("✗ pyspark: the check itself failed: unexpected — fix: report it, "
@@ -300,7 +300,7 @@ def test_doctor_never_imports_pyspark(project: Path) -> None:
     (blocker / "pyspark").mkdir(parents=True)
     (blocker / "pyspark" / "__init__.py").write_text("raise ImportError('pyspark is blocked in this test')\n")
     env = process_env(project) | {"PYTHONPATH": f"{blocker}:{ROOT}"}
-    done = subprocess.run([sys.executable, "-c", "from runtime.cli.app import main; main()", "doctor", "policies"],
+    done = subprocess.run([sys.executable, "-m", "tablepolicy", "doctor", "policies"],
                           cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "blocked" not in done.stdout + done.stderr

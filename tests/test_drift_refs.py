@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 from datetime import date
 
-from compiler.drift import find_drift
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from compiler.render.drift import drift_json, render_drift
+from tablepolicy.compiler.drift import find_drift
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.compiler.render.drift import drift_json, render_drift
 from tests.memory_catalog import MemoryCatalog, applied, declared_state, project_of
 
 APPLIED = "table: u.t\ncolumns: [{name: id, type: long}]\nrefs: [{tag: month_end, max_ref_age: 400d}]\n"

@@ -7,10 +7,10 @@ import json
 from datetime import date
 from typing import Any
 
-from compiler.drift import find_drift
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from compiler.render.drift import drift_json, render_drift
+from tablepolicy.compiler.drift import find_drift
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.compiler.render.drift import drift_json, render_drift
 from tests.memory_catalog import MemoryCatalog, applied, declared_state, project_of
 from tests.memory_views import applied_view
 

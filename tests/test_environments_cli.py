@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
-from compiler.desired import desired_states
-from compiler.model.properties import MANAGED_PROPERTIES
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.model.properties import MANAGED_PROPERTIES
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like
 from tests.cli_runner import Run, tablepolicy, tablepolicy_runs_in_a_process
 
@@ -196,7 +196,7 @@ def test_a_plan_file_keeps_its_environment_and_apply_refuses_another(project: Pa
     assert "  the plan was made for environment 'prod'; this apply is for environment 'dev'" in refused.stderr
     assert not (project / "plan.json.journal").exists()
     # the file reads back to the same plan (its environment included)
-    from compiler.plan.codec import plan_from_json, plan_to_json
+    from tablepolicy.compiler.plan.codec import plan_from_json, plan_to_json
 
     assert plan_to_json(plan_from_json((project / "plan.json").read_text())) == (project / "plan.json").read_text()
 

@@ -12,8 +12,8 @@ import pytest
 from pyiceberg.manifest import DataFile, DataFileContent, ManifestEntry, ManifestEntryStatus
 from pyiceberg.typedef import Record
 
-from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
-from runtime.erasure.commits import (
+from tablepolicy.runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
+from tablepolicy.runtime.erasure.commits import (
     FILE_PATH_FIELD,
     _applies,
     _replaced,
@@ -21,9 +21,9 @@ from runtime.erasure.commits import (
     expire,
     rewrite_manifests,
 )
-from runtime.erasure.survey import table_reach
-from runtime.manifests import READS
-from runtime.orphans import normalize
+from tablepolicy.runtime.erasure.survey import table_reach
+from tablepolicy.runtime.manifests import READS
+from tablepolicy.runtime.orphans import normalize
 from tests.test_erasure_rewrite import ONE, files_of, keys, lake
 
 U1 = keys(ONE, [("u1",)])

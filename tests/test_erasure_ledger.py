@@ -13,11 +13,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, event, text
 
-from compiler.desired import desired_table
-from compiler.erasure.ledger import Entry, State, keys_fingerprint, outstanding, subject_entries, subject_entry
-from compiler.erasure.plan import erasure_plan
-from compiler.erasure.requests import load_requests
-from runtime.ledger import LEDGER_FILE, SQLITE_LEDGER_FILE, Ledger
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.erasure.ledger import (
+    Entry,
+    State,
+    keys_fingerprint,
+    outstanding,
+    subject_entries,
+    subject_entry,
+)
+from tablepolicy.compiler.erasure.plan import erasure_plan
+from tablepolicy.compiler.erasure.requests import load_requests
+from tablepolicy.runtime.ledger import LEDGER_FILE, SQLITE_LEDGER_FILE, Ledger
 from tests.catalog_fixtures import create_examples
 from tests.cli_runner import pyspark_blocker, pyspark_unimportable, tablepolicy, tablepolicy_process
 from tests.integration.evolve import project_of

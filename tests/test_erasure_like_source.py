@@ -17,7 +17,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table, WriteTask
 from pyiceberg.types import LongType, NestedField, StringType
 
-from runtime.erasure.like_source import DICTIONARY, source_layout, write_like
+from tablepolicy.runtime.erasure.like_source import DICTIONARY, source_layout, write_like
 
 SCHEMA = Schema(NestedField(1, "event_id", LongType(), required=False),
                 NestedField(2, "user_id", StringType(), required=False),

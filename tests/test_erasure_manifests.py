@@ -14,10 +14,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.types import LongType, NestedField, StringType
 
-from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet
-from runtime.erasure.leftovers import delete_unreferenced, manifests
-from runtime.erasure.manifests import KeyBounds, truncations
-from runtime.erasure.survey import FileReader, survey
+from tablepolicy.runtime.erasure.keys import SUBJECT, KeyColumn, KeySet
+from tablepolicy.runtime.erasure.leftovers import delete_unreferenced, manifests
+from tablepolicy.runtime.erasure.manifests import KeyBounds, truncations
+from tablepolicy.runtime.erasure.survey import FileReader, survey
 from tests.integration.manifest_scan import manifest_bounds
 
 ERASED = "subject-erased"

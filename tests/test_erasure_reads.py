@@ -43,9 +43,9 @@ from pyarrow import fs as pafs
 from pyiceberg.io.pyarrow import PyArrowFileIO
 
 import tablepolicy
-from runtime.erase import _prove
-from runtime.erasure import arrow_rewrite, survey
-from runtime.orphans import normalize
+from tablepolicy.runtime.erase import _prove
+from tablepolicy.runtime.erasure import arrow_rewrite, survey
+from tablepolicy.runtime.orphans import normalize
 from tests.catalog_fixtures import policy_table
 from tests.cli_runner import pyspark_unimportable
 
@@ -258,8 +258,8 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Steps:
     initialize = PyArrowFileIO._initialize_fs
     monkeypatch.setattr(PyArrowFileIO, "_initialize_fs", lambda io, scheme, netloc=None: pafs.PyFileSystem(
         Counting(initialize(io, scheme, netloc), steps)))
-    monkeypatch.setattr("runtime.erase.survey", steps.wrap("survey", survey.survey))
-    monkeypatch.setattr("runtime.erase._prove", steps.wrap("proof", _prove))
+    monkeypatch.setattr("tablepolicy.runtime.erase.survey", steps.wrap("survey", survey.survey))
+    monkeypatch.setattr("tablepolicy.runtime.erase._prove", steps.wrap("proof", _prove))
     monkeypatch.setattr(arrow_rewrite, "_rewrite_file", steps.wrap("rewrite", arrow_rewrite._rewrite_file))
     for name in [k for k in os.environ if k.startswith(("PYICEBERG_", "TABLEPOLICY_"))]:
         monkeypatch.delenv(name)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.desired import desired_table
-from compiler.erasure.plan import erasure_plan
-from compiler.erasure.requests import load_requests
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.erasure.plan import erasure_plan
+from tablepolicy.compiler.erasure.requests import load_requests
+from tablepolicy.compiler.validate import validate
 
 NAMESPACE = """namespace: privacy
 lifecycle:

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 
-from compiler.diagnostics import Location
-from compiler.erasure.ledger import Entry, statuses
-from compiler.erasure.plan import ErasurePreview, RefRule, RefStep
-from compiler.render.erasure import render_preview
-from compiler.render.erasure_report import proof_json, render_status
-from runtime.erasure.proof import ProofStep, RefOutcome, TableProof
+from tablepolicy.compiler.diagnostics import Location
+from tablepolicy.compiler.erasure.ledger import Entry, statuses
+from tablepolicy.compiler.erasure.plan import ErasurePreview, RefRule, RefStep
+from tablepolicy.compiler.render.erasure import render_preview
+from tablepolicy.compiler.render.erasure_report import proof_json, render_status
+from tablepolicy.runtime.erasure.proof import ProofStep, RefOutcome, TableProof
 from tests.test_report_views import CATALOG, check
 
 AT = datetime(2026, 11, 24, 6, 0, tzinfo=UTC)

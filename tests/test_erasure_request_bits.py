@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runtime.erase import _RequestBits
+from tablepolicy.runtime.erase import _RequestBits
 
 IDS = ["REQ-10", "REQ-9", "req-1", "REQ-2", "Ä", "", "REQ-10 "]
 

@@ -13,11 +13,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import yamlsource
-from compiler.desired import desired_table
-from compiler.erasure.plan import erasure_plan
-from compiler.erasure.requests import LoadedRequests, _flow_lines, load_requests
-from compiler.yamlsource import YamlDocument, parse_yaml
+from tablepolicy.compiler import yamlsource
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.erasure.plan import erasure_plan
+from tablepolicy.compiler.erasure.requests import LoadedRequests, _flow_lines, load_requests
+from tablepolicy.compiler.yamlsource import YamlDocument, parse_yaml
 from tests.integration.evolve import project_of
 
 POLICY = """

@@ -17,10 +17,10 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from runtime.erasure import arrow_rewrite
-from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
-from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet, _key_arrays, matches, without_keys
-from runtime.orphans import normalize
+from tablepolicy.runtime.erasure import arrow_rewrite
+from tablepolicy.runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
+from tablepolicy.runtime.erasure.keys import SUBJECT, KeyColumn, KeySet, _key_arrays, matches, without_keys
+from tablepolicy.runtime.orphans import normalize
 
 USER = pa.struct([("uid", pa.string()), ("name", pa.string())])
 

@@ -16,11 +16,11 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType
 
-from compiler.desired import desired_states
-from compiler.validate import validate
-from runtime.erasure.keys import SUBJECT, KeyColumn, KeySet
-from runtime.erasure.survey import FileReader, survey
-from runtime.orphans import normalize
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.erasure.keys import SUBJECT, KeyColumn, KeySet
+from tablepolicy.runtime.erasure.survey import FileReader, survey
+from tablepolicy.runtime.orphans import normalize
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 
@@ -57,7 +57,7 @@ lifecycle:
 
 def test_erase_deletes_the_unreadable_file_no_snapshot_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     now = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
-    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: now)  # the run's instant, not the real clock
+    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: now)  # the run's instant, not the real clock
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "events.yaml").write_text(POLICY)

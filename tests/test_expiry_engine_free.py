@@ -16,15 +16,15 @@ import pyarrow as pa
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from compiler.desired import desired_states
-from compiler.maintenance.due import maintenance_plan
-from compiler.validate import validate
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import CatalogReader
-from runtime.health import CatalogHealth
-from runtime.maintain import Locations, orphan_scanner, run_maintenance
-from runtime.orphans import reachable_files, stored_files
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.maintenance.due import maintenance_plan
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.health import CatalogHealth
+from tablepolicy.runtime.maintain import Locations, orphan_scanner, run_maintenance
+from tablepolicy.runtime.orphans import reachable_files, stored_files
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import pyspark_unimportable
 
@@ -133,7 +133,7 @@ def history_of(tmp_path: Path, commits: int) -> tuple[SqlCatalog, list[int]]:
 
 
 def test_a_writer_committing_meanwhile_is_not_lost(tmp_path: Path) -> None:
-    from runtime.expiry import expire
+    from tablepolicy.runtime.expiry import expire
 
     catalog, history = history_of(tmp_path, 4)
     later = datetime.now(UTC) + timedelta(days=1)
@@ -148,7 +148,7 @@ def test_a_writer_committing_meanwhile_is_not_lost(tmp_path: Path) -> None:
 
 
 def test_a_tag_made_meanwhile_keeps_its_snapshot(tmp_path: Path) -> None:
-    from runtime.expiry import expire
+    from tablepolicy.runtime.expiry import expire
 
     catalog, history = history_of(tmp_path, 4)
     later = datetime.now(UTC) + timedelta(days=1)
@@ -164,7 +164,7 @@ def test_a_tag_made_meanwhile_keeps_its_snapshot(tmp_path: Path) -> None:
 def test_refs_retention_is_honoured(tmp_path: Path) -> None:
     """A branch keeps its min_snapshots_to_keep ancestors; a tag past its max_ref_age is removed with its
     snapshot; a tag without one keeps its snapshot; files the branch reads stay."""
-    from runtime.expiry import expire
+    from tablepolicy.runtime.expiry import expire
 
     catalog, history = history_of(tmp_path, 5)
     table = catalog.load_table(("shop", "orders"))
@@ -187,13 +187,13 @@ KILLED = """
 import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from compiler.maintenance.due import maintenance_plan
-from compiler.validate import validate
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import CatalogReader
-from runtime.health import CatalogHealth
-from runtime.maintain import Locations, orphan_scanner, run_maintenance
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.maintenance.due import maintenance_plan
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.health import CatalogHealth
+from tablepolicy.runtime.maintain import Locations, orphan_scanner, run_maintenance
+from tablepolicy.runtime.spark.session import SparkOptions
 policies = Path(sys.argv[1])
 project, _ = validate(policies)
 config = resolve_catalog(None, policies)
@@ -245,7 +245,7 @@ def test_killed_between_the_commit_and_the_deletions_a_rerun_converges(tmp_path:
 def test_a_table_with_gc_disabled_is_refused_as_spark_refuses_it(tmp_path: Path) -> None:
     import pytest
 
-    from runtime.expiry import ExpiryRefused, expire
+    from tablepolicy.runtime.expiry import ExpiryRefused, expire
 
     catalog, history = history_of(tmp_path, 3)
     catalog.load_table(("shop", "orders")).transaction().set_properties({"gc.enabled": "false"}).commit_transaction()

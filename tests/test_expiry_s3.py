@@ -13,10 +13,10 @@ import pyarrow as pa
 import pytest
 from pyiceberg.table import Table
 
-from runtime.erasure.leftovers import reached
-from runtime.erasure.survey import table_reach
-from runtime.expiry import expire
-from runtime.orphans import stored_files
+from tablepolicy.runtime.erasure.leftovers import reached
+from tablepolicy.runtime.erasure.survey import table_reach
+from tablepolicy.runtime.expiry import expire
+from tablepolicy.runtime.orphans import stored_files
 from tests.s3server import S3Server, s3_server
 from tests.test_orphans_s3 import BUCKET, SCHEMA, make_table
 

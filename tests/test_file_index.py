@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-import compiler.loader
-import compiler.validate
-import runtime.caches.models
-from compiler.errors import TablePolicyError
-from compiler.validate import validate
-from compiler.yamlsource import _TREES
-from runtime.caches.models import FILE_INDEX, FileModelCache
+import tablepolicy.compiler.loader as loader_module
+import tablepolicy.compiler.validate as validate_module
+import tablepolicy.runtime.caches.models as models_module
+from tablepolicy.compiler.errors import TablePolicyError
+from tablepolicy.compiler.validate import validate
+from tablepolicy.compiler.yamlsource import _TREES
+from tablepolicy.runtime.caches.models import FILE_INDEX, FileModelCache
 from tests.cli_runner import Run, tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,13 +159,13 @@ def answer(policies: Path, cache: FileModelCache | None) -> list[str]:
 def without_ctime(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a file system whose ctime did not move (coarse timestamps, or a backup restored with its times): only
     size, mtime, inode and mode tell a rewrite, and the racy rule and the checked re-read are what is left."""
-    real = compiler.loader.file_stamp
+    real = loader_module.file_stamp
 
     def stamp(seen: os.stat_result) -> list[int]:
         size, mtime, _, inode, mode = real(seen)
         return [size, mtime, 0, inode, mode]
 
-    monkeypatch.setattr(compiler.loader, "file_stamp", stamp)
+    monkeypatch.setattr(loader_module, "file_stamp", stamp)
 
 
 def write_keeping_stat(file: Path, data: bytes) -> None:
@@ -323,19 +323,19 @@ def test_a_file_edited_between_its_stat_and_its_read(tmp_path: Path, monkeypatch
     policies, cache_file = warned_project(tmp_path)
     answer(policies, FileModelCache.open(cache_file))
     defaults = policies / "logs" / "_namespace.yaml"
-    original = compiler.validate.read_sources
+    original = validate_module.read_sources
 
     def then_edited(*args: Any, **kwargs: Any) -> Any:
         read = original(*args, **kwargs)
         defaults.write_text("# edited\n" + defaults.read_text())
         return read
 
-    monkeypatch.setattr(compiler.validate, "read_sources", then_edited)
+    monkeypatch.setattr(validate_module, "read_sources", then_edited)
     with pytest.raises(TablePolicyError) as raised:
         answer(policies, FileModelCache.open(cache_file))
     assert str(raised.value) == ("policies/logs/_namespace.yaml changed while tablepolicy was reading the policies; "
                                  "run the command again")
-    monkeypatch.setattr(compiler.validate, "read_sources", original)
+    monkeypatch.setattr(validate_module, "read_sources", original)
     assert answer(policies, FileModelCache.open(cache_file)) == answer(policies, None)
 
 
@@ -450,16 +450,16 @@ def test_a_file_rewritten_in_the_tick_it_was_read_during_a_long_run(tmp_path: Pa
     text = file.read_text()
     file.write_text(text.replace("ads-data", "ads-date"))
     age(file, time.time_ns() + 10**9)  # saved as the run starts (a second ahead: however slow the machine)
-    original = compiler.validate.read_sources
+    original = validate_module.read_sources
 
     def then_rewritten(*args: Any, **kwargs: Any) -> Any:
         read = original(*args, **kwargs)
         write_keeping_stat(file, text.replace("ads-data", "ads-dato").encode())
         return read
 
-    monkeypatch.setattr(compiler.validate, "read_sources", then_rewritten)
+    monkeypatch.setattr(validate_module, "read_sources", then_rewritten)
     answer(policies, FileModelCache.open(cache_file))
-    monkeypatch.setattr(compiler.validate, "read_sources", original)
+    monkeypatch.setattr(validate_module, "read_sources", original)
     index = cache_file.parent / FILE_INDEX
     later = index.stat().st_mtime_ns + 3 * 10**9
     os.utime(index, ns=(later, later))
@@ -472,7 +472,7 @@ def test_a_file_too_recent_to_trust_is_trusted_once_a_later_run_saw_it(tmp_path:
     index again, though nothing in it changed, so that the run after trusts the file."""
     policies, cache_file = project(tmp_path)
     saved = click_log(policies).stat().st_mtime_ns  # an hour ago: the first run started a second after that
-    monkeypatch.setattr(runtime.caches.models.time, "time_ns", lambda: saved + 10**9)
+    monkeypatch.setattr(models_module.time, "time_ns", lambda: saved + 10**9)
     validate(policies, FileModelCache.open(cache_file))
     monkeypatch.undo()
     read = reads(monkeypatch)

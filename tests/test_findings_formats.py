@@ -5,9 +5,9 @@ from __future__ import annotations
 import doctest
 import json
 
-import compiler.render.findings as findings_module
-from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
-from compiler.render.findings import findings_json, findings_markdown, github_annotations
+import tablepolicy.compiler.render.findings as findings_module
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from tablepolicy.compiler.render.findings import findings_json, findings_markdown, github_annotations
 
 
 def sample() -> Diagnostics:

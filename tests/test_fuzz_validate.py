@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from compiler import codes
-from compiler.checks import check_project
-from compiler.diagnostics import Diagnostics
-from compiler.loader import Project, load_text
+from tablepolicy.compiler import codes
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.loader import Project, load_text
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = [YAML(typ="safe").load(p.read_text()) for p in sorted((ROOT / "policies").rglob("*.yaml"))]
@@ -109,8 +109,8 @@ def _nodes(data: Any) -> int:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(alias_documents())
 def test_aliases_expand_within_a_budget(text: str) -> None:
-    from compiler.diagnostics import Diagnostic
-    from compiler.yamlsource import ALIAS_BUDGET, parse_yaml
+    from tablepolicy.compiler.diagnostics import Diagnostic
+    from tablepolicy.compiler.yamlsource import ALIAS_BUDGET, parse_yaml
 
     parsed = parse_yaml(text, "fuzz.yaml")
     if isinstance(parsed, Diagnostic):
@@ -125,7 +125,7 @@ NESTING = st.lists(st.sampled_from(["[", "{a: ", "- ", "\n  ", "]", "}", "x", ",
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(1, 3000), NESTING)
 def test_nesting_never_raises(depth: int, noise: str) -> None:
-    from compiler.yamlsource import MAX_DEPTH
+    from tablepolicy.compiler.yamlsource import MAX_DEPTH
 
     text = "table: s.t\ncolumns: " + "[" * depth + noise + "]" * depth + "\n"
     project, diagnostics = Project(root=Path(".")), Diagnostics()

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from compiler.desired import desired_table
-from compiler.loader import Project
-from compiler.plan.codec import plan_from_json, plan_to_json
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import PlanResult, make_plan
-from compiler.render.markdown import render_markdown
-from compiler.render.text import render_text
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.loader import Project
+from tablepolicy.compiler.plan.codec import plan_from_json, plan_to_json
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import PlanResult, make_plan
+from tablepolicy.compiler.render.markdown import render_markdown
+from tablepolicy.compiler.render.text import render_text
 from tests.memory_catalog import MemoryCatalog, applied, project_of
 from tests.unit.test_differ import CASES, GIT_SHA, TODAY, Case, plan_case
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import Diagnostic, Diagnostics
-from compiler.guardrails import check_rules
-from compiler.loader import LoadedRules, Project, load_text
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics
+from tablepolicy.compiler.guardrails import check_rules
+from tablepolicy.compiler.loader import LoadedRules, Project, load_text
 
 NAMESPACE = "namespace: sales\nlifecycle:\n  snapshots: {max_age: 2d}\n  orphan_files: {older_than: 3d}\n"
 

@@ -17,9 +17,9 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from compiler.maintenance.actions import RewriteDataFiles
-from compiler.render.health_html import TableReport, render_health_html
-from runtime.health import read_health
+from tablepolicy.compiler.maintenance.actions import RewriteDataFiles
+from tablepolicy.compiler.render.health_html import TableReport, render_health_html
+from tablepolicy.runtime.health import read_health
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

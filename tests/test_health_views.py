@@ -21,10 +21,10 @@ from pyiceberg.types import LongType, NestedField
 from sqlalchemy import text
 
 import tablepolicy
-from compiler.catalog.config import CatalogConfig
-from compiler.maintenance.view_health import ViewsHealth, view_lines
-from compiler.render.health_html import TableReport, refs_of, render_health_html
-from compiler.render.maintenance_text import maintenance_json, render_health
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.maintenance.view_health import ViewsHealth, view_lines
+from tablepolicy.compiler.render.health_html import TableReport, refs_of, render_health_html
+from tablepolicy.compiler.render.maintenance_text import maintenance_json, render_health
 from tests.cli_runner import tablepolicy as cli
 from tests.memory_views import view_metadata
 
@@ -201,7 +201,7 @@ def test_a_view_another_engine_wrote_is_listed_as_unreadable(lake: tuple[Path, C
 
 
 def test_a_table_without_refs_and_a_catalog_without_views_say_so() -> None:
-    from compiler.maintenance.health import TableHealth
+    from tablepolicy.compiler.maintenance.health import TableHealth
 
     empty = TableHealth(table=("u", "t"), snapshot_times=(), current_snapshot_id=None, data_files=0, data_bytes=0,
                         rows=0, small_files=0, target_file_size=1, position_delete_files=0,

@@ -39,11 +39,11 @@ import pytest
 import yaml
 from pyiceberg.catalog import Catalog, load_catalog
 
-from compiler.model.names import format_name
-from compiler.render.filters import ident
-from runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
-from runtime.locations import PYICEBERG_IO, fs_path
-from runtime.orphans import scan_orphans
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.render.filters import ident
+from tablepolicy.runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
+from tablepolicy.runtime.locations import PYICEBERG_IO, fs_path
+from tablepolicy.runtime.orphans import scan_orphans
 from tests.cli_runner import ROOT, Run, process_env, tablepolicy
 from tests.integration.spark_reset import stop_spark
 from tests.s3server import S3Server, s3_server
@@ -356,9 +356,9 @@ def test_drift_and_import_read_every_name(world: World, storage: str) -> None:
 HOLD = """
 import sys, time
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import CatalogReader
-from runtime.lock import catalog_locks
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.lock import catalog_locks
 catalog, policies, *tables = sys.argv[1:]
 with CatalogReader(resolve_catalog(catalog, Path(policies))) as reader, \\
         catalog_locks(reader, tables, Path(policies).parent / ".tablepolicy"):

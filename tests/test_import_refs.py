@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import date
 
-from compiler.importer import policy_yaml
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
+from tablepolicy.compiler.importer import policy_yaml
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
 from tests.memory_catalog import MemoryCatalog, applied, declared_state, project_of
 
 HAND_MADE = {

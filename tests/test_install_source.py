@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from runtime.scaffold.source import InstallSourceError, check_spec, from_checkout, from_direct_url, install_line
+from tablepolicy.runtime.scaffold.source import (
+    InstallSourceError,
+    check_spec,
+    from_checkout,
+    from_direct_url,
+    install_line,
+)
 from tests.cli_runner import tablepolicy
 
 SHA = "3f2a9c1d" * 5

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler import jsontext
-from compiler.erasure.requests import load_requests
-from compiler.model.properties import DECLARED_KEYS, declared_in
-from compiler.plan.approvals import APPROVALS_KEY, consumed_in
-from compiler.plan.codec import PlanFileError, plan_from_json
+from tablepolicy.compiler import jsontext
+from tablepolicy.compiler.erasure.requests import load_requests
+from tablepolicy.compiler.model.properties import DECLARED_KEYS, declared_in
+from tablepolicy.compiler.plan.approvals import APPROVALS_KEY, consumed_in
+from tablepolicy.compiler.plan.codec import PlanFileError, plan_from_json
 from tests.cli_runner import tablepolicy
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -21,7 +21,7 @@ DEEP_ARRAY = "[" * DEEP + "]" * DEEP
 DEEP_OPEN = "[" * DEEP  # not even closed: the depth is refused before the syntax
 
 
-def test_the_parser_alone_would_raise() -> None:  # the reason for compiler.jsontext
+def test_the_parser_alone_would_raise() -> None:  # the reason for tablepolicy.compiler.jsontext
     with pytest.raises(RecursionError):
         json.loads(DEEP_ARRAY)
 
@@ -89,10 +89,10 @@ def test_stamps_in_catalog_properties_too_deep_read_as_unstamped() -> None:
 
 
 def test_runtime_files_too_deep_start_over(tmp_path: Path) -> None:
-    from runtime.caches.models import FileModelCache
-    from runtime.caches.plans import PlanCache
-    from runtime.journal import Journal
-    from runtime.lock import Holder
+    from tablepolicy.runtime.caches.models import FileModelCache
+    from tablepolicy.runtime.caches.plans import PlanCache
+    from tablepolicy.runtime.journal import Journal
+    from tablepolicy.runtime.lock import Holder
 
     deep = tmp_path / "deep.json"
     deep.write_text(DEEP_ARRAY)

@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 from ruamel.yaml import YAML
 
-from compiler.schema import policy_json_schema, policy_json_schema_text
-from compiler.validate import validate
+from tablepolicy.compiler.schema import policy_json_schema, policy_json_schema_text
+from tablepolicy.compiler.validate import validate
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMITTED = ROOT / "docs" / "policy.schema.json"

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diff import changes
-from compiler.maintenance import actions
+from tablepolicy.compiler.diff import changes
+from tablepolicy.compiler.maintenance import actions
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +27,7 @@ def members(union: object) -> set[str]:
     return found
 
 
-UNIONS = {"compiler.diff.changes": members(changes.Change), "compiler.maintenance.actions": members(actions.Action)}
+UNIONS = {"tablepolicy.compiler.diff.changes": members(changes.Change), "tablepolicy.compiler.maintenance.actions": members(actions.Action)}
 
 
 def kinds_imported(source: str) -> list[str]:
@@ -50,7 +50,7 @@ def test_kinds_are_named_through_their_module(module: Path) -> None:
 
 
 def test_the_check_finds_a_list_of_kinds() -> None:
-    assert kinds_imported("from compiler.diff.changes import Change, AddColumn, DropColumn\n") == [
-        "1: compiler.diff.changes: AddColumn, DropColumn"]
-    assert kinds_imported("from compiler.maintenance.actions import Action, ExpireSnapshots\n") == []
+    assert kinds_imported("from tablepolicy.compiler.diff.changes import Change, AddColumn, DropColumn\n") == [
+        "1: tablepolicy.compiler.diff.changes: AddColumn, DropColumn"]
+    assert kinds_imported("from tablepolicy.compiler.maintenance.actions import Action, ExpireSnapshots\n") == []
     assert members(changes.Change) >= {"AddColumn", "DropView"} and "RewriteDataFiles" in members(actions.Action)

@@ -6,7 +6,7 @@ subprocess, socket, network clients), and never writes, deletes or renames a fil
 Path.write_text/write_bytes/mkdir/touch/unlink/rename/replace, os.makedirs/remove/rename/replace/fork,
 shutil, tempfile). It takes the catalog, table health, caches and workers through small protocols
 (compiler.plan.planner.StateSource, compiler.maintenance.due.HealthSource, compiler.plan.reuse.PlanCacheStore,
-compiler.parallel.Workers) that runtime/ implements.
+tablepolicy.compiler.parallel.Workers) that runtime/ implements.
 
 Reading is allowed: the loader reads the policy files it is given and find_project walks up to the
 project root. The contract forbids catalogs, engines, processes and writes, not reading policy text.
@@ -30,7 +30,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN_MODULES = (
-    "runtime", "pyspark", "py4j",  # the runtime and the JVM
+    "runtime", "tablepolicy.runtime", "tablepolicy.api", "tablepolicy.cli", "pyspark", "py4j",  # the floors above; the JVM
     "sqlalchemy", "pyiceberg.catalog", "pyiceberg.io",  # catalogs, their databases and file systems
     "multiprocessing", "concurrent.futures", "subprocess", "threading", "socket",  # processes, threads, network
     "http.client", "urllib.request", "requests",
@@ -57,10 +57,14 @@ def _writing_mode(call: ast.Call, position: int) -> bool:
     return not (isinstance(mode, ast.Constant) and isinstance(mode.value, str) and not set(mode.value) & set("wax+"))
 
 
-def offences(source: str) -> list[str]:
-    """Every forbidden import or writing call in ``source``, as ``line: what``."""
+def offences(source: str, package: str = "tablepolicy.compiler") -> list[str]:
+    """Every forbidden import or writing call in ``source`` (a module of ``package``), as ``line: what``."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:  # resolved as Python does: from ..x -> the parent's x
+            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+            node = ast.ImportFrom(".".join([*anchor, *([node.module] if node.module else [])]), node.names, 0,
+                                  lineno=node.lineno)
         if isinstance(node, ast.Import):
             found += [f"{node.lineno}: import {a.name}" for a in node.names if forbidden_module(a.name)]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -101,14 +105,18 @@ def _writing_call(call: ast.Call) -> list[str]:
 
 
 def test_compiler_imports_nothing_forbidden_and_writes_nothing() -> None:
-    found = [f"{file.relative_to(ROOT)}:{offence}" for file in sorted((ROOT / "compiler").rglob("*.py"))
-             for offence in offences(file.read_text(encoding="utf-8"))]
+    found = [f"{file.relative_to(ROOT)}:{offence}" for module, file in source_files().items()
+             if module.startswith("tablepolicy.compiler")
+             for offence in offences(file.read_text(encoding="utf-8"),
+                                     module if file.name == "__init__.py" else module.rpartition(".")[0])]
     assert found == []
 
 
 # Each of these, added to a compiler module, breaks the contract.
 BREAKS = {
-    "runtime": "from runtime.catalog.reader import CatalogReader",
+    "runtime": "from tablepolicy.runtime.catalog.reader import CatalogReader",
+    "runtime_relative": "from ..runtime.catalog import reader",
+    "api": "from tablepolicy.api import plan",
     "pyspark": "import pyspark.sql",
     "py4j": "from py4j import java_gateway",
     "sqlalchemy": "from sqlalchemy import text",
@@ -161,9 +169,9 @@ ALLOWED = {
 
 
 # What validate, plan, drift, import and doctor load from runtime/: none may bring Spark in.
-JVM_FREE = ("runtime.cli.app", "runtime.cli.commands", "runtime.catalog.config", "runtime.catalog.reader",
-            "runtime.catalog.estimate", "runtime.health", "runtime.target", "runtime.forked", "runtime.caches.models",
-            "runtime.caches.plans", "runtime.doctor", "runtime.cli.doctor")
+JVM_FREE = tuple(f"tablepolicy.runtime.{m}" for m in (
+    "cli.app", "cli.commands", "catalog.config", "catalog.reader", "catalog.estimate", "health", "target", "forked",
+    "caches.models", "caches.plans", "doctor", "cli.doctor"))
 BLOCK_SPARK = textwrap.dedent("""
     import importlib, sys
 
@@ -196,7 +204,7 @@ def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> 
     policies = shutil.copytree(ROOT / "policies", tmp_path / "policies")
     for command in (["validate"], ["ddl"], ["plan", "--detailed-exitcode"]):
         result = subprocess.run(
-            [sys.executable, "-c", "from runtime.cli.app import main; main()", *command, str(policies)],
+            [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *command, str(policies)],
             capture_output=True, text=True, cwd=tmp_path,
             env={"PYTHONPATH": f"{blocker}:{ROOT}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
             check=False,
@@ -205,33 +213,94 @@ def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> 
         assert "blocked" not in result.stderr
 
 
+# The folders at the repository's root and the names they are installed under (pyproject.toml: tablepolicy/compiler
+# and tablepolicy/runtime are links to them, so the wheel has one top-level name).
+MOUNTS = {"compiler": "tablepolicy.compiler", "runtime": "tablepolicy.runtime", "tablepolicy": "tablepolicy"}
+
+
+def source_files(root: Path = ROOT) -> dict[str, Path]:
+    """Installed module name -> its file, each file once (the links under tablepolicy/ are not walked twice)."""
+    found = {}
+    for folder, mounted in MOUNTS.items():
+        for file in sorted((root / folder).rglob("*.py")):
+            parts = file.relative_to(root / folder).with_suffix("").parts
+            if folder == "tablepolicy" and parts[0] in ("compiler", "runtime"):
+                continue
+            found[".".join((mounted, *parts)).removesuffix(".__init__")] = file
+    return found
+
+
+def imported_names(module: str, file: Path) -> set[str]:
+    """The absolute names ``module`` imports, wherever the import stands (a function's lazy import is as much a
+    dependency as one at the top; only ``if TYPE_CHECKING:`` blocks, which never run, are left out). Relative
+    imports are resolved as Python resolves them."""
+    tree = ast.parse(file.read_text(encoding="utf-8"))
+    skipped = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+               and "TYPE_CHECKING" in ast.unparse(block.test) for stmt in block.body for n in ast.walk(stmt)}
+    package = module if file.name == "__init__.py" else module.rpartition(".")[0]
+    named: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
+        if isinstance(node, ast.Import):
+            named |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *([base] if base else [])])
+            named |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return named
+
+
 def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
-    """Module -> the modules of compiler/, runtime/ and tablepolicy/ it imports, wherever the import stands (a
-    function's lazy import is as much a dependency as one at the top; only ``if TYPE_CHECKING:`` blocks, which
-    never run, are left out)."""
-    modules = {".".join(f.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): f
-               for package in ("compiler", "runtime", "tablepolicy") for f in (root / package).rglob("*.py")}
+    """Module -> the modules of compiler/, runtime/ and tablepolicy/ it imports."""
+    modules = source_files(root)
     graph: dict[str, set[str]] = {}
     for module, file in modules.items():
-        tree = ast.parse(file.read_text(encoding="utf-8"))
-        skipped = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
-                   and "TYPE_CHECKING" in ast.unparse(block.test) for stmt in block.body for n in ast.walk(stmt)}
-        named: set[str] = set()
-        for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
-            if isinstance(node, ast.Import):
-                named |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                named |= {node.module} | {f"{node.module}.{alias.name}" for alias in node.names}
         deps = set()
-        for name in named:
+        for name in imported_names(module, file):
             while name and name not in modules:
                 name = name.rpartition(".")[0]
             if name and name != module:
                 deps.add(name)
         graph[module] = deps
     return graph
+
+
+def rooms(root: Path = ROOT) -> dict[str, str]:
+    """Installed module name -> its file's path in the repository (``compiler/plan/planner.py``)."""
+    return {module: file.relative_to(root).as_posix() for module, file in source_files(root).items()}
+
+
+def arrows_back_up(graph: dict[str, set[str]], paths: dict[str, str]) -> list[str]:
+    """In every folder of the house (the root included), the rooms it holds (a file, or a subfolder seen as one room)
+    must stand in floors: a room imports only rooms below it. Two rooms of one folder that reach each other, through
+    any of their files, put an arrow back up; each such arrow as ``folder: a -> b (file -> file)``."""
+    found = []
+    folders = {""} | {"/".join(p.split("/")[:i]) for p in paths.values() for i in range(1, p.count("/") + 1)}
+    for folder in sorted(folders):
+        prefix = f"{folder}/" if folder else ""
+
+        def room(path: str, prefix: str = prefix) -> str | None:
+            if not path.startswith(prefix) or path == f"{prefix}__init__.py":
+                return None  # outside the folder, or its face
+            return path[len(prefix):].split("/")[0]
+
+        edges: dict[str, set[str]] = {}
+        witness: dict[tuple[str, str], str] = {}
+        for module, deps in graph.items():
+            a = room(paths[module])
+            for dep in deps:
+                b = room(paths[dep])
+                if a and b and a != b:
+                    edges.setdefault(a, set()).add(b)
+                    edges.setdefault(b, set())
+                    witness.setdefault((a, b), f"{paths[module]} -> {paths[dep]}")
+        for group in circles(edges):
+            found += [f"{folder or '.'}: {a} -> {b} ({witness[a, b]})" for a in group
+                      for b in sorted(edges[a]) if b in group]
+    return found
 
 
 def circles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -270,6 +339,26 @@ def test_no_import_circle_in_compiler_runtime_or_the_api() -> None:
     """Each module has one room: a module that imports another which imports it back (even lazily, inside a
     function) is two rooms pretending to be one; split what they share into a module both import."""
     assert circles(import_graph()) == []
+
+
+def test_no_arrow_runs_back_up_in_any_folder() -> None:
+    """Every folder's rooms stand in floors, the house's too: the CLI above the API, the API above the runtime, the
+    runtime above the compiler; inside the compiler, sql/ below plan/ and render/, model/ below everything."""
+    assert arrows_back_up(import_graph(), rooms()) == []
+
+
+def test_an_arrow_back_up_between_folders_is_found() -> None:
+    graph = {"p.a.x": {"p.b.y"}, "p.b.y": set(), "p.b.z": {"p.a.w"}, "p.a.w": set()}
+    paths = {"p.a.x": "a/x.py", "p.b.y": "b/y.py", "p.b.z": "b/z.py", "p.a.w": "a/w.py"}
+    assert circles(graph) == []  # no module circle, yet a/ and b/ use each other
+    assert arrows_back_up(graph, paths) == [".: a -> b (a/x.py -> b/y.py)", ".: b -> a (b/z.py -> a/w.py)"]
+
+
+def test_relative_imports_resolve_as_python_resolves_them(tmp_path: Path) -> None:
+    file = tmp_path / "planner.py"
+    file.write_text("from ..diff import changes\nfrom . import model\nfrom ...runtime.apply import x\n")
+    assert imported_names("tablepolicy.compiler.plan.planner", file) >= {
+        "tablepolicy.compiler.diff.changes", "tablepolicy.compiler.plan.model", "tablepolicy.runtime.apply.x"}
 
 
 def test_the_circle_check_finds_a_lazy_circle() -> None:

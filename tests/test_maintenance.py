@@ -13,13 +13,13 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from compiler.desired import desired_table
-from compiler.diff.changes import RetentionEstimate
-from compiler.maintenance.actions import ExpireSnapshots, RewriteDataFiles, TimeCutoff
-from compiler.maintenance.decide import maintenance_for
-from compiler.maintenance.health import TableHealth
-from compiler.render.maintenance import action_sql
-from runtime.cli.app import app
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.diff.changes import RetentionEstimate
+from tablepolicy.compiler.maintenance.actions import ExpireSnapshots, RewriteDataFiles, TimeCutoff
+from tablepolicy.compiler.maintenance.decide import maintenance_for
+from tablepolicy.compiler.maintenance.health import TableHealth
+from tablepolicy.compiler.render.maintenance import action_sql
+from tablepolicy.runtime.cli.app import app
 from tests.integration.evolve import project_of
 from tests.test_plan_cli import policies as example_policies  # noqa: F401  (fixture)
 
@@ -168,7 +168,7 @@ def test_tables_not_created_yet_are_named(tmp_path: Path) -> None:
 
 
 def test_orphan_removal_is_due_only_when_the_listing_found_old_orphans() -> None:
-    from compiler.maintenance.health import OrphanFigures
+    from tablepolicy.compiler.maintenance.health import OrphanFigures
 
     lifecycle = "  orphan_files: {older_than: 3d}"
     assert decide(lifecycle, health(orphans=OrphanFigures(files=0, bytes=0, young=2))) == []
@@ -190,7 +190,7 @@ def test_orphan_removal_is_due_only_when_the_listing_found_old_orphans() -> None
 def test_every_declared_action_not_due_is_a_skip_with_its_reason(
     lifecycle: str, figures: dict[str, object], code: str, reason: str
 ) -> None:
-    from compiler.maintenance.decide import Skip, decisions
+    from tablepolicy.compiler.maintenance.decide import Skip, decisions
 
     project = project_of(POLICY.format(lifecycle=lifecycle))
     desired = desired_table(project, project.tables[0])
@@ -199,7 +199,7 @@ def test_every_declared_action_not_due_is_a_skip_with_its_reason(
 
 
 def basis(lifecycle: str) -> Any:
-    from compiler.maintenance.due import Basis
+    from tablepolicy.compiler.maintenance.due import Basis
 
     project = project_of(POLICY.format(lifecycle=lifecycle))
     desired = desired_table(project, project.tables[0])
@@ -209,8 +209,8 @@ def basis(lifecycle: str) -> Any:
 def test_a_dry_run_decides_each_action_on_the_health_the_one_before_leaves() -> None:
     """Retention deletes the old small files (compaction is then below min_input_files); the DELETE's commit
     makes one more snapshot, so expiry removes two, not the one it would remove before."""
-    from compiler.maintenance.due import MaintenancePlan
-    from compiler.maintenance.sequence import estimated
+    from tablepolicy.compiler.maintenance.due import MaintenancePlan
+    from tablepolicy.compiler.maintenance.sequence import estimated
 
     lifecycle = """  snapshots: {max_age: 1d, min_keep: 2}
   retention: {column: ordered_at, keep: 30d}
@@ -236,8 +236,8 @@ def test_a_dry_run_decides_each_action_on_the_health_the_one_before_leaves() -> 
 
 
 def test_a_run_skips_what_the_action_before_made_unnecessary_and_stops_a_table_at_a_failure() -> None:
-    from compiler.maintenance.report import Effect, Status, Step
-    from compiler.maintenance.sequence import work_table
+    from tablepolicy.compiler.maintenance.report import Effect, Status, Step
+    from tablepolicy.compiler.maintenance.sequence import work_table
 
     planner = basis("  compaction: {min_input_files: 3}\n  manifests: {min_manifests: 3}\n"
                     "  snapshots: {max_age: 1d, min_keep: 1}")
@@ -274,7 +274,7 @@ def test_a_run_skips_what_the_action_before_made_unnecessary_and_stops_a_table_a
                              "tables: ads.click_log, logs.app_events, security.cloudtrail_mgmt"),
 ], ids=["close-section", "procedure-name", "unknown-section", "close-table", "unknown-table"])
 def test_a_selection_that_selects_nothing_names_what_exists(tables: list[str], only: list[str], message: str) -> None:
-    from compiler.maintenance.select import SelectionError, selection
+    from tablepolicy.compiler.maintenance.select import SelectionError, selection
 
     declared = [("logs", "app_events"), ("ads", "click_log"), ("security", "cloudtrail_mgmt")]
     with pytest.raises(SelectionError) as raised:

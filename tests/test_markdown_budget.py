@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pyiceberg.types import StringType
 
-from compiler.diff.changes import AddColumn
-from compiler.plan.codec import plan_id
-from compiler.plan.model import Plan, Requirement, TablePlan
-from compiler.render.markdown import BUDGET, render_markdown
+from tablepolicy.compiler.diff.changes import AddColumn
+from tablepolicy.compiler.plan.codec import plan_id
+from tablepolicy.compiler.plan.model import Plan, Requirement, TablePlan
+from tablepolicy.compiler.render.markdown import BUDGET, render_markdown
 
 
 def plan_of(tables: int, changes: int) -> Plan:

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from compiler.erasure.ledger import Entry, State, statuses
-from compiler.model.names import natural_key
-from runtime.cli.app import app
+from tablepolicy.compiler.erasure.ledger import Entry, State, statuses
+from tablepolicy.compiler.model.names import natural_key
+from tablepolicy.runtime.cli.app import app
 from tests.catalog_fixtures import create_examples
 
 runner = CliRunner()

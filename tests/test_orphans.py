@@ -12,7 +12,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 
-from runtime.orphans import normalize, reachable_files, scan_orphans
+from tablepolicy.runtime.orphans import normalize, reachable_files, scan_orphans
 
 NOW = datetime(2026, 11, 22, 12, 30, tzinfo=UTC)  # the scans' "now": every file's time is set from it, not the clock
 GUARD = NOW - timedelta(days=3)

@@ -20,7 +20,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.statistics import PartitionStatisticsFile, StatisticsFile
 from pyiceberg.table.update import SetPartitionStatisticsUpdate
 
-from runtime.orphans import is_hidden, normalize, scan_orphans
+from tablepolicy.runtime.orphans import is_hidden, normalize, scan_orphans
 from tests.catalog_fixtures import create_examples, embedded_catalog
 from tests.cli_runner import pyspark_blocker, tablepolicy_process
 from tests.s3server import S3Server, s3_server
@@ -184,7 +184,7 @@ def _ancestors(table: Table) -> list[Any]:
 
 
 def _listed(table: Table) -> list[str]:
-    from runtime.orphans import stored_files
+    from tablepolicy.runtime.orphans import stored_files
 
     return list(stored_files(table.location(), table.io.properties))
 

@@ -23,9 +23,9 @@ from pyiceberg.table import Table
 from pyiceberg.transforms import IdentityTransform
 from pyiceberg.types import LongType, NestedField, StringType
 
-from compiler.maintenance.actions import RemoveOrphanFiles
-from compiler.render.maintenance import action_sql
-from runtime.orphans import normalize, reachable_files, scan_orphans, stored_files
+from tablepolicy.compiler.maintenance.actions import RemoveOrphanFiles
+from tablepolicy.compiler.render.maintenance import action_sql
+from tablepolicy.runtime.orphans import normalize, reachable_files, scan_orphans, stored_files
 from tests.s3server import S3Server, s3_server
 
 BUCKET, OTHER = "orphans", "elsewhere"

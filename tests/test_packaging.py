@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler import __version__
+from tablepolicy.compiler import __version__
 from tests.integration.test_gitops import PACKAGES, runner_bin, wheel  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_the_metadata_is_complete(wheel: Path) -> None:  # noqa: F811
     versions = [c.rsplit(" ", 1)[1] for c in classifiers if c.startswith("Programming Language :: Python :: 3.")]
     assert all(tuple(map(int, v.split("."))) >= (3, 11) for v in versions)  # none below requires-python
     assert meta["Description-Content-Type"] == "text/markdown" and "# tablepolicy" in meta.get_payload()
-    assert "tablepolicy = runtime.cli.app:main" in entry_points
+    assert "tablepolicy = tablepolicy.runtime.cli.app:main" in entry_points
     assert any(r.startswith("pyiceberg[") for r in meta.get_all("Requires-Dist") or [])
 
 
@@ -109,7 +109,7 @@ def installed(wheel: Path, runner_bin: Path) -> Path:  # noqa: F811
 def test_the_installed_wheel_runs_outside_the_checkout(installed: Path, tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
     tablepolicy = installed / "tablepolicy"
-    where = run(installed / "python", "-c", "import compiler, runtime; print(compiler.__file__, runtime.__file__)",
+    where = run(installed / "python", "-c", "import tablepolicy.compiler as c, tablepolicy.runtime as r; print(c.__file__, r.__file__)",
                 cwd=tmp_path, env=env)
     assert where.returncode == 0 and str(ROOT) not in where.stdout, where.stdout + where.stderr
     assert str(installed.parent) in where.stdout  # imported from the virtualenv, not from the checkout

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from compiler.model.partition_values import readable_partition, readable_value
-from runtime.cli.app import app
+from tablepolicy.compiler.model.partition_values import readable_partition, readable_value
+from tablepolicy.runtime.cli.app import app
 from tests.test_maintenance import written  # noqa: F401  (fixture)
 from tests.test_plan_cli import policies as example_policies  # noqa: F401  (fixture)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from compiler.model.table import TableState
+from tablepolicy.compiler.model.table import TableState
 from tests.catalog_fixtures import create_examples
 from tests.cli_runner import tablepolicy
 

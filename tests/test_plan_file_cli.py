@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.desired import desired_states
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import Run, tablepolicy_process, tablepolicy_runs_in_a_process
 from tests.cli_runner import tablepolicy as in_process

@@ -14,13 +14,13 @@ from datetime import date
 DAY = date(2026, 1, 15)
 from pathlib import Path
 from bench.validate import generate
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import CatalogReader
-from compiler.desired import desired_states
-from runtime import forked
-from compiler.plan import planner
-from compiler.plan.codec import plan_to_json
-from compiler.validate import validate
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.runtime import forked
+from tablepolicy.compiler.plan import planner
+from tablepolicy.compiler.plan.codec import plan_to_json
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 
 planner.PARALLEL_FROM = 24  # a CLI run forks from 200 tables; the forked path is the same, for 5x less setup
@@ -66,9 +66,9 @@ VALIDATE_SCRIPT = """
 import shutil, tempfile
 from pathlib import Path
 from bench.validate import generate
-from compiler import validate as validation
-from runtime import forked
-from runtime.caches.models import FileModelCache
+from tablepolicy.compiler import validate as validation
+from tablepolicy.runtime import forked
+from tablepolicy.runtime.caches.models import FileModelCache
 
 root = Path(tempfile.mkdtemp())
 policies = root / "policies"

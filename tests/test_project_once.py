@@ -1,7 +1,7 @@
 """One command finds its project once and reads its environment overlay once (issue 24): the user's path becomes
 one project value at the edge (compiler.paths.find_project), handed to every step after it; the overlay file read
 to find the catalog is the one the project is loaded with. Counted by profiling the functions that do the work:
-compiler.paths._locate (walking up from the path) and compiler.environment.parse_environment."""
+tablepolicy.compiler.paths._locate (walking up from the path) and tablepolicy.compiler.environment.parse_environment."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from compiler import environment, paths
+from tablepolicy.compiler import environment, paths
 from tests.cli_runner import tablepolicy
 from tests.test_environments_cli import catalog_env
 

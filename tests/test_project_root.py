@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from compiler.desired import desired_states
-from compiler.paths import find_project
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.paths import find_project
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import tablepolicy as tool
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from compiler.checks import check_project
-from compiler.diagnostics import Diagnostics
-from compiler.loader import Project, load_text
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.loader import Project, load_text
 
 TABLE = "table: u.t\ncolumns: [{name: id, type: long}]\nrefs:\n"
 
@@ -48,7 +48,7 @@ def test_a_tag_and_a_branch_with_their_retention_validate() -> None:
 
 
 def test_fmt_orders_a_tag_and_a_branch_by_their_own_keys() -> None:
-    from compiler.fmt import format_text
+    from tablepolicy.compiler.fmt import format_text
 
     text = TABLE + "  - {max_ref_age: 30d, branch: audit, min_snapshots_to_keep: 2}\n  - {snapshot_id: 3, tag: m}\n"
     assert format_text(text).split("refs:\n")[1] == ("  - {branch: audit, max_ref_age: 30d, min_snapshots_to_keep: 2}\n"

@@ -13,12 +13,12 @@ import os
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProperties
-from compiler.erasure.ledger import Entry, statuses
-from compiler.plan.steps import Step
-from compiler.render.erasure_report import proof_json
-from runtime.apply import ApplyReport, StepResult, StepStatus
-from runtime.cli.apply_view import failure_json, report_json
+from tablepolicy.compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProperties
+from tablepolicy.compiler.erasure.ledger import Entry, statuses
+from tablepolicy.compiler.plan.steps import Step
+from tablepolicy.compiler.render.erasure_report import proof_json
+from tablepolicy.runtime.apply import ApplyReport, StepResult, StepStatus
+from tablepolicy.runtime.cli.apply_view import failure_json, report_json
 
 GOLDEN = Path(__file__).parent / "golden" / "reports"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -84,7 +84,7 @@ def test_a_proof_is_complete_only_when_every_tables_is() -> None:
 def test_the_certificate_counts_the_debris_erase_deleted_and_kept() -> None:
     """Unreadable leftovers of a killed writer: deleted ones are counted; ones younger than the age guard keep
     the erasure unverified, and the status says why and what to do."""
-    from compiler.render.erasure_report import render_status
+    from tablepolicy.compiler.render.erasure_report import render_status
 
     cleaned = {**PROOF, "debris_deleted": ["t/data/torn-1.parquet", "t/data/torn-2.parquet"]}
     pending = {**PROOF, "complete": False, "debris_pending": [{"path": "t/data/young.parquet", "age_seconds": 60}]}

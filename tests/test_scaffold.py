@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.project import load_selected
-from compiler.validate import validate
-from runtime.scaffold import Scaffold, ScaffoldError, spark_spec
-from runtime.scaffold.source import check_spec
+from tablepolicy.compiler.project import load_selected
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.scaffold import Scaffold, ScaffoldError, spark_spec
+from tablepolicy.runtime.scaffold.source import check_spec
 
 SPEC = "tablepolicy==0.1.0"
 SHA = "3f2a9c1d" * 5

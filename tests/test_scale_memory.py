@@ -14,15 +14,15 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-import runtime.catalog.reader as reader_module
-from compiler import yamlsource
-from compiler.catalog.config import CatalogConfig
-from compiler.errors import TablePolicyError
-from compiler.loader import POLICY_SUFFIXES, discover
-from compiler.validate import validate
-from runtime.caches.models import FileModelCache
-from runtime.catalog.reader import CatalogReader
-from runtime.forked import forked_map, workers_for
+import tablepolicy.runtime.catalog.reader as reader_module
+from tablepolicy.compiler import yamlsource
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.errors import TablePolicyError
+from tablepolicy.compiler.loader import POLICY_SUFFIXES, discover
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.caches.models import FileModelCache
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.forked import forked_map, workers_for
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = ("sales", "orders")
@@ -121,7 +121,7 @@ def test_a_large_project_validated_without_workers_keeps_no_model_built(tmp_path
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """One core, another thread alive, no fork: the files are prepared one after the other as workers would, each
     model kept as its JSON (a plan of 10,000 tables held 1.5 GB of built models), with the same findings."""
-    import compiler.validate as validation
+    import tablepolicy.compiler.validate as validation
 
     policies = tmp_path / "policies"
     template = (ROOT / "policies" / "ads" / "click_log.yaml").read_text()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from compiler.spec.units import Duration, Size
+from tablepolicy.compiler.spec.units import Duration, Size
 from tests.document_readers import KINDS, assert_well_formed
 from tests.schema_strategy import schema_validator
 
@@ -284,7 +284,7 @@ DECLARED = [
 def test_meaningless_values_are_refused_once_where_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            tables: dict[str, str], file: str, text: str,
                                                            line: str) -> None:
-    from compiler.project import load_selected
+    from tablepolicy.compiler.project import load_selected
 
     if file.startswith("environments") and not tables:
         tables = {"policies/sales/a.yaml": TWO_TABLES["policies/sales/a.yaml"]}  # an overlay names declared tables

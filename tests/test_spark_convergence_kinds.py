@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 from typing import get_args
 
-from compiler.diff.changes import Change
+from tablepolicy.compiler.diff.changes import Change
 from tests.integration.test_plan_evolution import CASES, CONVERGED_ELSEWHERE
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,9 +19,9 @@ import pyarrow as pa
 import pytest
 from pyiceberg.table import Table
 
-from compiler.desired import desired_states
-from compiler.validate import validate
-from runtime.orphans import normalize
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.orphans import normalize
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 
@@ -31,7 +31,7 @@ NOW = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)  # the run's instant: the CLI's c
 
 @pytest.fixture(autouse=True)
 def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr("runtime.cli.erasure.clock", lambda: NOW)
+    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: NOW)
     yield
 
 

@@ -185,7 +185,7 @@ def test_the_tutorial_and_this_table_name_the_same_commands() -> None:
 
 
 def test_the_edited_table_differs_from_the_scaffold_by_one_column() -> None:
-    from runtime.scaffold import EXAMPLE_TABLE
+    from tablepolicy.runtime.scaffold import EXAMPLE_TABLE
 
     [edited, branched] = [s for s in tutorial_steps(TUTORIAL.read_text(encoding="utf-8"))
                           if isinstance(s, WriteFile) and s.path.endswith("page_views.yaml")]

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.checks import check_project
-from compiler.checks.view_reads import ViewSqlError, tables_read
-from compiler.desired import create_all
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.checks.view_reads import ViewSqlError, tables_read
+from tablepolicy.compiler.desired import create_all
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
 from tests.cli_runner import tablepolicy
 from tests.memory_catalog import MemoryCatalog, applied, declared_state, project_of
 from tests.memory_views import applied_view

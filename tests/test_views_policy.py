@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from compiler.checks import check_project
-from compiler.desired import create_all
-from compiler.diagnostics import Diagnostics
-from compiler.fmt import format_text
-from compiler.loader import Project, load_text
-from compiler.model.view import desired_view
-from compiler.spec.view import query_text
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.desired import create_all
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.fmt import format_text
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.model.view import desired_view
+from tablepolicy.compiler.spec.view import query_text
 from tests.memory_catalog import project_of
 
 TABLE = ("policies/u/t.yaml", "table: u.t\ncolumns: [{name: id, type: long}]\n")

@@ -17,13 +17,13 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 from sqlalchemy import text
 
-from compiler.catalog.config import CatalogConfig
-from compiler.drift import Unmanaged, find_drift
-from compiler.errors import CatalogError
-from compiler.importer import parse_selector, select_tables, view_policy_yaml
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from runtime.catalog.reader import CatalogReader
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.drift import Unmanaged, find_drift
+from tablepolicy.compiler.errors import CatalogError
+from tablepolicy.compiler.importer import parse_selector, select_tables, view_policy_yaml
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.runtime.catalog.reader import CatalogReader
 from tests.memory_catalog import project_of
 from tests.memory_views import view_metadata
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runtime.scaffold import WORKFLOWS, Scaffold, workflow
+from tablepolicy.runtime.scaffold import WORKFLOWS, Scaffold, workflow
 from tests.cli_runner import tablepolicy
 
 ROOT = Path(__file__).resolve().parent.parent

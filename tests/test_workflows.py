@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from runtime.github import COMMENT_LIMIT, GitHub, GitHubError, fit, reviewed_plan, sticky_comment
-from runtime.scaffold import workflow
+from tablepolicy.runtime.github import COMMENT_LIMIT, GitHub, GitHubError, fit, reviewed_plan, sticky_comment
+from tablepolicy.runtime.scaffold import workflow
 from tests.github_stub import github_stub
 from tests.workflow_runner import evaluate, substitute
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
-from compiler.errors import CatalogError
-from compiler.paths import ProjectPath, find_project
+from ..errors import CatalogError
+from ..paths import ProjectPath, find_project
 
 EMBEDDED_NAME = "lake"
 SECRET_KEYS = re.compile(r"(password|passwd|pwd|secret|token|credential|key|signature|auth)", re.IGNORECASE)

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from compiler.model.iceberg_types import struct_from_json
-from compiler.model.table import (
+from ..model.iceberg_types import struct_from_json
+from ..model.table import (
     ColumnPath,
     PartitionFieldState,
     RefRetention,
@@ -24,7 +24,7 @@ from compiler.model.table import (
     TableState,
     field_paths,
 )
-from compiler.model.transforms import parse_iceberg_transform
+from ..model.transforms import parse_iceberg_transform
 
 UNSORTED_ORDER_ID = 0
 

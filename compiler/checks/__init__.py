@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from compiler import codes
-from compiler.checks.columns import check_columns
-from compiler.checks.context import TableContext
-from compiler.checks.layout import check_layout
-from compiler.checks.lifecycle import check_lifecycle, declared_lifecycle
-from compiler.checks.names import check_names
-from compiler.checks.properties import check_namespace, check_properties
-from compiler.checks.refs import check_refs
-from compiler.checks.views import check_views
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.effective import effective_settings, namespace_chain
-from compiler.loader import LoadedNamespace, LoadedTable, Project
-from compiler.modelcache import ModelCache
+from .. import codes
+from ..diagnostics import Diagnostic, Diagnostics, Severity
+from ..effective import effective_settings, namespace_chain
+from ..loader import LoadedNamespace, LoadedTable, Project
+from ..modelcache import ModelCache
+from .columns import check_columns
+from .context import TableContext
+from .layout import check_layout
+from .lifecycle import check_lifecycle, declared_lifecycle
+from .names import check_names
+from .properties import check_namespace, check_properties
+from .refs import check_refs
+from .views import check_views
 
 TABLE_CHECKS: tuple[Callable[[TableContext], Iterator[Diagnostic]], ...] = (
     check_names,

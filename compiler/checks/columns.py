@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.model.types import parse_primitive, why_not_spark
-from compiler.spec.columns import Column, ListOf, MapOf, StructOf
-from compiler.yamlsource import Path
+from .. import codes
+from ..diagnostics import Diagnostic, Location, Severity
+from ..model.types import parse_primitive, why_not_spark
+from ..spec.columns import Column, ListOf, MapOf, StructOf
+from ..yamlsource import Path
+from .context import TableContext
 
 
 @dataclass(frozen=True)

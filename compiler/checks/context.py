@@ -12,14 +12,14 @@ from functools import cached_property
 
 from pyiceberg.types import IcebergType
 
-from compiler.diagnostics import Location
-from compiler.effective import Effective
-from compiler.loader import LoadedTable
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath, build_struct
-from compiler.model.types import parse_primitive
-from compiler.spec.columns import Column, StructOf
-from compiler.yamlsource import Path
+from ..diagnostics import Location
+from ..effective import Effective
+from ..loader import LoadedTable
+from ..model.names import format_name
+from ..model.table import ColumnPath, build_struct
+from ..model.types import parse_primitive
+from ..spec.columns import Column, StructOf
+from ..yamlsource import Path
 
 
 @dataclass(frozen=True)

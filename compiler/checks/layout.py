@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 from pyiceberg.types import DoubleType, FloatType, PrimitiveType
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.model.names import format_name, parse_name
-from compiler.model.table import ColumnPath, partition_fields, sort_fields
-from compiler.model.transforms import Transform, accepted_sources
+from .. import codes
+from ..diagnostics import Diagnostic, Location, Severity
+from ..model.names import format_name, parse_name
+from ..model.table import ColumnPath, partition_fields, sort_fields
+from ..model.transforms import Transform, accepted_sources
+from .context import TableContext
 
 
 def _source_problem(

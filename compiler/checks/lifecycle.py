@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.erasure.ref_checks import check_erasure_refs
-from compiler.model.names import parse_name
-from compiler.model.table import partition_fields
-from compiler.model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
-from compiler.spec.lifecycle import Lifecycle
-from compiler.spec.units import Duration
-from compiler.yamlsource import Path, SourceMap
+from .. import codes
+from ..diagnostics import Diagnostic, Severity
+from ..erasure.ref_checks import check_erasure_refs
+from ..model.names import parse_name
+from ..model.table import partition_fields
+from ..model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
+from ..spec.lifecycle import Lifecycle
+from ..spec.units import Duration
+from ..yamlsource import Path, SourceMap
+from .context import TableContext
 
 ORPHAN_FLOOR = Duration.parse("24h")
 ORPHAN_DEFAULT = Duration.parse("3d")

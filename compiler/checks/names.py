@@ -13,10 +13,10 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterator
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.model.names import format_name
+from .. import codes
+from ..diagnostics import Diagnostic, Severity
+from ..model.names import format_name
+from .context import TableContext
 
 
 def _edge(part: str) -> str | None:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Location, Severity
-from compiler.loader import LoadedNamespace
-from compiler.model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SPARK_RESERVED
-from compiler.spec.table import PropertyValue
-from compiler.yamlsource import Path, SourceMap
+from .. import codes
+from ..diagnostics import Diagnostic, Location, Severity
+from ..loader import LoadedNamespace
+from ..model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SPARK_RESERVED
+from ..spec.table import PropertyValue
+from ..yamlsource import Path, SourceMap
+from .context import TableContext
 
 
 def property_findings(properties: dict[str, PropertyValue], source: SourceMap, at: Path = ()) -> Iterator[Diagnostic]:

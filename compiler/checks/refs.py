@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.spec.refs import TagRef, ref_name
+from .. import codes
+from ..diagnostics import Diagnostic, Severity
+from ..spec.refs import TagRef, ref_name
+from .context import TableContext
 
 
 def check_refs(ctx: TableContext) -> Iterator[Diagnostic]:

@@ -24,11 +24,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from compiler import codes
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.loader import LoadedView
-from compiler.model.names import format_name
-from compiler.spec.view import query_text
+from .. import codes
+from ..diagnostics import Diagnostic, Severity
+from ..loader import LoadedView
+from ..model.names import format_name
+from ..spec.view import query_text
 
 SESSION_CATALOG = "spark_catalog"
 # Iceberg's metadata tables (MetadataTableType), read as ns.table.<type>

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler import codes
-from compiler.checks.view_reads import check_view_sql
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.loader import LoadedView, Project
-from compiler.model.view import OWNER_KEY
+from .. import codes
+from ..diagnostics import Diagnostic, Severity
+from ..loader import LoadedView, Project
+from ..model.view import OWNER_KEY
+from .view_reads import check_view_sql
 
 # view properties Spark or Iceberg set themselves, or that a key of the view policy owns, and what to write instead
 VIEW_RESERVED = {

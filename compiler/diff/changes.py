@@ -13,12 +13,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 from pyiceberg.types import IcebergType, PrimitiveType
 
-from compiler.codes import registered_safety
-from compiler.diff.safety import Safety
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath, PartitionFieldState, RefRetention, SortFieldState, TableState
-from compiler.model.types import primitive_spelling
-from compiler.model.view import ViewState
+from ..codes import registered_safety
+from ..model.names import format_name
+from ..model.table import ColumnPath, PartitionFieldState, RefRetention, SortFieldState, TableState
+from ..model.types import primitive_spelling
+from ..model.view import ViewState
+from .safety import Safety
 
 
 def _load_type(value: object) -> IcebergType:

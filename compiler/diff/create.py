@@ -4,13 +4,13 @@ The whole declared table — schema with its field ids, partition spec with decl
 order, identifier fields, properties — is created through Iceberg's catalog API in one commit, so spec 0
 and sort order 1 are the declared ones and no reader sees a half-made table. Spark SQL cannot name a
 partition field or set a sort order in CREATE TABLE: ``tablepolicy ddl`` prints the plain Spark SQL
-equivalent (CREATE TABLE, then ALTER statements), see ``compiler.render.sql.plain_create_sql``.
+equivalent (CREATE TABLE, then ALTER statements), see ``tablepolicy.compiler.render.sql.plain_create_sql``.
 """
 
 from __future__ import annotations
 
-from compiler.diff.changes import Change, CreateTable
-from compiler.model.table import TableState
+from ..model.table import TableState
+from .changes import Change, CreateTable
 
 
 def first_named_partition(state: TableState) -> int:

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
-from compiler import codes
-from compiler.diff import changes
-from compiler.diff.changes import Change, ColumnAdd, PartitionRename
-from compiler.diff.properties import diff_properties
-from compiler.diff.refs import diff_refs
-from compiler.diff.refusals import Refusal
-from compiler.model.names import format_name
-from compiler.model.promotion import can_promote, promotion_advice
-from compiler.model.table import ColumnPath, TableHistory, TableState
+from .. import codes
+from ..model.names import format_name
+from ..model.promotion import can_promote, promotion_advice
+from ..model.table import ColumnPath, TableHistory, TableState
+from . import changes
+from .changes import Change, ColumnAdd, PartitionRename
+from .properties import diff_properties
+from .refs import diff_refs
+from .refusals import Refusal
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,12 @@ left alone, and ``ignore_properties`` removes keys from the comparison entirely.
 
 from __future__ import annotations
 
-from compiler import codes
-from compiler.diff import changes
-from compiler.diff.changes import Change, PropertyChange
-from compiler.model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
-from compiler.model.table import TableState
-from compiler.spec.units import Duration
+from .. import codes
+from ..model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
+from ..model.table import TableState
+from ..spec.units import Duration
+from . import changes
+from .changes import Change, PropertyChange
 
 RETENTION_KEYS = ("tablepolicy.retention.column", "tablepolicy.retention.keep")
 SNAPSHOT_AGE = "history.expire.max-snapshot-age-ms"

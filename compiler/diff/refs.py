@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compiler import codes
-from compiler.diff import changes
-from compiler.diff.changes import Change
-from compiler.diff.refusals import Refusal
-from compiler.model.names import format_name
-from compiler.model.properties import DECLARED_REFS, declared_in
-from compiler.model.table import RefRetention, RefState, TableHistory, TableState
+from .. import codes
+from ..model.names import format_name
+from ..model.properties import DECLARED_REFS, declared_in
+from ..model.table import RefRetention, RefState, TableHistory, TableState
+from . import changes
+from .changes import Change
+from .refusals import Refusal
 
 SAFETY_TAG_PREFIX = "tablepolicy-before-"  # apply's tags before a destructive step (kept 7 days, never declared)
 NEVER = 2**63 - 1  # Iceberg's default max-ref-age: refs are kept forever

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.model.table import ColumnPath
+from ..model.table import ColumnPath
 
 
 @dataclass(frozen=True)

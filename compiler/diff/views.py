@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from compiler.diff import changes
-from compiler.diff.changes import Change
-from compiler.model.names import format_name
-from compiler.model.properties import DECLARED_KEYS, declared_in, declared_stamp
-from compiler.model.view import CurrentView, ViewState
+from ..model.names import format_name
+from ..model.properties import DECLARED_KEYS, declared_in, declared_stamp
+from ..model.view import CurrentView, ViewState
+from . import changes
+from .changes import Change
 
 Differ = Literal["sql", "columns", "comment", "properties"]
 

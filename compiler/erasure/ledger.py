@@ -17,10 +17,10 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.erasure.plan import Subject, TableErasure
-from compiler.erasure.requests import KeyValue, LoadedRequests
-from compiler.model.names import format_name, natural_key
+from ..diagnostics import Diagnostic, Diagnostics, Severity
+from ..model.names import format_name, natural_key
+from .plan import Subject, TableErasure
+from .requests import KeyValue, LoadedRequests
 
 
 class State(StrEnum):

@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Literal
 
 from pyiceberg.types import IntegerType, LongType, StringType
 
-from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
-from compiler.effective import effective_settings
-from compiler.loader import Project
-from compiler.model.names import format_name, natural_key, parse_name
-from compiler.model.table import ColumnPath, TableState
-from compiler.spec.lifecycle import Erasure, RefDecision
-from compiler.yamlsource import Path as YamlPath
-from compiler.yamlsource import SourceMap
+from ..diagnostics import Diagnostic, Diagnostics, Location, Severity
+from ..effective import effective_settings
+from ..loader import Project
+from ..model.names import format_name, natural_key, parse_name
+from ..model.table import ColumnPath, TableState
+from ..spec.lifecycle import Erasure, RefDecision
+from ..yamlsource import Path as YamlPath
+from ..yamlsource import SourceMap
 
 if TYPE_CHECKING:  # the requests' models load with erase: validating a policy checks its ref decisions only
-    from compiler.erasure.requests import KeyValue, LoadedRequests
+    from .requests import KeyValue, LoadedRequests
 
     ColumnValue = Callable[..., KeyValue | None]  # requests.column_value, handed down once per plan
 
@@ -151,7 +151,7 @@ def erasure_plan(
     project: Project, requests: LoadedRequests, states: dict[tuple[str, ...], TableState]
 ) -> tuple[list[TableErasure], Diagnostics]:
     """``states``: the tables as the catalog holds them (column types decide how values are quoted)."""
-    from compiler.erasure.requests import column_value  # once: the helpers below run per request
+    from .requests import column_value  # once: the helpers below run per request
 
     diagnostics, plans, reached = Diagnostics(), [], set()
     for loaded in sorted((t for t in project.tables if t.state == "present"), key=lambda t: natural_key(t.name)):

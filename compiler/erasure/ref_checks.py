@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler import codes
-from compiler.checks.context import TableContext
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.erasure.plan import ref_rules
-from compiler.spec.refs import TagRef, ref_name
+from .. import codes
+from ..checks.context import TableContext
+from ..diagnostics import Diagnostic, Severity
+from ..spec.refs import TagRef, ref_name
+from .plan import ref_rules
 
 
 def check_erasure_refs(ctx: TableContext) -> Iterator[Diagnostic]:

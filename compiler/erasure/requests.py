@@ -42,13 +42,13 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
 from yaml.nodes import ScalarNode
 
-from compiler import jsontext
-from compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
-from compiler.model.names import UNSAFE_HINT, unsafe_character
-from compiler.spec.base import LONG_MAX, Spec
-from compiler.spec.errors import findings_from
-from compiler.spec.table import SAFE_NAME
-from compiler.yamlsource import Path, SourceMap, YamlDocument, _scalar, parse_yaml
+from .. import jsontext
+from ..diagnostics import Diagnostic, Diagnostics, Location, Severity
+from ..model.names import UNSAFE_HINT, unsafe_character
+from ..spec.base import LONG_MAX, Spec
+from ..spec.errors import findings_from
+from ..spec.table import SAFE_NAME
+from ..yamlsource import Path, SourceMap, YamlDocument, _scalar, parse_yaml
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 KeyValue = NonEmpty | Annotated[int, Field(ge=-LONG_MAX - 1, le=LONG_MAX)]  # an integer key column holds at most a long

@@ -12,9 +12,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from compiler.codes import registered_safety
-from compiler.diff.safety import Safety
-from compiler.model.names import format_name
+from ..codes import registered_safety
+from ..diff.safety import Safety
+from ..model.names import format_name
 
 ColumnKind = Literal["date", "timestamp", "timestamptz"]
 

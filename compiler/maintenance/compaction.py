@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import ceil
 
-from compiler.maintenance.health import SmallGroup, TableHealth
+from .health import SmallGroup, TableHealth
 
 MIN_FILE_RATIO = 0.75  # min-file-size-bytes: files under it are rewritten
 MAX_FILE_RATIO = 1.80  # max-file-size-bytes: a group holding more than this is rewritten whatever its count

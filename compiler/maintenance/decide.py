@@ -15,16 +15,16 @@ from typing import TypeGuard, TypeVar
 
 from pyiceberg.types import DateType, TimestampType, TimestamptzType
 
-from compiler.catalog.retention import retention_cutoff
-from compiler.effective import Effective
-from compiler.maintenance import actions
-from compiler.maintenance.actions import Action, ColumnKind, TimeCutoff
-from compiler.maintenance.expiry import NEVER, Expiry, expired_snapshots
-from compiler.maintenance.health import TableHealth
-from compiler.model.names import parse_name
-from compiler.model.table import ColumnPath, TableState
-from compiler.spec.lifecycle import Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles
-from compiler.spec.units import Duration
+from ..catalog.retention import retention_cutoff
+from ..effective import Effective
+from ..model.names import parse_name
+from ..model.table import ColumnPath, TableState
+from ..spec.lifecycle import Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles
+from ..spec.units import Duration
+from . import actions
+from .actions import Action, ColumnKind, TimeCutoff
+from .expiry import NEVER, Expiry, expired_snapshots
+from .health import TableHealth
 
 DEFAULT_MIN_INPUT_FILES = 5  # Iceberg's rewrite_data_files default
 DEFAULT_MIN_DELETE_FILES = 1

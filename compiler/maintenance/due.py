@@ -12,16 +12,16 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from compiler.catalog.current import CurrentTable
-from compiler.effective import Effective, effective_settings
-from compiler.loader import Project
-from compiler.maintenance import actions
-from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
-from compiler.maintenance.health import TableHealth
-from compiler.maintenance.select import EVERYTHING, Selection
-from compiler.model.names import natural_key, parse_name
-from compiler.model.table import ColumnPath, TableState
+from ..catalog.current import CurrentTable
+from ..effective import Effective, effective_settings
+from ..loader import Project
+from ..model.names import natural_key, parse_name
+from ..model.table import ColumnPath, TableState
+from . import actions
+from .actions import Action
+from .decide import DEFAULT_ORPHAN_AGE, Skip, compaction_window, decisions, expiry_cutoff
+from .health import TableHealth
+from .select import EVERYTHING, Selection
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compiler.diff.changes import RetentionEstimate
-from compiler.maintenance.expiry import RefInfo, SnapshotInfo
+from ..diff.changes import RetentionEstimate
+from .expiry import RefInfo, SnapshotInfo
 
 ICEBERG_TARGET_FILE_SIZE = 512 * 1024 * 1024  # write.target-file-size-bytes when a table does not set it
 SMALL_FRACTION = 0.75  # rewrite_data_files' default min-file-size-bytes: 75% of the target

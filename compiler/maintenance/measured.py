@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, assert_never
 
-from compiler.maintenance import actions
-from compiler.maintenance.actions import Action
-from compiler.maintenance.health import TableHealth
-from compiler.maintenance.report import Effect
+from . import actions
+from .actions import Action
+from .health import TableHealth
+from .report import Effect
 
 
 def measured(action: Action, rows: list[dict[str, Any]], before: TableHealth, after: TableHealth) -> Effect:

@@ -13,14 +13,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import assert_never
 
-from compiler.diff.changes import RetentionEstimate
-from compiler.maintenance import actions
-from compiler.maintenance.actions import Action
-from compiler.maintenance.compaction import estimate, files_written, retained_groups, small_groups
-from compiler.maintenance.decide import snapshot_expiry
-from compiler.maintenance.expiry import MAIN, RefInfo, SnapshotInfo
-from compiler.maintenance.health import SMALL_FRACTION, SmallGroup, TableHealth
-from compiler.maintenance.report import Effect
+from ..diff.changes import RetentionEstimate
+from . import actions
+from .actions import Action
+from .compaction import estimate, files_written, retained_groups, small_groups
+from .decide import snapshot_expiry
+from .expiry import MAIN, RefInfo, SnapshotInfo
+from .health import SMALL_FRACTION, SmallGroup, TableHealth
+from .report import Effect
 
 NOTHING_EXPIRED = RetentionEstimate(files=0, partial_files=0, rows=0, rows_upper=0, bytes=0)
 

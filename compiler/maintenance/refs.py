@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from compiler.diff.changes import duration_text
-from compiler.effective import Effective
-from compiler.maintenance.decide import DEFAULT_MIN_KEEP, snapshot_expiry
-from compiler.maintenance.expiry import MAIN
-from compiler.maintenance.health import TableHealth
+from ..diff.changes import duration_text
+from ..effective import Effective
+from .decide import DEFAULT_MIN_KEEP, snapshot_expiry
+from .expiry import MAIN
+from .health import TableHealth
 
 ICEBERG_MAX_SNAPSHOT_AGE = timedelta(days=5)
 

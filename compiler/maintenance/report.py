@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from compiler.maintenance.actions import Action
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.health import TableHealth
+from .actions import Action
+from .decide import Skip
+from .health import TableHealth
 
 
 class Status(StrEnum):

@@ -10,9 +10,9 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from compiler.errors import TablePolicyError
-from compiler.maintenance.actions import SECTIONS
-from compiler.model.names import format_name, natural_key, parse_name
+from ..errors import TablePolicyError
+from ..model.names import format_name, natural_key, parse_name
+from .actions import SECTIONS
 
 CLOSE_NAMES = 5
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compiler.maintenance.actions import RANK, SECTIONS, Action
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.due import MaintenancePlan, TableMaintenance
-from compiler.maintenance.projection import projected
-from compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+from .actions import RANK, SECTIONS, Action
+from .decide import Skip
+from .due import MaintenancePlan, TableMaintenance
+from .projection import projected
+from .report import MaintenanceReport, Status, Step, TableOutcome
 
 # (the action, the table as decided before it) -> what happened, and the table decided again on its health
 # afterwards (None when the action did not complete: the rest of the table's actions do not run)

@@ -1,6 +1,6 @@
 """The catalog's views as ``health`` shows them: in the namespaces the run selects, each view's current version,
 how old it is, and whether it is what git declares (same), not (differs: what apply would change), or a view no
-policy file declares (unmanaged). Compared as plan compares (compiler.diff.views), so health says ``same``
+policy file declares (unmanaged). Compared as plan compares (tablepolicy.compiler.diff.views), so health says ``same``
 exactly when plan has nothing to do for the view.
 
 Only the models and the comparison live here; runtime/view_health.py reads the catalog.
@@ -14,12 +14,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compiler.diff import changes
-from compiler.diff.views import diff_view
-from compiler.loader import LoadedView, Project
-from compiler.maintenance.refs import age_text
-from compiler.model.names import format_name
-from compiler.model.view import CurrentView, desired_view
+from ..diff import changes
+from ..diff.views import diff_view
+from ..loader import LoadedView, Project
+from ..model.names import format_name
+from ..model.view import CurrentView, desired_view
+from .refs import age_text
 
 Status = Literal["same", "differs", "unmanaged", "unreadable"]
 

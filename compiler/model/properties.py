@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from compiler import jsontext
-from compiler.effective import Effective
-from compiler.spec.table import PropertyValue, TablePolicy
+from .. import jsontext
+from ..effective import Effective
+from ..spec.table import PropertyValue, TablePolicy
 
 
 def _text(value: Any) -> str:

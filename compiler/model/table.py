@@ -14,15 +14,15 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSeriali
 from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
-from compiler.effective import Effective
-from compiler.model.iceberg_types import list_type, map_type, nested_field, struct_type
-from compiler.model.names import parse_name
-from compiler.model.properties import desired_properties
-from compiler.model.transforms import Transform, parse_expression
-from compiler.model.types import parse_primitive
-from compiler.spec.columns import Column, ListOf, MapOf, StructOf
-from compiler.spec.refs import BranchRef, TagRef, ref_name
-from compiler.spec.table import SortField, TablePolicy, split_sort
+from ..effective import Effective
+from ..spec.columns import Column, ListOf, MapOf, StructOf
+from ..spec.refs import BranchRef, TagRef, ref_name
+from ..spec.table import SortField, TablePolicy, split_sort
+from .iceberg_types import list_type, map_type, nested_field, struct_type
+from .names import parse_name
+from .properties import desired_properties
+from .transforms import Transform, parse_expression
+from .types import parse_primitive
 
 ColumnPath = tuple[str, ...]
 

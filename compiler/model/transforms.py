@@ -31,8 +31,8 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from compiler.model.names import format_name, parse_name
-from compiler.model.types import INT32_MAX
+from .names import format_name, parse_name
+from .types import INT32_MAX
 
 TransformKind = Literal["identity", "year", "month", "day", "hour", "bucket", "truncate", "void"]
 

@@ -12,8 +12,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.view.metadata import ViewMetadata
 
-from compiler.model.properties import property_text
-from compiler.spec.view import ViewPolicy, query_text
+from ..spec.view import ViewPolicy, query_text
+from .properties import property_text
 
 DIALECT = "spark"
 OWNER_KEY = "tablepolicy.owner"

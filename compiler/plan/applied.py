@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from compiler.diff import changes
-from compiler.diff.changes import Change, PartitionRename
-from compiler.diff.views import view_differences
-from compiler.model.table import ColumnPath, PartitionFieldState, TableState
-from compiler.model.view import ViewState
-from compiler.plan.memory_spec import spec_index
+from ..diff import changes
+from ..diff.changes import Change, PartitionRename
+from ..diff.views import view_differences
+from ..model.table import ColumnPath, PartitionFieldState, TableState
+from ..model.view import ViewState
+from .memory_spec import spec_index
 
 
 def is_applied(change: Change, current: TableState | ViewState | None, namespace_exists: bool = False) -> bool:

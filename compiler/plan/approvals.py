@@ -17,10 +17,10 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from compiler import jsontext
-from compiler.diff import changes
-from compiler.diff.changes import Change, duration_text
-from compiler.model.properties import APPROVALS_KEY
+from .. import jsontext
+from ..diff import changes
+from ..diff.changes import Change, duration_text
+from ..model.properties import APPROVALS_KEY
 
 UNUSED_APPROVAL = "TA101"
 BEFORE_CREATE = "drop_table (in git before this table was created)"

@@ -17,11 +17,11 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from compiler import jsontext
-from compiler.diff.changes import Change
-from compiler.errors import TablePolicyError
-from compiler.plan.model import PLAN_FORMAT_VERSION, Plan
-from compiler.render.sql import change_sql
+from .. import jsontext
+from ..diff.changes import Change
+from ..errors import TablePolicyError
+from ..render.sql import change_sql
+from .model import PLAN_FORMAT_VERSION, Plan
 
 CHANGE = TypeAdapter(Change)
 

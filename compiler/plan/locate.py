@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from compiler.model.table import ColumnPath
-from compiler.spec.columns import Column, ListOf, MapOf, StructOf
-from compiler.yamlsource import Path
+from ..model.table import ColumnPath
+from ..spec.columns import Column, ListOf, MapOf, StructOf
+from ..yamlsource import Path
 
 
 def column_yaml_path(columns: list[Column], path: ColumnPath) -> Path:

@@ -26,14 +26,14 @@ from typing import assert_never
 
 from pyiceberg.types import PrimitiveType, StructType
 
-from compiler.catalog.current import UNSORTED_ORDER_ID, CurrentTable
-from compiler.diff import changes
-from compiler.diff.changes import Change, RetentionEstimate
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath, PartitionFieldState, RefState, TableHistory, TableState, field_paths
-from compiler.model.view import CurrentView
-from compiler.plan.memory_error import MemoryApplyError
-from compiler.plan.memory_schema import (
+from ..catalog.current import UNSORTED_ORDER_ID, CurrentTable
+from ..diff import changes
+from ..diff.changes import Change, RetentionEstimate
+from ..model.names import format_name
+from ..model.table import ColumnPath, PartitionFieldState, RefState, TableHistory, TableState, field_paths
+from ..model.view import CurrentView
+from .memory_error import MemoryApplyError
+from .memory_schema import (
     add_columns,
     drop_column,
     make_optional,
@@ -42,7 +42,7 @@ from compiler.plan.memory_schema import (
     set_doc,
     widen_column,
 )
-from compiler.plan.memory_spec import add_partition, drop_partition, named_partition, rename_partition
+from .memory_spec import add_partition, drop_partition, named_partition, rename_partition
 
 # What Spark's WRITE clause sets write.distribution-mode to (Iceberg's SQL extensions): ORDERED BY -> range,
 # DISTRIBUTED BY PARTITION -> hash, UNORDERED -> none; LOCALLY ORDERED BY leaves the property as it was.

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pyiceberg.types import IcebergType, ListType, MapType, PrimitiveType, StructType
 
-from compiler.diff.properties import owned_keys
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath, TableHistory, TableState
+from ..diff.properties import owned_keys
+from ..model.names import format_name
+from ..model.table import ColumnPath, TableHistory, TableState
 
 
 def differences(held: TableState, desired: TableState, history: TableHistory | None = None) -> list[str]:

@@ -16,11 +16,11 @@ from itertools import count
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
-from compiler.diff import changes
-from compiler.model.iceberg_types import list_type, map_type, nested_field, struct_type
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath
-from compiler.plan.memory_error import MemoryApplyError
+from ..diff import changes
+from ..model.iceberg_types import list_type, map_type, nested_field, struct_type
+from ..model.names import format_name
+from ..model.table import ColumnPath
+from .memory_error import MemoryApplyError
 
 
 def add_columns(columns: StructType, last_column_id: int, adds: list[changes.ColumnAdd]) -> tuple[StructType, int]:

@@ -8,10 +8,10 @@ A v1 spec keeps a dropped field with a void transform (its field ids are positio
 
 from __future__ import annotations
 
-from compiler.model.names import format_name
-from compiler.model.table import PartitionFieldState, TableState, default_partition_name
-from compiler.model.transforms import Transform
-from compiler.plan.memory_error import MemoryApplyError
+from ..model.names import format_name
+from ..model.table import PartitionFieldState, TableState, default_partition_name
+from ..model.transforms import Transform
+from .memory_error import MemoryApplyError
 
 
 def named_partition(f: PartitionFieldState) -> PartitionFieldState:

@@ -6,12 +6,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from compiler import __version__
-from compiler.diff.changes import Change
-from compiler.diff.safety import Safety
+from .. import __version__
+from ..diff.changes import Change
+from ..diff.safety import Safety
 
 if TYPE_CHECKING:  # the catalog configuration finds the project, which reads plans: no import at run time
-    from compiler.catalog.config import CatalogConfig
+    from ..catalog.config import CatalogConfig
 
 # 2: each table carries the property keys its policy declares; 3: the catalog's type and redacted URI, each
 # table's UUID and the approvals it consumed, by-path dicts as [path, value] pairs (a create with renamed_from)

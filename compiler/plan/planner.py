@@ -13,30 +13,32 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
-from compiler import codes
-from compiler.catalog.config import CatalogConfig
-from compiler.catalog.current import CurrentTable
-from compiler.catalog.retention import retention_cutoff
-from compiler.checks.view_reads import Known, creation_order, unknown_reads
-from compiler.desired import DesiredTable, desired_table, namespaces_of
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.diff import changes
-from compiler.diff.changes import Change, RetentionEstimate
-from compiler.diff.create import creation_changes
-from compiler.diff.differ import diff_table
-from compiler.diff.refs import diff_refs
-from compiler.diff.refusals import Refusal
-from compiler.diff.views import broken_views, diff_view
-from compiler.effective import namespace_chain, overlaid_settings
-from compiler.heap import settled_heap
-from compiler.loader import LoadedTable, LoadedView, Project
-from compiler.model.names import format_name, natural_key, parse_name
-from compiler.model.table import TableHistory
-from compiler.model.view import CurrentView, desired_view
-from compiler.parallel import IN_PROCESS, Workers
-from compiler.plan.approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
-from compiler.plan.locate import column_yaml_path
-from compiler.plan.model import (
+from .. import codes
+from ..catalog.config import CatalogConfig
+from ..catalog.current import CurrentTable
+from ..catalog.retention import retention_cutoff
+from ..checks.view_reads import Known, creation_order, unknown_reads
+from ..desired import DesiredTable, desired_table, namespaces_of
+from ..diagnostics import Diagnostic, Diagnostics, Severity
+from ..diff import changes
+from ..diff.changes import Change, RetentionEstimate
+from ..diff.create import creation_changes
+from ..diff.differ import diff_table
+from ..diff.refs import diff_refs
+from ..diff.refusals import Refusal
+from ..diff.views import broken_views, diff_view
+from ..effective import namespace_chain, overlaid_settings
+from ..heap import settled_heap
+from ..loader import LoadedTable, LoadedView, Project
+from ..model.names import format_name, natural_key, parse_name
+from ..model.table import TableHistory
+from ..model.view import CurrentView, desired_view
+from ..parallel import IN_PROCESS, Workers
+from ..spec.refs import ref_name
+from ..spec.units import Duration
+from .approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
+from .locate import column_yaml_path
+from .model import (
     Blocked,
     CatalogRef,
     EnvironmentRef,
@@ -45,9 +47,7 @@ from compiler.plan.model import (
     Requirement,
     TablePlan,
 )
-from compiler.plan.reuse import PlanCacheStore, plan_key
-from compiler.spec.refs import ref_name
-from compiler.spec.units import Duration
+from .reuse import PlanCacheStore, plan_key
 
 
 class StateSource(Protocol):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 from typing import Protocol
 
-from compiler.plan.model import TablePlan
+from .model import TablePlan
 
 
 class PlanCacheStore(Protocol):

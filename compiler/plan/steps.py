@@ -11,13 +11,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from compiler.diff import changes
-from compiler.diff.changes import Change, PropertyChange
-from compiler.model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
-from compiler.plan.approvals import consumed_stamp
-from compiler.plan.codec import plan_id
-from compiler.plan.model import Plan, TablePlan
-from compiler.render.sql import Statement, change_sql
+from ..diff import changes
+from ..diff.changes import Change, PropertyChange
+from ..model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
+from ..render.sql import Statement, change_sql
+from .approvals import consumed_stamp
+from .codec import plan_id
+from .model import Plan, TablePlan
 
 
 @dataclass(frozen=True)

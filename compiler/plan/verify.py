@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from compiler import __version__
-from compiler.diff import changes
-from compiler.diff.changes import Change, PropertyChange
-from compiler.model.names import format_name
-from compiler.plan.model import CatalogRef, Plan, TablePlan
+from .. import __version__
+from ..diff import changes
+from ..diff.changes import Change, PropertyChange
+from ..model.names import format_name
+from .model import CatalogRef, Plan, TablePlan
 
 
 def check_origin(saved: Plan, target: CatalogRef, environment: str | None = None) -> list[str]:

@@ -6,8 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from compiler.drift import Drift, Name, Unmanaged
-from compiler.model.names import format_name
+from ..drift import Drift, Name, Unmanaged
+from ..model.names import format_name
 
 DRIFT_FORMAT = 1  # drift --format json's "drift_format": raised when a key changes meaning or goes away
 

@@ -7,13 +7,13 @@ from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
-from compiler.render.filters import FILTERS
+from .filters import FILTERS
 
 
 @cache
 def environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("compiler.render", "templates"),
+        loader=PackageLoader("tablepolicy.compiler.render", "templates"),
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.erasure.plan import ErasurePreview
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath
-from compiler.render.env import render
-from compiler.render.filters import literal, qualified, string_map
+from ..erasure.plan import ErasurePreview
+from ..model.names import format_name
+from ..model.table import ColumnPath
+from .env import render
+from .filters import literal, qualified, string_map
 
 JAVA_LONG_MAX = 2**63 - 1
 # rewrite exactly the files that have delete files, whatever their size: the rows a merge-on-read DELETE

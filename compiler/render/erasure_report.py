@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import date, datetime
 from typing import Any
 
-from compiler.erasure.ledger import STATES, Entry, RequestStatus
+from ..erasure.ledger import STATES, Entry, RequestStatus
 
 Paint = Callable[[str, str], str]  # (text, colour) -> text, coloured or not
 _COLOURS = {"done": "green", "pending": "yellow", "held": "magenta", "failed": "red", "OVERDUE": "red"}

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
-from compiler.diff.changes import ColumnAdd
-from compiler.model.table import PartitionFieldState, RefRetention, SortFieldState
-from compiler.model.transforms import TRANSFORM_RULES, Transform
-from compiler.model.types import spark_ddl_type
+from ..diff.changes import ColumnAdd
+from ..model.table import PartitionFieldState, RefRetention, SortFieldState
+from ..model.transforms import TRANSFORM_RULES, Transform
+from ..model.types import spark_ddl_type
 
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

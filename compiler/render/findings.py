@@ -1,6 +1,6 @@
 """Findings for machines: GitHub workflow annotations, JSON, and a markdown list for a PR comment.
 
->>> from compiler.diagnostics import Diagnostic, Location, Severity
+>>> from tablepolicy.compiler.diagnostics import Diagnostic, Location, Severity
 >>> print(github_annotation(Diagnostic("TP201", Severity.ERROR, Location("p/t.yaml", 5, 3), "bad: x", "fix")))
 ::error file=p/t.yaml,line=5,col=3,title=TP201::bad: x%0Ahint: fix
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from ..diagnostics import Diagnostic, Diagnostics, Severity
 
 
 def _data(text: str) -> str:

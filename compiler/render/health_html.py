@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from html import escape
 
-from compiler.diff.changes import retention_text
-from compiler.maintenance.actions import Action
-from compiler.maintenance.due import TableMaintenance
-from compiler.maintenance.health import SIZE_BUCKETS, TableHealth
-from compiler.maintenance.refs import RefHealth, ref_age, ref_health
-from compiler.maintenance.view_health import ViewHealth, ViewsHealth, status_text, version_age
-from compiler.model.names import format_name
-from compiler.model.table import RefRetention
+from ..diff.changes import retention_text
+from ..maintenance.actions import Action
+from ..maintenance.due import TableMaintenance
+from ..maintenance.health import SIZE_BUCKETS, TableHealth
+from ..maintenance.refs import RefHealth, ref_age, ref_health
+from ..maintenance.view_health import ViewHealth, ViewsHealth, status_text, version_age
+from ..model.names import format_name
+from ..model.table import RefRetention
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1f2328;background:#fff}

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from compiler.maintenance import actions
-from compiler.maintenance.actions import Action, TimeCutoff
-from compiler.render.env import render
-from compiler.render.filters import literal, qualified, string_map, time_literal
+from ..maintenance import actions
+from ..maintenance.actions import Action, TimeCutoff
+from .env import render
+from .filters import literal, qualified, string_map, time_literal
 
 # remove_orphan_files: s3a:// and s3n:// name the store s3:// names (the JVM-free scan, runtime/orphans.py, reads
 # them so too), and a file listed under another scheme or bucket (authority) than the metadata names it fails the

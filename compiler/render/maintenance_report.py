@@ -13,13 +13,13 @@ import json
 from collections.abc import Callable
 from typing import Any, assert_never
 
-from compiler.maintenance import actions
-from compiler.maintenance.actions import SECTIONS, Action
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.health import TableHealth
-from compiler.maintenance.report import Effect, MaintenanceReport, Status, Step, TableOutcome
-from compiler.model.names import format_name
-from compiler.render.text import Painter, no_color
+from ..maintenance import actions
+from ..maintenance.actions import SECTIONS, Action
+from ..maintenance.decide import Skip
+from ..maintenance.health import TableHealth
+from ..maintenance.report import Effect, MaintenanceReport, Status, Step, TableOutcome
+from ..model.names import format_name
+from .text import Painter, no_color
 
 REPORT_VERSION = 1
 

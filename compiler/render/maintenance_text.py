@@ -6,14 +6,14 @@ import json
 from dataclasses import asdict
 from datetime import UTC, datetime
 
-from compiler.maintenance.actions import Action
-from compiler.maintenance.due import MaintenancePlan, TableMaintenance
-from compiler.maintenance.health import TableHealth
-from compiler.maintenance.refs import ref_health, ref_lines
-from compiler.maintenance.view_health import ViewsHealth, view_lines
-from compiler.model.names import format_name
-from compiler.render.maintenance import action_sql
-from compiler.render.text import MARKERS, Painter, no_color
+from ..maintenance.actions import Action
+from ..maintenance.due import MaintenancePlan, TableMaintenance
+from ..maintenance.health import TableHealth
+from ..maintenance.refs import ref_health, ref_lines
+from ..maintenance.view_health import ViewsHealth, view_lines
+from ..model.names import format_name
+from .maintenance import action_sql
+from .text import MARKERS, Painter, no_color
 
 
 def _time(ms: int) -> str:

@@ -8,14 +8,14 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from compiler.diagnostics import Diagnostics
-from compiler.diff.safety import Safety
-from compiler.model.names import format_name
-from compiler.plan.codec import plan_id
-from compiler.plan.model import Plan, TablePlan
-from compiler.plan.steps import table_changes, table_stamp
-from compiler.render.sql import change_sql
-from compiler.render.text import overlay_groups, summary_counts
+from ..diagnostics import Diagnostics
+from ..diff.safety import Safety
+from ..model.names import format_name
+from ..plan.codec import plan_id
+from ..plan.model import Plan, TablePlan
+from ..plan.steps import table_changes, table_stamp
+from .sql import change_sql
+from .text import overlay_groups, summary_counts
 
 ICONS = {Safety.SAFE: "🟢", Safety.BREAKING: "🟠", Safety.DESTRUCTIVE: "🔴"}
 BUDGET = 60_000  # characters; leaves room under GitHub's limit for the sticky comment's marker

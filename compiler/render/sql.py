@@ -5,11 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import assert_never
 
-from compiler.diff import changes
-from compiler.diff.changes import Change, PropertyChange
-from compiler.diff.create import first_named_partition
-from compiler.model.table import TableState
-from compiler.render.env import render
+from ..diff import changes
+from ..diff.changes import Change, PropertyChange
+from ..diff.create import first_named_partition
+from ..model.table import TableState
+from .env import render
 
 # write.distribution-mode -> the WRITE clause that sets it together with the sort order
 WRITE_CLAUSES = {

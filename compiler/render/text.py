@@ -6,12 +6,12 @@ import json
 from collections import Counter
 from collections.abc import Callable
 
-from compiler.diff.changes import Change, SetProperties
-from compiler.diff.safety import Safety
-from compiler.model.names import format_name
-from compiler.plan.codec import plan_id
-from compiler.plan.model import EnvironmentRef, Plan
-from compiler.plan.steps import table_stamp
+from ..diff.changes import Change, SetProperties
+from ..diff.safety import Safety
+from ..model.names import format_name
+from ..plan.codec import plan_id
+from ..plan.model import EnvironmentRef, Plan
+from ..plan.steps import table_stamp
 
 Painter = Callable[[str, str], str]
 

@@ -11,10 +11,10 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
-from compiler import codes
-from compiler.model.names import SAFE_FIELD_NAME
-from compiler.model.types import TypeSpellingError, parse_primitive
-from compiler.spec.base import Count, NonEmpty, Spec
+from .. import codes
+from ..model.names import SAFE_FIELD_NAME
+from ..model.types import TypeSpellingError, parse_primitive
+from .base import Count, NonEmpty, Spec
 
 
 def _check_primitive(text: str) -> str:

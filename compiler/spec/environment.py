@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from compiler.spec.base import NonEmpty, Spec
-from compiler.spec.lifecycle import Lifecycle, Workload
-from compiler.spec.table import PropertyValue
+from .base import NonEmpty, Spec
+from .lifecycle import Lifecycle, Workload
+from .table import PropertyValue
 
 # keys of a table file (and the usual words for a schema) that an overlay may not hold: one table file
 # declares the table and its columns for every environment

@@ -8,12 +8,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from compiler import codes
-from compiler.diagnostics import Diagnostic, Severity
-from compiler.model.names import UNSAFE_HINT, unsafe_character
-from compiler.spec.base import INT32_MAX, LONG_MAX
-from compiler.spec.introspect import field_names, models_at
-from compiler.yamlsource import Path, SourceMap
+from .. import codes
+from ..diagnostics import Diagnostic, Severity
+from ..model.names import UNSAFE_HINT, unsafe_character
+from ..yamlsource import Path, SourceMap
+from .base import INT32_MAX, LONG_MAX
+from .introspect import field_names, models_at
 
 # pydantic's built-in error types, grouped under the project's stable codes.
 _BUILTIN_CODES: dict[str, tuple[str, str]] = {

@@ -8,7 +8,7 @@ from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel
 
-from compiler.yamlsource import Path
+from ..yamlsource import Path
 
 
 def models_at(model: type[BaseModel], path: Path) -> list[type[BaseModel]]:
@@ -58,7 +58,7 @@ def _descend(annotation: Any, part: str | int) -> list[Any]:
 
 
 def _resolve(ref: typing.ForwardRef | str) -> Any:
-    from compiler.spec import columns
+    from . import columns
 
     name = ref.__forward_arg__ if isinstance(ref, typing.ForwardRef) else ref
     return getattr(columns, name, Any)

@@ -1,7 +1,7 @@
 """Lifecycle policy: what keeps a table healthy without anyone remembering to run maintenance.
 
 Every field is optional so namespace defaults and table policies can be merged field by field; the
-effective settings (and where each value came from) are computed in ``compiler.effective``.
+effective settings (and where each value came from) are computed in ``tablepolicy.compiler.effective``.
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from compiler.spec.base import Count, NonEmpty, Spec
-from compiler.spec.units import Duration, PositiveDuration, Size
+from .base import Count, NonEmpty, Spec
+from .units import Duration, PositiveDuration, Size
 
 
 class SnapshotExpiry(Spec):

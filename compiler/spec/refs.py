@@ -21,10 +21,10 @@ from typing import Annotated, Any, ClassVar
 from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
-from compiler import codes
-from compiler.model.names import _UNSAFE, UNSAFE_HINT, unsafe_character
-from compiler.spec.base import LONG_MAX, Count, Spec
-from compiler.spec.units import PositiveDuration
+from .. import codes
+from ..model.names import _UNSAFE, UNSAFE_HINT, unsafe_character
+from .base import LONG_MAX, Count, Spec
+from .units import PositiveDuration
 
 MAIN = "main"
 

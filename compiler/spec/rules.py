@@ -7,10 +7,10 @@ import re
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from compiler import codes
-from compiler.spec.base import NonEmpty, Spec
-from compiler.spec.table import PropertyValue
-from compiler.spec.units import PositiveDuration
+from .. import codes
+from .base import NonEmpty, Spec
+from .table import PropertyValue
+from .units import PositiveDuration
 
 
 def _check_pattern(text: str) -> str:

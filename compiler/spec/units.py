@@ -18,8 +18,8 @@ from pydantic import GetCoreSchemaHandler, GetJsonSchemaHandler
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
-from compiler import codes
-from compiler.spec.base import LONG_MAX
+from .. import codes
+from .base import LONG_MAX
 
 
 class _OutOfRange(ValueError):

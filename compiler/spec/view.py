@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from compiler import codes
-from compiler.model.names import parse_name
-from compiler.spec.base import NonEmpty, Spec
-from compiler.spec.table import _NAME_TEXT, PropertyValue, _check_name
+from .. import codes
+from ..model.names import parse_name
+from .base import NonEmpty, Spec
+from .table import _NAME_TEXT, PropertyValue, _check_name
 
 
 def _check_view_name(text: str) -> str:

@@ -8,7 +8,7 @@ import os
 import threading
 from pathlib import Path
 
-from compiler.errors import TablePolicyError
+from tablepolicy.compiler.errors import TablePolicyError
 
 
 def replace_text(path: Path, text: str, what: str) -> None:
@@ -23,7 +23,9 @@ def replace_text(path: Path, text: str, what: str) -> None:
         with contextlib.suppress(OSError):
             temporary.unlink()
         if isinstance(exc, OSError):
-            from compiler.loader import display_path  # on failure only: unlock imports the caches, not the loader
+            from tablepolicy.compiler.loader import (
+                display_path,  # on failure only: unlock imports the caches, not the loader
+            )
 
             raise TablePolicyError(f"cannot save {what} {display_path(path)}: {exc.strerror or exc}; make "
                                    f"{path.parent.name}/ writable for this user, or remove it to run without caches"

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.paths import ProjectPath, find_project
-from runtime.caches.models import MODELS, FileIndex, FileModelCache
+from tablepolicy.compiler.paths import ProjectPath, find_project
+
+from .models import MODELS, FileIndex, FileModelCache
 
 
 def cache_dir(path: ProjectPath) -> Path:

@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler import __version__
-from compiler.modelcache import CACHE_VERSION, ModelCache
-from runtime.caches.atomic import replace_text
+from tablepolicy.compiler import __version__
+from tablepolicy.compiler.modelcache import CACHE_VERSION, ModelCache
+
+from .atomic import replace_text
 
 MODELS = "models.tsv"
 FILE_INDEX = "files.json"

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from compiler import __version__, jsontext
-from compiler.diff.changes import TightenRetention
-from compiler.plan.model import TablePlan
-from runtime.caches.atomic import replace_text
+from tablepolicy.compiler import __version__, jsontext
+from tablepolicy.compiler.diff.changes import TightenRetention
+from tablepolicy.compiler.plan.model import TablePlan
+
+from .atomic import replace_text
 
 CACHE_VERSION = 2  # 2: plans carry table UUIDs and consumed approvals (plan file format 3)
 

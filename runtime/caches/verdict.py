@@ -10,13 +10,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.diagnostics import Diagnostics
-from compiler.modelcache import ModelCache, file_stamp
-from compiler.paths import ProjectPaths, environment_files, policy_files
-from compiler.verdict import Inputs, Verdict
-from runtime.caches.atomic import replace_text
-from runtime.caches.folder import cache_dir
-from runtime.caches.models import FILE_INDEX, FileIndex, file_index, read_cache_text
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.modelcache import ModelCache, file_stamp
+from tablepolicy.compiler.paths import ProjectPaths, environment_files, policy_files
+from tablepolicy.compiler.verdict import Inputs, Verdict
+
+from .atomic import replace_text
+from .folder import cache_dir
+from .models import FILE_INDEX, FileIndex, file_index, read_cache_text
 
 VERDICT = "verdict.json"
 

@@ -8,16 +8,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from compiler.catalog.config import (
+from tablepolicy.compiler.catalog.config import (
     AWS_SECRET_VARIABLES,
     CatalogConfig,
     CatalogNotDefinedError,
     choose_catalog,
     redact_uri,
 )
-from compiler.errors import CatalogError
-from compiler.paths import ProjectPath
-from runtime.redaction import register
+from tablepolicy.compiler.errors import CatalogError
+from tablepolicy.compiler.paths import ProjectPath
+
+from ..redaction import register
 
 SHAPE = ("it must be a YAML mapping whose 'catalog' maps each catalog name to its properties (uri, warehouse, "
          "type), e.g. 'catalog: {prod: {uri: ..., warehouse: ...}}'")

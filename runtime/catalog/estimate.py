@@ -12,9 +12,10 @@ from pyiceberg.expressions import LessThan
 from pyiceberg.table import Table
 from pyiceberg.types import DateType, PrimitiveType, TimestampType
 
-from compiler.diff.changes import RetentionEstimate
-from compiler.model.table import ColumnPath, field_paths
-from runtime.manifests import planned_data_files
+from tablepolicy.compiler.diff.changes import RetentionEstimate
+from tablepolicy.compiler.model.table import ColumnPath, field_paths
+
+from ..manifests import planned_data_files
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 

@@ -25,16 +25,17 @@ from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadataUtil
 from sqlalchemy import event
 
-from compiler.catalog.config import CatalogConfig, embedded_root
-from compiler.catalog.current import CurrentTable, current_table
-from compiler.diff.changes import RetentionEstimate
-from compiler.errors import CatalogError
-from compiler.model.table import ColumnPath
-from compiler.model.view import CurrentView, ViewFormatError, current_view
-from runtime.catalog.estimate import estimate_retention
+from tablepolicy.compiler.catalog.config import CatalogConfig, embedded_root
+from tablepolicy.compiler.catalog.current import CurrentTable, current_table
+from tablepolicy.compiler.diff.changes import RetentionEstimate
+from tablepolicy.compiler.errors import CatalogError
+from tablepolicy.compiler.model.table import ColumnPath
+from tablepolicy.compiler.model.view import CurrentView, ViewFormatError, current_view
+
+from .estimate import estimate_retention
 
 if TYPE_CHECKING:
-    from compiler.importer import Inventory
+    from tablepolicy.compiler.importer import Inventory
 
 PYARROW_IO = "pyiceberg.io.pyarrow.PyArrowFileIO"
 
@@ -42,7 +43,7 @@ PYARROW_IO = "pyiceberg.io.pyarrow.PyArrowFileIO"
 def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
     """``create``: an embedded catalog's ``.lake/`` is made on first use; without it, an embedded catalog not
     made yet is opened empty in memory, so a read-only command leaves no file behind."""
-    from runtime.locations import PYICEBERG_IO
+    from ..locations import PYICEBERG_IO
 
     root = embedded_root(config)
     properties = dict(config.properties)
@@ -382,7 +383,7 @@ class CatalogReader:
     def inventory(self) -> Inventory:
         """Every namespace, nested ones included, and every table: what ``import`` patterns select from.
         Walks the namespaces through the catalog's own API, so any catalog type lists the same way."""
-        from compiler.importer import Inventory  # the policy writer's modules, loaded only by import
+        from tablepolicy.compiler.importer import Inventory  # the policy writer's modules, loaded only by import
 
         namespaces: set[tuple[str, ...]] = set()
         tables: set[tuple[str, ...]] = set()

@@ -15,13 +15,14 @@ from typer._click.exceptions import BadParameter
 from typer._click.formatting import HelpFormatter
 from typer.core import TyperCommand, TyperGroup
 
-from compiler import __version__
-from compiler.errors import PolicyError, TablePolicyError
-from runtime.cli.completion import environment_names, table_names
-from runtime.cli.exits import Exit
-from runtime.cli.flags import check_master, check_output
-from runtime.cli.formats import DoctorFormat, DriftFormat, FindingsFormat, Format, HealthFormat, StatusFormat
-from runtime.cli.views import error
+from tablepolicy.compiler import __version__
+from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+
+from .completion import environment_names, table_names
+from .exits import Exit
+from .flags import check_master, check_output
+from .formats import DoctorFormat, DriftFormat, FindingsFormat, Format, HealthFormat, StatusFormat
+from .views import error
 
 
 class CommandList(TyperGroup):
@@ -102,14 +103,14 @@ def check_spark_conf(conf: list[str] | None) -> None:
 def commands() -> types.ModuleType:
     """The command bodies, imported once a command runs: importing pyiceberg reads its configuration, whose
     errors must reach the user as one line (run checks it first), and --help stays fast."""
-    from runtime.cli import commands as module
+    from . import commands as module
 
     return module
 
 
 def lifecycle() -> types.ModuleType:
     """health and maintain: table health reads pull in pyiceberg's table module, loaded on use."""
-    from runtime.cli import lifecycle as module
+    from . import lifecycle as module
 
     return module
 
@@ -126,7 +127,7 @@ def run(
     from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
     Invocation.command_ran = True
     try:
-        from runtime.catalog.config import configuration_given, configured_catalogs  # on use: --help imports none
+        from ..catalog.config import configuration_given, configured_catalogs  # on use: --help imports none
 
         if configuration_given():  # a broken .pyiceberg.yaml is one line, before pyiceberg reads it on import
             configured_catalogs()
@@ -136,7 +137,7 @@ def run(
             check_master(master, reach=reach_master)
         code = action()
     except PolicyError as exc:
-        from runtime.cli.views import show_diagnostics
+        from .views import show_diagnostics
 
         show_diagnostics(exc.diagnostics)
         code = Exit.ERROR
@@ -166,7 +167,7 @@ def validate(
     env: EnvName = None,
 ) -> None:
     """Check every policy file; print all findings as file:line:col. Exit 1 on any error."""
-    from runtime.cli import checking  # validate imports the policy models and checks, nothing of the planner
+    from . import checking  # validate imports the policy models and checks, nothing of the planner
 
     run(lambda: checking.validate(path, output=output, environment=env))
 
@@ -274,7 +275,7 @@ def maintain(
 
 def erasure() -> types.ModuleType:
     """erase and erase status: the requests file, the ledger and the certificate, loaded on use."""
-    from runtime.cli import erasure as module
+    from . import erasure as module
 
     return module
 
@@ -386,7 +387,7 @@ def doctor(
     """Check this machine's setup for the catalog: configuration, connection, warehouse, Java, Spark and its jars
     (no JVM started). A line each, ✓ or ✗ with the fix; exit 1 on any ✗."""
     def act() -> int:  # imported once run has checked the catalog configuration pyiceberg reads on import
-        from runtime.cli.doctor import doctor as run_doctor
+        from .doctor import doctor as run_doctor
 
         return run_doctor(path, catalog, environment=env, write_probe=write_probe, master=spark_master,
                           output=output)
@@ -405,7 +406,7 @@ def unlock(
 ) -> None:
     """Show who holds a table's lock; take over a dead run's lock (exit 1 if there was none to take)."""
     def act() -> int:  # imported once run has checked the catalog configuration pyiceberg reads on import
-        from runtime.cli.unlock import unlock as unlock_table
+        from .unlock import unlock as unlock_table
 
         return unlock_table(table, catalog, policies, force=force)
 

@@ -9,10 +9,11 @@ from typing import assert_never
 import typer
 
 import tablepolicy
-from compiler.render.findings import findings_json, github_annotations
-from runtime.cli.exits import Exit
-from runtime.cli.formats import FindingsFormat
-from runtime.cli.views import show_diagnostics, summary_line
+from tablepolicy.compiler.render.findings import findings_json, github_annotations
+
+from .exits import Exit
+from .formats import FindingsFormat
+from .views import show_diagnostics, summary_line
 
 
 def validate(path: Path, *, output: FindingsFormat = FindingsFormat.text, environment: str | None = None) -> int:

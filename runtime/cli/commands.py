@@ -11,38 +11,39 @@ from typing import TYPE_CHECKING, assert_never
 import typer
 
 import tablepolicy
-from compiler import jsontext
-from compiler.catalog.config import CatalogConfig
-from compiler.desired import create_all
-from compiler.diagnostics import Diagnostics
-from compiler.errors import PolicyError, TablePolicyError
-from compiler.loader import discover, display_path
-from compiler.paths import ProjectPaths, find_project
-from compiler.plan.codec import plan_to_json
-from compiler.plan.model import Plan
-from compiler.plan.planner import PlanResult
-from compiler.render.findings import findings_markdown
-from compiler.render.markdown import render_markdown
-from compiler.render.sql import statements
-from compiler.render.text import render_text
-from runtime.caches.folder import cache_dir
-from runtime.catalog.config import resolve_catalog
-from runtime.cli.apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
-from runtime.cli.exits import Exit
-from runtime.cli.formats import DriftFormat, Format
-from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics, show_provenance
-from runtime.target import Target, requested_environment, resolve_target
 from tablepolicy.api import open_reader
+from tablepolicy.compiler import jsontext
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.desired import create_all
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+from tablepolicy.compiler.loader import discover, display_path
+from tablepolicy.compiler.paths import ProjectPaths, find_project
+from tablepolicy.compiler.plan.codec import plan_to_json
+from tablepolicy.compiler.plan.model import Plan
+from tablepolicy.compiler.plan.planner import PlanResult
+from tablepolicy.compiler.render.findings import findings_markdown
+from tablepolicy.compiler.render.markdown import render_markdown
+from tablepolicy.compiler.render.sql import statements
+from tablepolicy.compiler.render.text import render_text
+
+from ..caches.folder import cache_dir
+from ..catalog.config import resolve_catalog
+from ..target import Target, requested_environment, resolve_target
+from .apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
+from .exits import Exit
+from .formats import DriftFormat, Format
+from .views import catalog_header, error, info, paint, show_diagnostics, show_provenance
 
 if TYPE_CHECKING:
-    from runtime.apply import StepResult
+    from ..apply import StepResult
 
 __all__ = ["open_reader"]  # unlock, erase and maintain read the catalog through the API's reader
 
 
 def init(directory: Path, *, install: str, force: bool) -> int:
-    from runtime.scaffold import Scaffold, ScaffoldError
-    from runtime.scaffold.source import InstallSourceError, install_line
+    from ..scaffold import Scaffold, ScaffoldError
+    from ..scaffold.source import InstallSourceError, install_line
 
     try:
         line = install_line(install, directory)
@@ -70,7 +71,7 @@ def ddl(path: Path, catalog: str | None, environment: str | None = None) -> int:
 
 
 def schema() -> int:
-    from compiler.schema import policy_json_schema_text  # every model the schema covers: schema only
+    from tablepolicy.compiler.schema import policy_json_schema_text  # every model the schema covers: schema only
 
     typer.echo(policy_json_schema_text(), nl=False)
     return Exit.OK
@@ -80,7 +81,7 @@ def fmt(path: Path, *, check: bool, diff: bool = False) -> int:
     """Format (or with ``check``, list; with ``diff``, print the unified diff of) the policy files under ``path``.
     ``check`` and ``diff`` write nothing and exit ERROR when a file would change. A file that cannot be read or
     does not parse is left as it is and makes the exit code ERROR in every mode."""
-    from compiler.fmt import YAMLError, format_diff, format_text  # ruamel.yaml: only fmt needs it
+    from tablepolicy.compiler.fmt import YAMLError, format_diff, format_text  # ruamel.yaml: only fmt needs it
 
     unformatted = broken = 0
     for file in discover(path):
@@ -200,7 +201,7 @@ def is_saved_plan(path: Path) -> bool:
 def apply_input(path: Path, catalog: str | None, policies: Path, environment: str | None) -> ApplyInput:
     """Read the saved plan ``path`` (its catalog and environment unless others are asked for; another one is
     refused with the catalog checks), or plan ``path`` now; the header names the catalog either way."""
-    from compiler.plan.steps import plan_id_of
+    from tablepolicy.compiler.plan.steps import plan_id_of
 
     if is_saved_plan(path):
         catalog_header(apply_catalog(path, catalog, policies))
@@ -229,7 +230,7 @@ def apply(
     json_report: Path | None,
     environment: str | None = None,
 ) -> int:
-    from compiler.plan.steps import plan_id_of, plan_steps
+    from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
 
     if not is_saved_plan(path) and not auto_approve and not dry_run and not sys.stdin.isatty():
         # nobody can answer the question (CI, a pipe): refuse before reading anything, never an aborted prompt
@@ -278,8 +279,9 @@ def apply(
 
 def failure_report(run: ApplyInput | None, results: list[StepResult], exc: TablePolicyError | str) -> str:
     """``--json-report`` of an apply that ended early (``exc``: the error, or why it stopped)."""
-    from compiler.plan.steps import plan_id_of, plan_steps
-    from runtime.executor import ExecutionError
+    from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
+
+    from ..executor import ExecutionError
 
     if isinstance(exc, PolicyError):
         message = "; ".join(f"{d.location}: {d.code}: {d.message}" for d in exc.diagnostics.errors)
@@ -309,8 +311,8 @@ def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogCon
 def import_tables(tables: list[str], namespaces: list[str], catalog: str | None, policies: Path, out: Path | None,
                   *, recursive: bool, force: bool) -> int:
     """tablepolicy.import_tables: the YAML on stdout (exact names without ``out``), or the files written."""
-    from runtime.importing import ImportRefused, import_selectors  # ruamel.yaml (the YAML it writes): import only
-    from runtime.scaffold import SCHEMA_FILE
+    from ..importing import ImportRefused, import_selectors  # ruamel.yaml (the YAML it writes): import only
+    from ..scaffold import SCHEMA_FILE
 
     import_selectors(tables, namespaces, recursive=recursive, out=out)  # the flags, before the catalog is opened
     config = resolve_catalog(catalog, policies)
@@ -345,7 +347,10 @@ def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, output: D
           environment: str | None = None) -> int:
     """tablepolicy.drift rendered; exit CHANGES on drift with ``detailed_exitcode`` (unmanaged ones are never
     drift)."""
-    from compiler.render.drift import drift_json, render_drift  # its importer side loads ruamel.yaml: drift only
+    from tablepolicy.compiler.render.drift import (  # its importer side loads ruamel.yaml: drift only
+        drift_json,
+        render_drift,
+    )
 
     project = find_project(path)
     target = resolve_target(project, catalog, environment)

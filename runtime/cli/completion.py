@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from compiler.model.names import natural_key
+from tablepolicy.compiler.model.names import natural_key
 
 TABLE_LINE = re.compile(r"^table:\s*['\"]?([^'\"#\s]+)", re.MULTILINE)
 
@@ -22,7 +22,7 @@ def _project_path(ctx: Any) -> Path:
 
 
 def environment_names(ctx: Any, incomplete: str) -> list[str]:
-    from compiler.paths import find_project
+    from tablepolicy.compiler.paths import find_project
 
     folder = find_project(_project_path(ctx)).root / "environments"
     if not folder.is_dir():
@@ -32,7 +32,7 @@ def environment_names(ctx: Any, incomplete: str) -> list[str]:
 
 
 def table_names(ctx: Any, incomplete: str) -> list[str]:
-    from compiler.paths import find_project
+    from tablepolicy.compiler.paths import find_project
 
     found: set[str] = set()
     for file in find_project(_project_path(ctx)).policies.rglob("*.y*ml"):

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import typer
 
-from runtime.cli.exits import Exit
-from runtime.cli.formats import DoctorFormat
-from runtime.cli.views import catalog_header, info, paint
-from runtime.doctor import Check, DoctorReport
-from runtime.doctor import doctor as run_checks
-from runtime.target import resolve_target
+from ..doctor import Check, DoctorReport
+from ..doctor import doctor as run_checks
+from ..target import resolve_target
+from .exits import Exit
+from .formats import DoctorFormat
+from .views import catalog_header, info, paint
 
 
 def doctor(path: Path, catalog: str | None, *, environment: str | None, write_probe: bool, master: str | None,

@@ -13,20 +13,21 @@ from pathlib import Path
 import typer
 
 import tablepolicy
-from compiler.erasure.ledger import Entry
-from compiler.erasure.plan import TableErasure
-from compiler.model.names import format_name
-from compiler.paths import find_project
-from compiler.render.erasure import render_preview
-from compiler.render.erasure_report import render_status, status_json
-from runtime.cli.exits import Exit
-from runtime.cli.formats import StatusFormat
-from runtime.cli.views import catalog_header, error, info, paint, show_diagnostics
-from runtime.erasure.proof import ProofState, TableProof
-from runtime.erasure.refs import CHOICES, blocked_text
-from runtime.target import resolve_target
+from tablepolicy.compiler.erasure.ledger import Entry
+from tablepolicy.compiler.erasure.plan import TableErasure
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.paths import find_project
+from tablepolicy.compiler.render.erasure import render_preview
+from tablepolicy.compiler.render.erasure_report import render_status, status_json
 from tablepolicy.erasure import debris_min_age, mask_value
 from tablepolicy.events import ErasureDecided, ErasureProgress, Event, LedgerNote, TableErased
+
+from ..erasure.proof import ProofState, TableProof
+from ..erasure.refs import CHOICES, blocked_text
+from ..target import resolve_target
+from .exits import Exit
+from .formats import StatusFormat
+from .views import catalog_header, error, info, paint, show_diagnostics
 
 __all__ = ["mask_value"]  # where the key masking was first; tests/unit/test_key_masking.py imports it here
 
@@ -106,7 +107,7 @@ def _show_reached(reached: list[TableErasure], todo: list[TableErasure], done: l
 
 def _show_table(proof: TableProof, document: dict[str, object]) -> None:
     """One table's outcome as soon as it is recorded: erased and proven, held, or not complete and why."""
-    from runtime.erase import age_text
+    from ..erase import age_text
 
     verdict = (paint("erased and proven", "green") if proof.complete else paint("held", "yellow", bold=True)
                if proof.state is ProofState.HELD else paint("NOT complete", "red", bold=True))

@@ -11,7 +11,7 @@ import re
 import socket
 from pathlib import Path
 
-from compiler.errors import TablePolicyError
+from tablepolicy.compiler.errors import TablePolicyError
 
 MASTER_FORMS = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn|k8s://\S+|spark://\S+")
 CONNECT_TIMEOUT_SECONDS = 5.0

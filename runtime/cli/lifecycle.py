@@ -10,14 +10,15 @@ from typing import assert_never
 import typer
 
 import tablepolicy
-from compiler.paths import find_project
-from compiler.render.maintenance_report import report_json
-from compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
-from runtime.cli.exits import Exit
-from runtime.cli.formats import Format, HealthFormat
-from runtime.cli.views import catalog_header, paint, show_maintenance_report
-from runtime.target import resolve_target
+from tablepolicy.compiler.paths import find_project
+from tablepolicy.compiler.render.maintenance_report import report_json
+from tablepolicy.compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
 from tablepolicy.events import Event, MaintenanceDecided
+
+from ..target import resolve_target
+from .exits import Exit
+from .formats import Format, HealthFormat
+from .views import catalog_header, paint, show_maintenance_report
 
 
 def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,
@@ -26,7 +27,7 @@ def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path 
     plan, target = outcome.decided, outcome.target
     config = target.catalog
     if html is not None:
-        from compiler.render.health_html import TableReport, refs_of, render_health_html
+        from tablepolicy.compiler.render.health_html import TableReport, refs_of, render_health_html
 
         reports = [TableReport(t.health, t.actions, refs_of(t)) for t in plan.tables]
         assert plan.now is not None  # health decides at one moment: the page says that one
@@ -36,7 +37,7 @@ def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path 
         case HealthFormat.json:
             typer.echo(maintenance_json(plan, config.name, config.summary(), outcome.views), nl=False)
         case HealthFormat.prometheus:
-            from compiler.render.prometheus import render_prometheus
+            from tablepolicy.compiler.render.prometheus import render_prometheus
 
             assert plan.now is not None  # health decides at one moment
             typer.echo(render_prometheus(plan, config.name, plan.now), nl=False)
@@ -55,7 +56,7 @@ def maintain(
 ) -> int:
     """tablepolicy.maintain, its decisions shown as soon as they are made and its progress on stderr; the report
     goes to stdout as ``output`` asks and to ``json_report``."""
-    from runtime.cli.progress import maintain_progress
+    from .progress import maintain_progress
 
     project = find_project(path)  # once: the API is handed this value
     target = resolve_target(project, catalog, environment)

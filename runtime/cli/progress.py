@@ -16,11 +16,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-from compiler.maintenance.actions import SECTIONS, Action
-from compiler.maintenance.decide import Skip
-from compiler.maintenance.report import Step
-from compiler.model.names import format_name
-from compiler.render.maintenance_report import skip_text, step_text
+from tablepolicy.compiler.maintenance.actions import SECTIONS, Action
+from tablepolicy.compiler.maintenance.decide import Skip
+from tablepolicy.compiler.maintenance.report import Step
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.render.maintenance_report import skip_text, step_text
 from tablepolicy.events import (
     ActionFinished,
     ActionStarted,

@@ -11,14 +11,15 @@ import difflib
 import time
 from pathlib import Path
 
-from compiler.model.names import format_name, parse_name
-from runtime.caches.folder import cache_dir
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import CatalogReader
-from runtime.cli.commands import open_reader
-from runtime.cli.exits import Exit
-from runtime.cli.views import catalog_header, error, info, paint
-from runtime.lock import Found, LockStore, UnlockError, ago, lock_store, utc
+from tablepolicy.compiler.model.names import format_name, parse_name
+
+from ..caches.folder import cache_dir
+from ..catalog.config import resolve_catalog
+from ..catalog.reader import CatalogReader
+from ..lock import Found, LockStore, UnlockError, ago, lock_store, utc
+from .commands import open_reader
+from .exits import Exit
+from .views import catalog_header, error, info, paint
 
 DANGER = ("Taking over a live run's lock lets another apply, maintain or erase change the table while that run "
           "still works on it: two runs rewriting the same files, snapshots expired under a reader, a plan applied "

@@ -8,14 +8,16 @@ from typing import TYPE_CHECKING, assert_never
 
 import typer
 
-from compiler.catalog.config import CatalogConfig
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from runtime.cli.formats import Format
-from runtime.redaction import redact
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
+
+from ..redaction import redact
+from .formats import Format
 
 if TYPE_CHECKING:
-    from compiler.maintenance.report import MaintenanceReport
-    from runtime.target import Target
+    from tablepolicy.compiler.maintenance.report import MaintenanceReport
+
+    from ..target import Target
 
 
 def use_color(stream: object = sys.stdout) -> bool:
@@ -65,7 +67,7 @@ def catalog_header(config: CatalogConfig | Target, *, err: bool = False) -> None
 def show_maintenance_report(report: MaintenanceReport, output: Format, *, idle: bool) -> None:
     """The maintain report on stdout: text (after the run's progress; nothing more when no table needed
     work, the decisions already said so), markdown or JSON."""
-    from compiler.render.maintenance_report import report_json, report_markdown, report_text
+    from tablepolicy.compiler.render.maintenance_report import report_json, report_markdown, report_text
 
     match output:
         case Format.json:

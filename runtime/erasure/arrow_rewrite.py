@@ -36,11 +36,12 @@ from pyiceberg.table import FileScanTask, Table, WriteTask
 from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.typedef import Record
 
-from compiler.render.maintenance_report import byte_size
-from runtime.erasure.keys import KeySet, without_keys
-from runtime.erasure.like_source import source_layout, write_like
-from runtime.manifests import READS
-from runtime.orphans import normalize
+from tablepolicy.compiler.render.maintenance_report import byte_size
+
+from ..manifests import READS
+from ..orphans import normalize
+from .keys import KeySet, without_keys
+from .like_source import source_layout, write_like
 
 WRITE_FORMAT = "write.format.default"
 REWRITERS = 2  # files rewritten at once: pyarrow releases the GIL while it decodes and encodes (2 cores)

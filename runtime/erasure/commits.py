@@ -71,12 +71,13 @@ from pyiceberg.table.update import (
     SetSnapshotRefUpdate,
 )
 
-from compiler.render.filters import qualified
-from runtime.erasure.arrow_rewrite import LeftToSpark, StagedRewrite
-from runtime.erasure.survey import Reach
-from runtime.executor import CONFLICT_ATTEMPTS, TRANSIENT, ExecutionError
-from runtime.manifests import READS
-from runtime.orphans import normalize
+from tablepolicy.compiler.render.filters import qualified
+
+from ..executor import CONFLICT_ATTEMPTS, TRANSIENT, ExecutionError
+from ..manifests import READS
+from ..orphans import normalize
+from .arrow_rewrite import LeftToSpark, StagedRewrite
+from .survey import Reach
 
 PAUSE = "TABLEPOLICY_ERASE_PAUSE"
 DRIVER_PREFIX = re.compile(r"^\([\w.]+\) ")  # SQLAlchemy's "(sqlite3.OperationalError) "

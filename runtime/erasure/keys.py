@@ -18,9 +18,9 @@ import pyarrow.compute as pc
 from pyiceberg.schema import Schema
 from pyiceberg.types import IntegerType, LongType, NestedField, StringType, StructType
 
-from compiler.erasure.plan import TableErasure
-from compiler.model.names import format_name
-from compiler.model.table import ColumnPath
+from tablepolicy.compiler.erasure.plan import TableErasure
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.model.table import ColumnPath
 
 FIELD_ID = b"PARQUET:field_id"
 SUBJECT = "subject"  # the key table's column naming the subject (index into KeySet.subjects)

@@ -18,8 +18,8 @@ from pyiceberg.avro.file import AvroFile
 from pyiceberg.io.pyarrow import PyArrowFile
 from pyiceberg.table import Table
 
-from runtime.erasure.proof import PendingDebris
-from runtime.erasure.survey import Reach, filesystem_for, table_reach
+from .proof import PendingDebris
+from .survey import Reach, filesystem_for, table_reach
 
 
 def data_files(reach: Reach) -> set[str]:

@@ -47,8 +47,8 @@ from pyiceberg.manifest import (
     ManifestEntryStatus,
 )
 
-from runtime.erasure.keys import SUBJECT, KeySet
-from runtime.orphans import normalize
+from ..orphans import normalize
+from .keys import SUBJECT, KeySet
 
 MANIFEST_HEADER = "partition-spec"  # in every manifest's avro header; manifest lists carry snapshot-id instead
 DEFAULT_TRUNCATE = 16  # Iceberg's default metrics mode, truncate(16), in Java and pyiceberg alike

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from compiler.erasure.plan import ExpiredSnapshot
-from compiler.model.names import format_name
+from tablepolicy.compiler.erasure.plan import ExpiredSnapshot
+from tablepolicy.compiler.model.names import format_name
 
 
 @dataclass(frozen=True)

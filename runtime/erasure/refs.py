@@ -14,11 +14,12 @@ from typing import Literal
 from pyiceberg.table import Table
 from pyiceberg.table.refs import SnapshotRefType
 
-from compiler.diagnostics import Diagnostic, Diagnostics, Severity
-from compiler.erasure.plan import RefStep, TableErasure
-from compiler.model.names import format_name, natural_key
-from runtime.erasure.keys import KeySet
-from runtime.erasure.survey import Survey
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from tablepolicy.compiler.erasure.plan import RefStep, TableErasure
+from tablepolicy.compiler.model.names import format_name, natural_key
+
+from .keys import KeySet
+from .survey import Survey
 
 MAIN = "main"
 CHOICES = "hold (legal hold: kept, the request held for this table), rewrite (the keys deleted through it) or " \

@@ -32,10 +32,11 @@ from collections.abc import Sequence
 from functools import reduce
 from typing import Any
 
-from compiler.model.table import ColumnPath
-from compiler.render.filters import qualified
-from runtime.orphans import normalize
-from runtime.spark.iceberg_catalog import iceberg_catalog, table_identifier
+from tablepolicy.compiler.model.table import ColumnPath
+from tablepolicy.compiler.render.filters import qualified
+
+from ..orphans import normalize
+from ..spark.iceberg_catalog import iceberg_catalog, table_identifier
 
 MAIN = "main"
 TEMPORARY_BRANCH = "tablepolicy-erasure-"  # + a tag's name: where its rewrite is committed before the tag moves

@@ -13,12 +13,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from compiler.model.names import format_name
-from compiler.render.erasure import delete_sql, rewrite_sql
-from runtime.erasure.arrow_rewrite import LeftToSpark
-from runtime.erasure.keys import KeySet
-from runtime.erasure.snapshot_delete import delete_keys
-from runtime.executor import case_sensitive, guard, query_sql, with_conflict_retries
+from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.render.erasure import delete_sql, rewrite_sql
+
+from ..executor import case_sensitive, guard, query_sql, with_conflict_retries
+from .arrow_rewrite import LeftToSpark
+from .keys import KeySet
+from .snapshot_delete import delete_keys
 
 VIEW = "tablepolicy_erasure_keys"
 # how the proof and the dry run show the delete: what it removes, spelled as the DELETE it is equivalent to

@@ -28,11 +28,11 @@ from pyiceberg.manifest import FileFormat, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from runtime.erasure.keys import SUBJECT, KeySet, file_key_columns, matches
-from runtime.erasure.manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
-from runtime.locations import filesystem
-from runtime.manifests import READS, ManifestReads, TableDamaged, reason_of
-from runtime.orphans import normalize
+from ..locations import filesystem
+from ..manifests import READS, ManifestReads, TableDamaged, reason_of
+from ..orphans import normalize
+from .keys import SUBJECT, KeySet, file_key_columns, matches
+from .manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
 

@@ -25,9 +25,9 @@ Wall clocks of the hosts are compared (heartbeat against now): a skew of a few s
 a 60 s window; hosts without NTP are not.
 """
 
-from runtime.lock.files import FileStore, lock_file_name
-from runtime.lock.hold import catalog_locks, hold, lock_engine, lock_store, store_for, table_locks
-from runtime.lock.holder import (
+from .files import FileStore, lock_file_name
+from .hold import catalog_locks, hold, lock_engine, lock_store, store_for, table_locks
+from .holder import (
     HEARTBEAT_ENV,
     Found,
     Holder,
@@ -42,7 +42,7 @@ from runtime.lock.holder import (
     lock_key,
     utc,
 )
-from runtime.lock.rows import AdvisoryStore, RowStore
+from .rows import AdvisoryStore, RowStore
 
 __all__ = ["HEARTBEAT_ENV", "AdvisoryStore", "FileStore", "Found", "Holder", "LockHeldError", "LockLostError",
            "LockSettingError", "LockStore", "RowStore", "UnlockError", "ago", "catalog_locks", "heartbeat_seconds",

@@ -11,7 +11,7 @@ import secrets
 import time
 from pathlib import Path
 
-from runtime.lock.holder import (
+from .holder import (
     DEFAULT_HEARTBEAT_SECONDS,
     LOCK_FILE_BYTES,
     STALE_AFTER_BEATS,

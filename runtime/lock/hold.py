@@ -12,10 +12,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runtime.catalog.reader import CatalogReader
-from runtime.lock.files import FileStore
-from runtime.lock.holder import Holder, LockLostError, LockStore, heartbeat_seconds
-from runtime.lock.rows import AdvisoryStore, RowStore
+from ..catalog.reader import CatalogReader
+from .files import FileStore
+from .holder import Holder, LockLostError, LockStore, heartbeat_seconds
+from .rows import AdvisoryStore, RowStore
 
 
 def lock_engine(reader: CatalogReader) -> object | None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from compiler import jsontext
-from compiler.errors import TablePolicyError
+from tablepolicy.compiler import jsontext
+from tablepolicy.compiler.errors import TablePolicyError
 
 HEARTBEAT_ENV = "TABLEPOLICY_LOCK_HEARTBEAT"
 DEFAULT_HEARTBEAT_SECONDS = 15.0

@@ -8,7 +8,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from runtime.lock.holder import Found, Holder, LockHeldError, UnlockError, Verdict, clear_dead, judge, lock_key, refusal
+from .holder import Found, Holder, LockHeldError, UnlockError, Verdict, clear_dead, judge, lock_key, refusal
 
 CREATE_ROWS = ("CREATE TABLE IF NOT EXISTS tablepolicy_locks "
                "(name VARCHAR(1000) PRIMARY KEY, owner VARCHAR(1000) NOT NULL)")

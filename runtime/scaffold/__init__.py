@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from compiler.schema import policy_json_schema_text
+from tablepolicy.compiler.schema import policy_json_schema_text
 
 SCHEMA_FILE = "policy.schema.json"
 CACHES = ".tablepolicy"

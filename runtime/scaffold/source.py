@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from compiler import __version__
-from runtime.gitinfo import run_git
+from tablepolicy.compiler import __version__
+
+from ..gitinfo import run_git
 
 DISTRIBUTION = "tablepolicy"
 ENV = "TABLEPOLICY_INSTALL"

@@ -17,8 +17,8 @@ from urllib.parse import urlparse
 
 from sqlalchemy.engine import make_url
 
-from compiler.catalog.config import CatalogConfig
-from compiler.errors import CatalogError
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.errors import CatalogError
 
 # pyiceberg properties that mean the same to Iceberg's Java catalogs
 _PASSTHROUGH = ("warehouse", "credential", "token", "scope", "oauth2-server-uri", "prefix")
@@ -152,7 +152,7 @@ def _jdbc(uri: str) -> tuple[str, dict[str, str], str]:
     if backend == "sqlite":
         if not url.database or url.database == ":memory:":
             raise CatalogError("an in-memory SQLite catalog cannot be shared with Spark; use a file path")
-        # the settings pyiceberg's side uses too (runtime.catalog.reader): WAL and a busy timeout
+        # the settings pyiceberg's side uses too (tablepolicy.runtime.catalog.reader): WAL and a busy timeout
         return f"jdbc:sqlite:{url.database}?journal_mode=WAL&busy_timeout=30000", {}, "sqlite"
     if backend == "postgresql":
         port = f":{url.port}" if url.port else ""

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from compiler.catalog.config import CatalogConfig
-from compiler.errors import TablePolicyError
-from runtime.redaction import register
-from runtime.spark.catalog_conf import spark_catalog
-from runtime.spark.jars import resolve_jars
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.errors import TablePolicyError
+
+from ..redaction import register
+from .catalog_conf import spark_catalog
+from .jars import resolve_jars
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

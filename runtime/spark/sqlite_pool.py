@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from weakref import WeakKeyDictionary
 
-from compiler.errors import TablePolicyError
-from runtime.spark.iceberg_catalog import iceberg_catalog
+from tablepolicy.compiler.errors import TablePolicyError
+
+from .iceberg_catalog import iceberg_catalog
 
 
 class StaleConnectionError(TablePolicyError):

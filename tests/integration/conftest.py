@@ -17,13 +17,13 @@ from typing import Any
 import pytest
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 
-from compiler.catalog.config import CatalogConfig
-from compiler.model.table import TableState
-from compiler.render.sql import Statement
-from runtime.catalog.reader import CatalogReader
-from runtime.executor import run_sql
-from runtime.spark.catalog_conf import spark_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.model.table import TableState
+from tablepolicy.compiler.render.sql import Statement
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.executor import run_sql
+from tablepolicy.runtime.spark.catalog_conf import spark_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 from tests.pgserver import free_port, postgres_server
 
 

@@ -11,8 +11,8 @@ import os
 import signal
 import sys
 
-from runtime.cli.app import main
-from runtime.journal import Journal
+from tablepolicy.runtime.cli.app import main
+from tablepolicy.runtime.journal import Journal
 
 
 def die_after(step: int) -> None:

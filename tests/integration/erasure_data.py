@@ -11,8 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyiceberg.table import Table
 
-from compiler.desired import desired_states
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 
 # key `user.uid` (nested); erased subjects hold a quote, a comma and a newline in their keys

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from compiler.checks import check_project
-from compiler.diagnostics import Diagnostics
-from compiler.loader import Project, load_text
-from compiler.plan.codec import plan_from_json, plan_to_json
-from compiler.plan.planner import PlanResult, make_plan
-from compiler.plan.steps import Step
-from compiler.render.sql import change_sql
-from runtime.catalog.reader import CatalogReader, open_catalog
-from runtime.executor import check_steps, execute
+from tablepolicy.compiler.checks import check_project
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.plan.codec import plan_from_json, plan_to_json
+from tablepolicy.compiler.plan.planner import PlanResult, make_plan
+from tablepolicy.compiler.plan.steps import Step
+from tablepolicy.compiler.render.sql import change_sql
+from tablepolicy.runtime.catalog.reader import CatalogReader, open_catalog
+from tablepolicy.runtime.executor import check_steps, execute
 from tests.integration.conftest import Lake
 from tests.metadata_oracle import pyiceberg_reading
 

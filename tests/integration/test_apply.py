@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from compiler.desired import desired_states
-from compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from compiler.validate import validate
-from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
-from runtime.catalog.reader import CatalogReader
-from runtime.lock import LockHeldError, catalog_locks
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.apply import PlanMismatchError, StalePlanError, apply_plan
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.lock import LockHeldError, catalog_locks
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches
 
 pytestmark = pytest.mark.spark

@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from compiler.desired import desired_states
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 
 pytestmark = pytest.mark.spark
@@ -53,7 +53,7 @@ ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "qty": pa.array([10, 20,
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from runtime.cli.app import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *args],
                           capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd,
                           timeout=300, check=False)
 
@@ -65,7 +65,7 @@ def crashing_cli(step: int, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def start_cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", "from runtime.cli.app import main; main()", *args],
+    return subprocess.Popen([sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
@@ -174,9 +174,9 @@ def test_two_applies_at_once_one_wins_the_other_names_the_holder(tmp_path: Path)
 
 CLUSTER_INSERT = """
 import sys
-from runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.config import resolve_catalog
 from pathlib import Path
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions(master=sys.argv[2]))
 spark.sql("INSERT INTO lake.crash.events SELECT id, CAST(id AS BIGINT), 'x', TIMESTAMP '2026-11-22 12:30:00+00:00', "
           "NULL, NULL, NULL FROM range(100)")

@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from compiler.desired import desired_states
-from compiler.model.table import TableState, default_partition_name, field_paths
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from compiler.plan.steps import Step
-from compiler.render.sql import change_sql
-from compiler.validate import validate
-from runtime.apply import apply_plan
-from runtime.catalog.reader import CatalogReader, open_catalog
-from runtime.executor import ExecutionError, check_steps
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.model.table import TableState, default_partition_name, field_paths
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.compiler.plan.steps import Step
+from tablepolicy.compiler.render.sql import change_sql
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.apply import apply_plan
+from tablepolicy.runtime.catalog.reader import CatalogReader, open_catalog
+from tablepolicy.runtime.executor import ExecutionError, check_steps
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake, assert_table_matches
 from tests.integration.evolve import converge, plan, project_of
 from tests.integration.test_ddl_spark import TRICKY

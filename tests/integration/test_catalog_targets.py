@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from compiler.catalog.config import CatalogConfig
-from compiler.maintenance.due import maintenance_plan
-from compiler.validate import validate
-from runtime.catalog.reader import CatalogReader
-from runtime.cli.app import app
-from runtime.health import CatalogHealth
-from runtime.maintain import run_maintenance
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.maintenance.due import maintenance_plan
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.cli.app import app
+from tablepolicy.runtime.health import CatalogHealth
+from tablepolicy.runtime.maintain import run_maintenance
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge
 

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from compiler.validate import validate
-from runtime.apply import apply_plan
-from runtime.catalog.reader import CatalogReader, open_catalog
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.apply import apply_plan
+from tablepolicy.runtime.catalog.reader import CatalogReader, open_catalog
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge
 from tests.integration.test_apply import EVOLUTION

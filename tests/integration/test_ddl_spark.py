@@ -8,13 +8,13 @@ import pytest
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from compiler.catalog.config import CatalogConfig
-from compiler.desired import create_all, desired_states
-from compiler.diagnostics import Diagnostics
-from compiler.loader import Project, load_text
-from compiler.render.sql import statements
-from compiler.validate import validate
-from runtime.catalog.reader import CatalogReader
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.desired import create_all, desired_states
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.render.sql import statements
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.reader import CatalogReader
 from tests.integration.conftest import Lake, assert_table_matches, sqlite_catalog
 
 pytestmark = pytest.mark.spark
@@ -76,7 +76,7 @@ properties:
 def test_identifiers_that_need_quoting_round_trip(lake: Lake) -> None:
     project, diagnostics = Project(root=Path(".")), Diagnostics()
     load_text(TRICKY, "tricky.yaml", project, diagnostics)
-    from compiler.checks import check_project
+    from tablepolicy.compiler.checks import check_project
 
     diagnostics.extend(check_project(project))
     assert not diagnostics.has_errors, [d.render() for d in diagnostics]

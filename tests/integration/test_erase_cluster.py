@@ -14,10 +14,10 @@ import pytest
 from pyiceberg.table import Table
 
 import tablepolicy
-from compiler.desired import desired_states
-from compiler.validate import validate
-from runtime.erasure import arrow_rewrite
-from runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.erasure import arrow_rewrite
+from tablepolicy.runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.integration.erasure_data import ERASED, batch, checksum, fill, keys_in_storage, policy, requests_yaml
 from tests.integration.spark_reset import stop_spark

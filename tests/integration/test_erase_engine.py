@@ -14,9 +14,9 @@ import pytest
 from pyiceberg.table import Table
 from typer.testing import CliRunner
 
-from runtime.cli.app import app
-from runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
-from runtime.orphans import normalize
+from tablepolicy.runtime.cli.app import app
+from tablepolicy.runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
+from tablepolicy.runtime.orphans import normalize
 from tests.integration.conftest import Lake
 from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, keys_in_storage, policy, requests_yaml
 from tests.integration.evolve import converge

@@ -14,8 +14,8 @@ import pytest
 from pyiceberg.table import Table
 from pyiceberg.table.refs import SnapshotRefType
 
-from runtime.erasure.snapshot_delete import TEMPORARY_BRANCH
-from runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
+from tablepolicy.runtime.erasure.snapshot_delete import TEMPORARY_BRANCH
+from tablepolicy.runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
 from tests.integration.conftest import Lake, sqlite_lake
 from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, keys_in_storage, policy, requests_yaml
 from tests.integration.evolve import converge
@@ -242,14 +242,14 @@ def test_a_write_to_the_branch_while_erase_rewrites_through_it_stays(
     """Someone writes to the branch after erase read its files and before its commit: the commit loses the race
     (the branch's head moved), is built again on the new head (an append does not conflict with the rewrite)
     and the writer's rows stay on the branch beside the erased ones' absence."""
-    import runtime.erase
+    import tablepolicy.runtime.erase
 
     policies, _ = make(lake, tmp_path, "contended", ", refs: {audit: rewrite}")
     sql(lake, "ALTER TABLE lake.privacy.contended CREATE BRANCH audit RETAIN 9 DAYS")
     table = table_of(lake, "contended")
     table.append(batch(95_000, KEPT, days=1))  # main moves on: the branch is not main's head
     read = table_of(lake, "contended").metadata.refs["audit"].snapshot_id
-    real = runtime.erase.commit_rewrite
+    real = tablepolicy.runtime.erase.commit_rewrite
 
     def racing(name: str, latest: object, staged: object, restage: object, ref: str = "main") -> object:
         if ref == "audit":  # the writer commits between the rewrite's read and its commit
@@ -257,7 +257,7 @@ def test_a_write_to_the_branch_while_erase_rewrites_through_it_stays(
                       "'name', 'n'), TIMESTAMP '2026-11-01 10:00:00+00:00')")
         return real(name, latest, staged, restage, ref=ref)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(runtime.erase, "commit_rewrite", racing)
+    monkeypatch.setattr(tablepolicy.runtime.erase, "commit_rewrite", racing)
     code, output, proof = erase(lake, policies, tmp_path)
     assert code == 0, output
     assert proof["tables"][0]["state"] == "complete"

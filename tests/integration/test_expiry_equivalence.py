@@ -20,10 +20,10 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.table import Table
 from sqlalchemy import text
 
-from compiler.maintenance.actions import ExpireSnapshots
-from compiler.render.maintenance import action_sql
-from runtime.expiry import expire
-from runtime.orphans import stored_files
+from tablepolicy.compiler.maintenance.actions import ExpireSnapshots
+from tablepolicy.compiler.render.maintenance import action_sql
+from tablepolicy.runtime.expiry import expire
+from tablepolicy.runtime.orphans import stored_files
 from tests.integration.conftest import Lake, sqlite_lake
 
 pytestmark = pytest.mark.spark

@@ -21,7 +21,7 @@ import pytest
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 
-from runtime.github import COMMENT_LIMIT
+from tablepolicy.runtime.github import COMMENT_LIMIT
 from tests.cli_runner import cli_on_path, tablepolicy
 from tests.github_stub import GitHubState, github_stub
 from tests.pgserver import postgres_server

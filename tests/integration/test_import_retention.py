@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from compiler.importer import policy_yaml
+from tablepolicy.compiler.importer import policy_yaml
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge, plan
 

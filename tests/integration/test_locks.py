@@ -32,9 +32,9 @@ BEAT = 0.25  # seconds: a lock is dead after 4 beats without one (1 s)
 HOLD = """
 import sys, time
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.catalog.reader import CatalogReader
-from runtime.lock import catalog_locks
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.lock import catalog_locks
 _, _command, policies, seconds, *tables = sys.argv
 with CatalogReader(resolve_catalog(None, Path(policies))) as reader, \\
         catalog_locks(reader, tables, Path(policies) / ".tablepolicy"):

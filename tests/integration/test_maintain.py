@@ -15,15 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from compiler.maintenance.due import MaintenancePlan, maintenance_plan
-from compiler.maintenance.report import Step
-from compiler.maintenance.sequence import estimated
-from compiler.render.maintenance import action_sql
-from compiler.validate import validate
-from runtime.catalog.reader import CatalogReader
-from runtime.health import CatalogHealth, read_health
-from runtime.maintain import Locations, orphan_scanner, run_maintenance
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.maintenance.due import MaintenancePlan, maintenance_plan
+from tablepolicy.compiler.maintenance.report import Step
+from tablepolicy.compiler.maintenance.sequence import estimated
+from tablepolicy.compiler.render.maintenance import action_sql
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.health import CatalogHealth, read_health
+from tablepolicy.runtime.maintain import Locations, orphan_scanner, run_maintenance
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge
 
@@ -205,7 +205,7 @@ def test_nothing_runs_unless_git_declares_it(lake: Lake, tmp_path: Path) -> None
 
 
 def test_every_action_parses_in_spark_for_awkward_names(lake: Lake) -> None:
-    from compiler.maintenance.actions import (
+    from tablepolicy.compiler.maintenance.actions import (
         DeleteExpiredRows,
         ExpireSnapshots,
         RemoveOrphanFiles,

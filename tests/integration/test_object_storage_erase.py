@@ -28,7 +28,7 @@ import yaml
 from pyiceberg.catalog import load_catalog
 from pyiceberg.table import Table
 
-from runtime.erasure.spark_steps import BY_SPARK
+from tablepolicy.runtime.erasure.spark_steps import BY_SPARK
 from tests.cli_runner import Run, tablepolicy
 from tests.integration.erasure_data import ERASED, KEPT, batch, checksum, fill, policy, requests_yaml
 from tests.integration.manifest_scan import manifest_bounds

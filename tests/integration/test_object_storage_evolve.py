@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from runtime.catalog.reader import CatalogReader
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 from tests.integration.conftest import Lake
 from tests.integration.evolve import converge
 from tests.integration.spark_reset import stop_spark

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.maintenance.actions import RemoveOrphanFiles
-from compiler.render.maintenance import action_sql
-from runtime.catalog.reader import CatalogReader
-from runtime.orphans import normalize, scan_orphans
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.compiler.maintenance.actions import RemoveOrphanFiles
+from tablepolicy.compiler.render.maintenance import action_sql
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.orphans import normalize, scan_orphans
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 from tests.integration.conftest import Lake, sqlite_catalog
 
 pytestmark = pytest.mark.spark

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from compiler.desired import desired_states
-from compiler.diff.changes import DropColumn
-from compiler.plan.codec import plan_from_json, plan_to_json
-from compiler.plan.planner import requirement_of
-from compiler.validate import validate
-from runtime.catalog.reader import CatalogReader
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.diff.changes import DropColumn
+from tablepolicy.compiler.plan.codec import plan_from_json, plan_to_json
+from tablepolicy.compiler.plan.planner import requirement_of
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.reader import CatalogReader
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import CLI_COMMAND
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.model.table import RefState
-from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
-from runtime.catalog.reader import CatalogReader
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.model.table import RefState
+from tablepolicy.runtime.apply import PlanMismatchError, StalePlanError, apply_plan
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.test_apply import apply_dir, plan_dir
 

@@ -3,7 +3,7 @@
 Iceberg's JDBC catalog leaves a ResultSet open on the connection it initialised itself with, and that
 connection then reads the catalog as it was: once another process committed, every write on it failed with
 SQLITE_BUSY_SNAPSHOT, and a fresh catalog plugin (what retries used to make) initialised the same way, so a
-retry landed only if no other commit came between its start and its end (runtime.spark.sqlite_pool). Here
+retry landed only if no other commit came between its start and its end (tablepolicy.runtime.spark.sqlite_pool). Here
 another process commits to the same catalog all the time — to another namespace, as a busy catalog's other
 tables do — and every statement must land: apply's steps, and the safety tag apply commits before a
 destructive step (which ran without retries or fresh connections, and failed so).
@@ -24,8 +24,15 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 
-from runtime.executor import TRANSIENT, ExecutionError, create_tag, drop_catalog_plugins, run_sql, with_commit_retries
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.executor import (
+    TRANSIENT,
+    ExecutionError,
+    create_tag,
+    drop_catalog_plugins,
+    run_sql,
+    with_commit_retries,
+)
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 from tests.integration.conftest import sqlite_catalog
 
 pytestmark = pytest.mark.spark

@@ -20,20 +20,20 @@ from pathlib import Path
 import pytest
 from pyiceberg.table import Table
 
-from compiler.desired import desired_states
-from compiler.validate import validate
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import ROOT
 from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_storage, policy, requests_yaml
 
 pytestmark = pytest.mark.spark
 KEYS = set(ERASED.values())
-CLI = [sys.executable, "-c", "from runtime.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()"]
 USER_DELETE = """
 import sys
 from pathlib import Path
-from runtime.catalog.config import resolve_catalog
-from runtime.spark.session import SparkOptions, start_session
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, start_session
 spark = start_session(resolve_catalog(None, Path(sys.argv[1])), SparkOptions())
 spark.sql("DELETE FROM lake.privacy.events WHERE user.uid = 'u3'")
 """

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import make_plan
-from compiler.validate import validate
-from runtime.catalog.reader import CatalogReader, read_metadata
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import make_plan
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.catalog.reader import CatalogReader, read_metadata
 from tests.integration.conftest import Lake
 from tests.integration.test_apply import apply_dir
 

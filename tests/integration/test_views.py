@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.importer import view_policy_yaml
-from compiler.model.view import CurrentView
-from runtime.apply import PlanMismatchError, StalePlanError, apply_plan
-from runtime.catalog.reader import CatalogReader
-from runtime.spark.session import SparkOptions
+from tablepolicy.compiler.importer import view_policy_yaml
+from tablepolicy.compiler.model.view import CurrentView
+from tablepolicy.runtime.apply import PlanMismatchError, StalePlanError, apply_plan
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.spark.session import SparkOptions
 from tests.integration.conftest import Lake
 from tests.integration.test_apply import apply_dir, plan_dir
 from tests.integration.test_refs import summaries

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from runtime import executor
-from runtime.executor import ExecutionError, case_sensitive, with_commit_retries
-from runtime.journal import Journal
+from tablepolicy.runtime import executor
+from tablepolicy.runtime.executor import ExecutionError, case_sensitive, with_commit_retries
+from tablepolicy.runtime.journal import Journal
 
 
 @pytest.fixture

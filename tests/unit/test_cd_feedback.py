@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from runtime.cd_feedback import ApplyJob, apply_failure, fenced, plan_comment
+from tablepolicy.runtime.cd_feedback import ApplyJob, apply_failure, fenced, plan_comment
 
 CATALOG_ERROR = ("error: cannot open catalog 'prod' (sql, postgresql+psycopg2://u:***@db:5432/x): the catalog cannot "
                  "be reached or opened (connection refused); check that it runs and that 'uri' of catalog 'prod' "

@@ -21,13 +21,13 @@ from typing import Any, get_args
 import pytest
 from pydantic import ValidationError
 
-from compiler import codes
-from compiler.diagnostics import Severity
-from compiler.diff.changes import AddColumn, Change, DropColumn, SetProperties, UpdatePartitionSpec
-from compiler.diff.safety import Safety
-from compiler.erasure.requests import load_requests
-from compiler.maintenance.actions import Action, ExpireSnapshots
-from compiler.validate import validate
+from tablepolicy.compiler import codes
+from tablepolicy.compiler.diagnostics import Severity
+from tablepolicy.compiler.diff.changes import AddColumn, Change, DropColumn, SetProperties, UpdatePartitionSpec
+from tablepolicy.compiler.diff.safety import Safety
+from tablepolicy.compiler.erasure.requests import load_requests
+from tablepolicy.compiler.maintenance.actions import Action, ExpireSnapshots
+from tablepolicy.compiler.validate import validate
 from tests.unit.test_differ import CASES
 from tests.unit.test_plan_file import CASES as PLAN_FILE_CASES
 
@@ -68,14 +68,14 @@ def _severity_at(call: ast.Call) -> Severity | None:
 
 
 def uses_in(text: str, file: str) -> Iterator[Use]:
-    """Every code written in one module: literals, ``codes.X`` and ``from compiler.codes import X``."""
+    """Every code written in one module: literals, ``codes.X`` and ``from tablepolicy.compiler.codes import X``."""
     tree = ast.parse(text)
     at_call: dict[int, Severity | None] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and _code_of(node.args[0]) is not None:
             at_call[id(node.args[0])] = _severity_at(node)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "compiler.codes":
+        if isinstance(node, ast.ImportFrom) and node.module == "tablepolicy.compiler.codes":
             yield from (Use(file, node.lineno, a.name, None) for a in node.names if CODE.fullmatch(a.name))
         elif isinstance(node, ast.Constant | ast.Attribute) and (code := _code_of(node)) is not None:
             yield Use(file, node.lineno, code, at_call.get(id(node)))
@@ -116,7 +116,7 @@ def test_a_finding_has_its_registered_severity() -> None:
 
 def test_the_source_scan_finds_each_way_of_writing_a_code() -> None:
     """The scan above must not go blind: each form a module may use is found, with its severity."""
-    text = ("from compiler.codes import TP101\n"
+    text = ("from tablepolicy.compiler.codes import TP101\n"
             "Diagnostic('TP211', Severity.WARNING, where, 'm')\n"
             "Diagnostic(codes.TP402, Severity.ERROR, where, 'm')\n"
             "diagnostics.error('TP000', where, 'm')\n"

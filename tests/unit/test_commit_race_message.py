@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.erasure import commits
-from runtime.executor import CONFLICT_ATTEMPTS, ExecutionError
+from tablepolicy.runtime.erasure import commits
+from tablepolicy.runtime.executor import CONFLICT_ATTEMPTS, ExecutionError
 
 
 class OperationalError(Exception):

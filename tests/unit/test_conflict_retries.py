@@ -9,8 +9,8 @@ from unittest import mock
 
 import pytest
 
-from runtime import executor
-from runtime.executor import ExecutionError, with_conflict_retries
+from tablepolicy.runtime import executor
+from tablepolicy.runtime.executor import ExecutionError, with_conflict_retries
 
 MANIFEST_DROPPED = ("t: rewrite manifests failed: ValidationException: Deleted manifest file:/w/m0.avro could not "
                     "be found in the latest snapshot 7196545713075973007")

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from pydantic import TypeAdapter
 
-from compiler.desired import desired_states
-from compiler.diagnostics import Diagnostics
-from compiler.diff.changes import Change
-from compiler.diff.create import creation_changes
-from compiler.diff.differ import diff_table
-from compiler.loader import Project, load_text
-from compiler.model.table import TableHistory, TableState, iceberg_json
-from compiler.plan.applied import is_applied
-from compiler.render.sql import change_sql, statements
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.diff.changes import Change
+from tablepolicy.compiler.diff.create import creation_changes
+from tablepolicy.compiler.diff.differ import diff_table
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.model.table import TableHistory, TableState, iceberg_json
+from tablepolicy.compiler.plan.applied import is_applied
+from tablepolicy.compiler.render.sql import change_sql, statements
 
 BASE = """table: u.t
 allow_destructive: [drop_column r]

@@ -21,21 +21,21 @@ from typing import Any, get_args
 
 import pytest
 
-from compiler import codes
-from compiler.catalog.current import CurrentTable, current_table
-from compiler.desired import desired_table
-from compiler.diff import changes as changes_
-from compiler.diff.changes import Change, RetentionEstimate
-from compiler.diff.views import view_differences
-from compiler.loader import Project
-from compiler.model.table import TableState
-from compiler.model.view import CurrentView, ViewState, desired_view
-from compiler.plan.applied import is_applied
-from compiler.plan.memory_apply import Lake, MemoryTable, apply_change
-from compiler.plan.memory_differences import differences
-from compiler.plan.model import CatalogRef
-from compiler.plan.planner import PlanResult, make_plan
-from compiler.render.sql import change_sql
+from tablepolicy.compiler import codes
+from tablepolicy.compiler.catalog.current import CurrentTable, current_table
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.diff import changes as changes_
+from tablepolicy.compiler.diff.changes import Change, RetentionEstimate
+from tablepolicy.compiler.diff.views import view_differences
+from tablepolicy.compiler.loader import Project
+from tablepolicy.compiler.model.table import TableState
+from tablepolicy.compiler.model.view import CurrentView, ViewState, desired_view
+from tablepolicy.compiler.plan.applied import is_applied
+from tablepolicy.compiler.plan.memory_apply import Lake, MemoryTable, apply_change
+from tablepolicy.compiler.plan.memory_differences import differences
+from tablepolicy.compiler.plan.model import CatalogRef
+from tablepolicy.compiler.plan.planner import PlanResult, make_plan
+from tablepolicy.compiler.render.sql import change_sql
 from tests.memory_catalog import MemoryCatalog, declared_state, project_of, table_metadata
 from tests.memory_views import applied_view
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.current import CurrentTable
-from compiler.desired import desired_table
-from compiler.diagnostics import Diagnostics
-from compiler.loader import Project, load_text
-from compiler.maintenance.due import HealthRequest, maintenance_plan
-from compiler.maintenance.health import OrphanFigures, TableHealth
-from compiler.maintenance.select import selection
+from tablepolicy.compiler.catalog.current import CurrentTable
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.loader import Project, load_text
+from tablepolicy.compiler.maintenance.due import HealthRequest, maintenance_plan
+from tablepolicy.compiler.maintenance.health import OrphanFigures, TableHealth
+from tablepolicy.compiler.maintenance.select import selection
 from tests.integration.evolve import project_of
 from tests.test_maintenance import NOW, POLICY
 

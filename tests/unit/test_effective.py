@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.effective import effective_settings
-from compiler.loader import load_project
-from compiler.model.properties import desired_properties
-from compiler.validate import validate
+from tablepolicy.compiler.effective import effective_settings
+from tablepolicy.compiler.loader import load_project
+from tablepolicy.compiler.model.properties import desired_properties
+from tablepolicy.compiler.validate import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.effective import effective_settings, overlaid_settings
-from compiler.project import EnvironmentNotDefinedError, load_selected
+from tablepolicy.compiler.effective import effective_settings, overlaid_settings
+from tablepolicy.compiler.project import EnvironmentNotDefinedError, load_selected
 
 TABLES = {
     "policies/shop/_namespace.yaml": "namespace: shop\nowner: shop-team\nlifecycle:\n"

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from compiler.diff.changes import DropTable
-from runtime import executor
-from runtime.cli.views import error
-from runtime.executor import ExecutionError, guard, prepare, query_sql, run_sql
-from runtime.redaction import redact, register
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.diff.changes import DropTable
+from tablepolicy.runtime import executor
+from tablepolicy.runtime.cli.views import error
+from tablepolicy.runtime.executor import ExecutionError, guard, prepare, query_sql, run_sql
+from tablepolicy.runtime.redaction import redact, register
 
 SECRET = "sk-unit-9f8e7d6c5b4a"
 ACCESS = "AKIA-unit-0123"

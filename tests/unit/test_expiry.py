@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from compiler.maintenance.expiry import RefInfo, SnapshotInfo, expired_snapshots
+from tablepolicy.compiler.maintenance.expiry import RefInfo, SnapshotInfo, expired_snapshots
 
 DAY = 86_400_000
 NOW = 100 * DAY

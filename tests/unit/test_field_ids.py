@@ -8,8 +8,8 @@ from typing import Any
 
 from pyiceberg.types import IcebergType, ListType, MapType, StructType
 
-from compiler.loader import load_project
-from compiler.model.table import build_struct
+from tablepolicy.compiler.loader import load_project
+from tablepolicy.compiler.model.table import build_struct
 
 ROOT = Path(__file__).resolve().parents[2]
 # schema.name-mapping.default of the Security Lake table in seed 000 (ids 1..95)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.plan.codec import plan_id
-from compiler.plan.model import CatalogRef, Plan
-from compiler.render.markdown import render_markdown
-from runtime.gitinfo import git_sha, is_dirty
+from tablepolicy.compiler.plan.codec import plan_id
+from tablepolicy.compiler.plan.model import CatalogRef, Plan
+from tablepolicy.compiler.render.markdown import render_markdown
+from tablepolicy.runtime.gitinfo import git_sha, is_dirty
 
 TABLE = "table: shop.orders\ncolumns:\n  - {name: id, type: long}\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from runtime.cli.erasure import mask_value
+from tablepolicy.runtime.cli.erasure import mask_value
 
 
 @pytest.mark.parametrize(("text", "value", "shown"), [

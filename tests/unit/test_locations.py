@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 from pyiceberg.io.pyarrow import PyArrowFileIO
 
-from runtime.locations import IcebergPathFileIO, Location, fs_path, listed_location, spark_path, split, store, uri
+from tablepolicy.runtime.locations import (
+    IcebergPathFileIO,
+    Location,
+    fs_path,
+    listed_location,
+    spark_path,
+    split,
+    store,
+    uri,
+)
 
 HOSTILE = ["'", "`", '"', " ", ";", "--", "%20", "#", "?", "\\", "é", "🦆"]
 

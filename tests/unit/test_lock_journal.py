@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from runtime.catalog.reader import CatalogReader
-from runtime.journal import Journal
-from runtime.lock import (
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.journal import Journal
+from tablepolicy.runtime.lock import (
     HEARTBEAT_ENV,
     LockHeldError,
     LockSettingError,
@@ -41,7 +41,7 @@ def test_lock_of_a_dead_process_is_taken_over(tmp_path: Path) -> None:
 def test_lock_of_a_live_process_is_refused_with_its_name(tmp_path: Path) -> None:
     with table_locks(None, tmp_path, ["shop.orders"]):
         child = subprocess.run(
-            [sys.executable, "-c", "from pathlib import Path; from runtime.lock import table_locks\n"
+            [sys.executable, "-c", "from pathlib import Path; from tablepolicy.runtime.lock import table_locks\n"
              f"with table_locks(None, Path({str(tmp_path)!r}), ['shop.orders']): pass"],
             capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2])
         assert child.returncode != 0
@@ -82,7 +82,7 @@ def test_runs_against_one_sqlite_catalog_share_locks_whatever_directory_they_sta
 
 def test_lock_keys_are_the_same_in_every_process() -> None:
     """Python's hash() is salted per process; the advisory lock key must not be."""
-    script = "from runtime.lock import lock_key; print(lock_key('shop.orders'), lock_key('`a.b`.c'))"
+    script = "from tablepolicy.runtime.lock import lock_key; print(lock_key('shop.orders'), lock_key('`a.b`.c'))"
     keys = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}, cwd=Path(__file__).resolve().parents[2]).stdout
             for seed in ("1", "2", "random")}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runtime.lock import table_locks
+from tablepolicy.runtime.lock import table_locks
 
 
 @pytest.mark.parametrize("name", ["ns.t" + "x" * 400, "a/b.c", "a\nb.c", "ns.t\u00e9", "..", "a b.`c`"])

@@ -11,13 +11,13 @@ from datetime import date
 import pytest
 from pyiceberg.types import IntegerType
 
-from compiler.diff import changes
-from compiler.diff.changes import Change
-from compiler.model.table import PartitionFieldState
-from compiler.model.transforms import parse_expression
-from compiler.plan.memory_apply import Lake, MemoryTable, apply_change, created
-from compiler.plan.memory_error import MemoryApplyError
-from compiler.plan.planner import make_plan
+from tablepolicy.compiler.diff import changes
+from tablepolicy.compiler.diff.changes import Change
+from tablepolicy.compiler.model.table import PartitionFieldState
+from tablepolicy.compiler.model.transforms import parse_expression
+from tablepolicy.compiler.plan.memory_apply import Lake, MemoryTable, apply_change, created
+from tablepolicy.compiler.plan.memory_error import MemoryApplyError
+from tablepolicy.compiler.plan.planner import make_plan
 from tests.integration.test_object_storage_evolve import FIELD_IDS, SEQUENCE
 from tests.integration.test_plan_evolution import BASE
 from tests.memory_catalog import declared_state, project_of

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler import __version__
-from compiler.modelcache import CACHE_VERSION
-from compiler.validate import validate
-from runtime.caches.models import FileModelCache
+from tablepolicy.compiler import __version__
+from tablepolicy.compiler.modelcache import CACHE_VERSION
+from tablepolicy.compiler.validate import validate
+from tablepolicy.runtime.caches.models import FileModelCache
 
 ROOT = Path(__file__).resolve().parents[2]
 DAMAGE = {

@@ -9,8 +9,8 @@ from typing import get_args
 import pytest
 from pyiceberg.types import DecimalType, IntegerType, LongType, NestedField, StringType, StructType
 
-from compiler.desired import desired_states
-from compiler.diff.changes import (
+from tablepolicy.compiler.desired import desired_states
+from tablepolicy.compiler.diff.changes import (
     AddColumn,
     AddColumns,
     AddPartitionField,
@@ -41,12 +41,12 @@ from compiler.diff.changes import (
     UpgradeFormat,
     WidenType,
 )
-from compiler.model.table import PartitionFieldState, SortFieldState
-from compiler.model.transforms import parse_iceberg_transform
-from compiler.plan.approvals import consumed_stamp, judge, unused
-from compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
-from compiler.plan.model import CatalogRef, Plan, Requirement, TablePlan
-from compiler.plan.verify import compare
+from tablepolicy.compiler.model.table import PartitionFieldState, SortFieldState
+from tablepolicy.compiler.model.transforms import parse_iceberg_transform
+from tablepolicy.compiler.plan.approvals import consumed_stamp, judge, unused
+from tablepolicy.compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
+from tablepolicy.compiler.plan.model import CatalogRef, Plan, Requirement, TablePlan
+from tablepolicy.compiler.plan.verify import compare
 from tests.integration.evolve import project_of
 from tests.unit.test_differ import CASES as DIFFER_CASES
 from tests.unit.test_differ import plan_case
@@ -331,8 +331,8 @@ def test_a_malformed_plan_file_is_one_clear_error(case: str) -> None:
 
 
 def test_a_drop_table_entry_in_git_before_a_table_existed_does_not_approve_dropping_it() -> None:
-    from compiler.diff.changes import DropTable
-    from compiler.plan.approvals import BEFORE_CREATE, spent_at_create
+    from tablepolicy.compiler.diff.changes import DropTable
+    from tablepolicy.compiler.plan.approvals import BEFORE_CREATE, spent_at_create
 
     assert spent_at_create(["drop_table"]) == (BEFORE_CREATE,) and spent_at_create(["drop_column x"]) == ()
     drop = DropTable(table=("shop", "orders"), uuid="u-2")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig, redact_uri
+from tablepolicy.compiler.catalog.config import CatalogConfig, redact_uri
 
 CASES = [
     ("postgresql://etl:s3cr3t@db:5432/lake", "postgresql://etl:***@db:5432/lake"),
@@ -64,7 +64,7 @@ def test_every_s3_credential_property_is_masked() -> None:
 
 
 def test_aws_environment_credentials_are_masked(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from runtime.catalog.config import resolve_catalog
+    from tablepolicy.runtime.catalog.config import resolve_catalog
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAENVKEY")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "envSecretValue")

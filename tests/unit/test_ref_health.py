@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from compiler.desired import desired_table
-from compiler.maintenance.decide import maintenance_for
-from compiler.maintenance.health import TableHealth
-from compiler.maintenance.refs import ref_health, ref_lines
+from tablepolicy.compiler.desired import desired_table
+from tablepolicy.compiler.maintenance.decide import maintenance_for
+from tablepolicy.compiler.maintenance.health import TableHealth
+from tablepolicy.compiler.maintenance.refs import ref_health, ref_lines
 from tests.memory_catalog import project_of
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)

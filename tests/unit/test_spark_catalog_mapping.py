@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from compiler.errors import CatalogError
-from runtime.spark import jars
-from runtime.spark.catalog_conf import NESSIE_HINT, spark_catalog
-from runtime.spark.session import SparkOptions, session_conf
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.errors import CatalogError
+from tablepolicy.runtime.spark import jars
+from tablepolicy.runtime.spark.catalog_conf import NESSIE_HINT, spark_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, session_conf
 
 C = "spark.sql.catalog.c"
 BASE = {C: "org.apache.iceberg.spark.SparkCatalog", f"{C}.cache-enabled": "false",

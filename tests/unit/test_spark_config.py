@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from compiler.catalog.config import CatalogConfig
-from compiler.errors import CatalogError
-from runtime.catalog.config import resolve_catalog
-from runtime.spark import jars
-from runtime.spark.catalog_conf import spark_catalog
-from runtime.spark.session import SparkOptions, SparkSetupError, check_java, session_conf
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.errors import CatalogError
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.spark import jars
+from tablepolicy.runtime.spark.catalog_conf import spark_catalog
+from tablepolicy.runtime.spark.session import SparkOptions, SparkSetupError, check_java, session_conf
 
 
 def test_sqlite_catalog_becomes_the_jdbc_catalog_on_the_same_file(tmp_path: Path) -> None:

@@ -23,9 +23,15 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from compiler.model.promotion import can_promote
-from compiler.model.transforms import Transform, TransformError, parse_expression
-from compiler.model.types import TypeSpellingError, parse_primitive, primitive_spelling, spark_ddl_type, why_not_spark
+from tablepolicy.compiler.model.promotion import can_promote
+from tablepolicy.compiler.model.transforms import Transform, TransformError, parse_expression
+from tablepolicy.compiler.model.types import (
+    TypeSpellingError,
+    parse_primitive,
+    primitive_spelling,
+    spark_ddl_type,
+    why_not_spark,
+)
 
 SPELLINGS = {
     "boolean": (BooleanType(), "BOOLEAN"),

@@ -6,8 +6,8 @@ import tracemalloc
 
 import pytest
 
-from compiler.diagnostics import Diagnostic
-from compiler.yamlsource import MAX_DEPTH, YamlDocument, parse_yaml
+from tablepolicy.compiler.diagnostics import Diagnostic
+from tablepolicy.compiler.yamlsource import MAX_DEPTH, YamlDocument, parse_yaml
 
 
 def columns(n: int) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.yamldepth import first_too_deep
+from tablepolicy.compiler.yamldepth import first_too_deep
 
 
 def parser_depth(text: str) -> int:
