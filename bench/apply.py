@@ -56,7 +56,7 @@ for statement in Path(sys.argv[2]).read_text().split(";\\n\\n"):
     if statement.strip():
         spark.sql(statement)
 """
-CLI = "from tablepolicy.runtime.cli.app import main; main()"
+CLI = "from tablepolicy.cli.app import main; main()"
 
 
 def declare(policies: Path, name: str, *, plan: bool = True) -> Path:

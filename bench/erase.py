@@ -241,7 +241,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         full = measure(base / "full", rows, [sys.executable, "-c", BASELINE, "{policies}", "{root}/keys.txt"])
-        erase = measure(base / "erase", rows, [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()",
+        erase = measure(base / "erase", rows, [sys.executable, "-c", "from tablepolicy.cli.app import main; main()",
                                                "erase", "{policies}", "--requests", "{root}/requests.yaml"])
     print(f"table: {rows:,} rows, {DAYS} day partitions x {COMMITS_PER_DAY} commits of one file; {SUBJECTS:,} "
           f"subjects, {SUBJECTS * ROWS_PER_USER:,} rows; both verified: no parquet file under the location holds a "

@@ -98,7 +98,7 @@ for path in sorted(Path(sys.argv[2]).glob("*.parquet")):
     spark.read.parquet(str(path)).coalesce(1).writeTo("lake.bench.events").option("distribution-mode", "none").append()
 print(f"spark: appended: {time.perf_counter() - started:.1f}s", flush=True)
 """
-ERASE = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", "erase", "{policies}",
+ERASE = [sys.executable, "-c", "from tablepolicy.cli.app import main; main()", "erase", "{policies}",
          "--requests", "{root}/requests.yaml"]
 
 

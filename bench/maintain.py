@@ -146,7 +146,7 @@ def python(*args: str, env: dict[str, str] | None = None, stdin: str | None = No
 
 
 def tablepolicy(*args: str, env: dict[str, str] | None = None) -> str:
-    return python("-c", "from tablepolicy.runtime.cli.app import main; main()", *args, env=env)
+    return python("-c", "from tablepolicy.cli.app import main; main()", *args, env=env)
 
 
 def build(root: Path) -> tuple[Path, Path, Path]:

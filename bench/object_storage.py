@@ -72,7 +72,7 @@ _now = utils.utcnow
 utils.utcnow = lambda: _now() - datetime.timedelta(days=10)
 """
 ACTIONS = ["rewrite_data_files", "expire_snapshots", "remove_orphan_files"]
-CLI = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from tablepolicy.cli.app import main; main()"]
 
 
 @dataclass

@@ -107,7 +107,7 @@ class Tally:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from tablepolicy.cli.app import main; main()", *args],
                           capture_output=True, text=True, cwd=cwd, check=False, timeout=1800,
                           env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(ROOT)})
 

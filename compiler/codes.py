@@ -25,7 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .diagnostics import Severity
-from .diff.safety import Safety
+from .safety import Safety
 
 Level = Severity | Safety
 

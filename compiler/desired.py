@@ -9,8 +9,8 @@ from .diff.changes import Change, CreateNamespace
 from .diff.create import creation_changes
 from .diff.views import diff_view
 from .effective import Effective, effective_settings
+from .iceberg.names import natural_key
 from .loader import LoadedTable, Project
-from .model.names import natural_key
 from .model.table import TableState, desired_state
 from .model.view import desired_view
 

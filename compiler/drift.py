@@ -22,9 +22,9 @@ from typing import Protocol
 from .catalog.current import CurrentTable
 from .diff.changes import Change
 from .diff.properties import owned_keys
+from .iceberg.names import format_name, natural_key
 from .importer import Inventory
 from .loader import Project
-from .model.names import format_name, natural_key
 from .model.properties import DECLARED_REFS, declared_in
 from .model.table import TableState
 from .plan.model import Plan

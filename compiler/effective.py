@@ -13,8 +13,8 @@ from typing import Any
 
 from .diagnostics import Location
 from .loader import LoadedNamespace, LoadedTable, Project
-from .spec.lifecycle import Lifecycle, Workload
-from .spec.table import PropertyValue
+from .policy.lifecycle import Lifecycle, Workload
+from .policy.table import PropertyValue
 from .yamlsource import Path, SourceMap
 
 

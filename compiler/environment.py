@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from .diagnostics import Diagnostic, Location, Severity
-from .model.names import format_name, natural_key, parse_name
+from .iceberg.names import format_name, natural_key, parse_name
 from .overlay import Layer as Layer
 from .overlay import LoadedEnvironment as LoadedEnvironment
 from .overlay import OverlayFile as OverlayFile
 from .paths import ENVIRONMENTS as ENVIRONMENTS  # where it was first
-from .spec.environment import STRUCTURE_KEYS, EnvironmentOverlay, OverlaySettings
-from .spec.errors import findings_from
+from .policy.environment import STRUCTURE_KEYS, EnvironmentOverlay, OverlaySettings
+from .policy.errors import findings_from
 from .yamlsource import Path, SourceMap, parse_yaml
 
 if TYPE_CHECKING:

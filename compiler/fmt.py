@@ -13,9 +13,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 
 from .diagnostics import Diagnostic
-from .spec.introspect import field_names, models_at
-from .spec.table import NamespaceDefaults, TablePolicy
-from .spec.view import ViewPolicy
+from .policy.introspect import field_names, models_at
+from .policy.table import NamespaceDefaults, TablePolicy
+from .policy.view import ViewPolicy
 from .yamlsource import Path, parse_yaml
 
 

@@ -30,10 +30,10 @@ from . import codes
 from .diagnostics import Diagnostic, Location, Severity
 from .effective import Effective, effective_settings, namespace_chain
 from .loader import LoadedRules, LoadedTable, Project
-from .spec.columns import Column, ListOf, MapOf, StructOf
-from .spec.refs import TagRef, ref_name
-from .spec.rules import DurationBounds, Rules
-from .spec.units import Duration
+from .policy.columns import Column, ListOf, MapOf, StructOf
+from .policy.refs import TagRef, ref_name
+from .policy.rules import DurationBounds, Rules
+from .policy.units import Duration
 from .yamlsource import Path
 
 PII_TAG = "pii"

@@ -27,7 +27,8 @@ from ruamel.yaml.scalarstring import LiteralScalarString
 
 from .diff.refs import SAFETY_TAG_PREFIX
 from .fmt import format_text
-from .model.names import format_name, natural_key, parse_name
+from .iceberg.names import format_name, natural_key, parse_name
+from .iceberg.types import primitive_spelling
 from .model.properties import (
     ICEBERG_RESERVED,
     LIFECYCLE_PROPERTIES,
@@ -36,9 +37,8 @@ from .model.properties import (
     declared_in,
 )
 from .model.table import PartitionFieldState, RefState, SortFieldState, TableState
-from .model.types import primitive_spelling
 from .model.view import OWNER_KEY, CurrentView
-from .spec.units import Duration, Size
+from .policy.units import Duration, Size
 
 _DEFAULT_PARTITION_SUFFIX = {"identity": "", "year": "_year", "month": "_month", "day": "_day", "hour": "_hour",
                              "bucket": "_bucket", "truncate": "_trunc", "void": "_null"}

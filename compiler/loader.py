@@ -18,15 +18,15 @@ from . import codes
 from .diagnostics import Diagnostic, Diagnostics, Location, Severity
 from .errors import TablePolicyError
 from .heap import settled_heap
-from .model.names import parse_name
+from .iceberg.names import parse_name
 from .modelcache import ModelCache, file_stamp
 from .paths import POLICY_SUFFIXES as POLICY_SUFFIXES  # where they were first
 from .paths import display_path as display_path
 from .paths import policy_files
-from .spec.errors import findings_from
-from .spec.rules import Rules, RulesFile
-from .spec.table import NamespaceDefaults, TablePolicy
-from .spec.view import ViewPolicy
+from .policy.errors import findings_from
+from .policy.rules import Rules, RulesFile
+from .policy.table import NamespaceDefaults, TablePolicy
+from .policy.view import ViewPolicy
 from .yamlsource import SourceMap, YamlDocument, parse_yaml
 
 if TYPE_CHECKING:

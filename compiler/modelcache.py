@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .diagnostics import Diagnostic, Location, Severity
 
 if TYPE_CHECKING:  # the models only pass through here: a run whose every answer is cached never imports pydantic
-    from .spec.table import NamespaceDefaults, TablePolicy
+    from .policy.table import NamespaceDefaults, TablePolicy
 
 CACHE_VERSION = 5  # bump when validation rules change: cached models and findings are then re-derived
 # 5: saved as lines (runtime/caches/models.py), beside a file index
@@ -66,7 +66,7 @@ class ModelCache:
     def put_model(self, digest: str, model: TablePolicy | NamespaceDefaults) -> None:
         """The model's JSON text, restored with model_validate_json (one pass in Rust) when it is read; a
         table's name and state beside it, which every run reads."""
-        from .spec.table import TablePolicy
+        from .policy.table import TablePolicy
 
         data = model.model_dump_json(by_alias=True, exclude_unset=True)
         self.changed = True

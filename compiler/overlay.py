@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from .diagnostics import Location
-from .model.names import parse_name
-from .spec.environment import EnvironmentOverlay, OverlaySettings
+from .iceberg.names import parse_name
+from .policy.environment import EnvironmentOverlay, OverlaySettings
 from .yamlsource import Path, SourceMap
 
 # A layer of the overlay that applies to a table: its settings, the overlay's source, the YAML path of the layer

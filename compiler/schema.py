@@ -15,10 +15,10 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .erasure.requests import ErasureRequests
-from .spec.environment import EnvironmentOverlay
-from .spec.rules import RulesFile
-from .spec.table import NamespaceDefaults, TablePolicy
-from .spec.view import ViewPolicy
+from .policy.environment import EnvironmentOverlay
+from .policy.rules import RulesFile
+from .policy.table import NamespaceDefaults, TablePolicy
+from .policy.view import ViewPolicy
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 

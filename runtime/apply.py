@@ -24,7 +24,7 @@ from tablepolicy.compiler.diff import changes
 from tablepolicy.compiler.diff.changes import Change
 from tablepolicy.compiler.diff.refs import SAFETY_TAG_PREFIX
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
-from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.model.view import CurrentView
 from tablepolicy.compiler.plan.applied import is_applied
 from tablepolicy.compiler.plan.model import CatalogRef, Plan, Requirement
@@ -32,7 +32,7 @@ from tablepolicy.compiler.plan.planner import make_plan, requirement_of
 from tablepolicy.compiler.plan.steps import Step, plan_id_of, plan_steps
 from tablepolicy.compiler.plan.verify import check_origin, compare
 from tablepolicy.compiler.project import find_project, load_selected
-from tablepolicy.compiler.render.filters import ident, literal, qualified
+from tablepolicy.compiler.sql.filters import ident, literal, qualified
 
 from .catalog.reader import CatalogReader
 from .executor import case_sensitive, create_tag, prepare, with_commit_retries

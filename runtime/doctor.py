@@ -353,7 +353,7 @@ def s3a(packages: list[str]) -> Check:
 
 def spark_master(master: str) -> Check:
     """A standalone master's port answers a TCP connect (flags.check_master); other masters are only parsed."""
-    from .cli.flags import FlagError, check_master
+    from .flags import FlagError, check_master
 
     try:
         check_master(master, reach=True)

@@ -46,7 +46,7 @@ from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diagnostics import Diagnostics
 from tablepolicy.compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, RefStep, TableErasure
 from tablepolicy.compiler.errors import PolicyError
-from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.render.erasure import drop_ref_sql, ref_rewrite_text, rewrite_sql
 
 from .catalog.reader import CatalogReader

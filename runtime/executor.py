@@ -23,8 +23,8 @@ from tablepolicy.compiler.diff import changes
 from tablepolicy.compiler.diff.changes import Change
 from tablepolicy.compiler.errors import TablePolicyError
 from tablepolicy.compiler.model.table import PartitionFieldState, iceberg_json
-from tablepolicy.compiler.render.filters import ident
-from tablepolicy.compiler.render.sql import partition_spec_statements, replace_ref_statement
+from tablepolicy.compiler.sql.filters import ident
+from tablepolicy.compiler.sql.statements import partition_spec_statements, replace_ref_statement
 
 from .redaction import redact
 from .spark.iceberg_catalog import iceberg_catalog, table_identifier

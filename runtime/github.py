@@ -2,9 +2,9 @@
 merged commit. Standard library only; the API base comes from ``GITHUB_API_URL`` as on Actions runners
 (tests point it at a stub on 127.0.0.1). The token is sent in a header and never printed.
 
-    python -m tablepolicy.runtime.github comment --pr 12 --file plan.md --marker tablepolicy-plan
-    python -m tablepolicy.runtime.github reviewed-plan --commit "$GITHUB_SHA" --workflow tablepolicy-plan.yml
-    python -m tablepolicy.runtime.github apply-failed --pr 12 --commit "$GITHUB_SHA" --step download=failure ...
+    tablepolicy github comment --pr 12 --file plan.md --marker tablepolicy-plan
+    tablepolicy github reviewed-plan --commit "$GITHUB_SHA" --workflow tablepolicy-plan.yml
+    tablepolicy github apply-failed --pr 12 --commit "$GITHUB_SHA" --step download=failure ...
 """
 
 from __future__ import annotations
@@ -173,8 +173,8 @@ def set_outputs(values: dict[str, str]) -> None:
     sys.stdout.write(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tablepolicy.runtime.github", description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None, prog: str = "tablepolicy github") -> int:
+    parser = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     comment = commands.add_parser("comment", help="create or update the pull request's sticky comment")
     comment.add_argument("--pr", type=int, required=True)

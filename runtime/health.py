@@ -17,6 +17,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 
 from tablepolicy.compiler.catalog.current import CurrentTable
+from tablepolicy.compiler.iceberg.partition_values import readable_partition
 from tablepolicy.compiler.maintenance.due import HealthRequest
 from tablepolicy.compiler.maintenance.expiry import RefInfo, SnapshotInfo
 from tablepolicy.compiler.maintenance.health import (
@@ -29,7 +30,6 @@ from tablepolicy.compiler.maintenance.health import (
     SmallGroup,
     TableHealth,
 )
-from tablepolicy.compiler.model.partition_values import readable_partition
 from tablepolicy.compiler.model.table import ColumnPath
 
 from .catalog.estimate import column_field, estimate_retention, physical_cutoff

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diagnostics import Diagnostics
 from tablepolicy.compiler.errors import CatalogError, TablePolicyError
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.importer import (
     ExactTable,
     Inventory,
@@ -28,7 +29,6 @@ from tablepolicy.compiler.importer import (
     view_policy_yaml,
 )
 from tablepolicy.compiler.loader import display_path
-from tablepolicy.compiler.model.names import format_name
 from tablepolicy.compiler.paths import find_project
 
 if TYPE_CHECKING:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.maintenance import actions
 from tablepolicy.compiler.maintenance.actions import Action
 from tablepolicy.compiler.maintenance.decide import Skip
@@ -32,7 +33,6 @@ from tablepolicy.compiler.maintenance.health import OrphanFigures
 from tablepolicy.compiler.maintenance.measured import measured
 from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
 from tablepolicy.compiler.maintenance.sequence import unchanged, work_table
-from tablepolicy.compiler.model.names import format_name
 from tablepolicy.compiler.render.maintenance import action_sql
 
 from .catalog.reader import CatalogReader, read_metadata
@@ -54,7 +54,7 @@ class _Refused(Exception):
 
 
 class Progress(Protocol):
-    """What a run reports while it works (runtime/cli/progress.py shows it)."""
+    """What a run reports while it works (tablepolicy/cli/progress.py shows it)."""
 
     def starting_spark(self) -> None: ...
     def table(self, number: int, total: int, name: tuple[str, ...]) -> None: ...

@@ -1,5 +1,5 @@
 """``python -m tablepolicy``: the command line, as the ``tablepolicy`` script runs it."""
 
-from tablepolicy.runtime.cli.app import main
+from .cli.app import main
 
 main()

@@ -345,7 +345,7 @@ def import_tables(
     """Policy YAML for existing catalog tables and views (``tables``: exact names, ``ns.*`` or ``ns.**``;
     ``namespaces``: every table of each), such that a plan right after shows no changes. With ``out``, one file
     per table is written under it, all or nothing (ImportRefused lists every reason when nothing was written)."""
-    from tablepolicy.compiler.model.names import format_name
+    from tablepolicy.compiler.iceberg.names import format_name
     from tablepolicy.runtime.catalog.config import resolve_catalog
     from tablepolicy.runtime.importing import read_documents, write_documents
 

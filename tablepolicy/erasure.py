@@ -28,8 +28,8 @@ from tablepolicy.compiler.erasure.ledger import (
 from tablepolicy.compiler.erasure.plan import ErasurePreview, TableErasure, erasure_plan
 from tablepolicy.compiler.erasure.requests import LoadedRequests, load_requests, requests_format
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.loader import Project, display_path
-from tablepolicy.compiler.model.names import format_name
 from tablepolicy.runtime.caches.folder import cache_dir
 from tablepolicy.runtime.erasure.proof import ProofState, TableProof
 from tablepolicy.runtime.target import Target
@@ -101,7 +101,7 @@ class ErasureStatus:
 
 def debris_min_age(text: str, flag: str = "--debris-min-age") -> timedelta:
     """A duration as the policies write them (0s, 1h, 3d)."""
-    from tablepolicy.compiler.spec.units import Duration
+    from tablepolicy.compiler.policy.units import Duration
 
     try:
         return timedelta(milliseconds=Duration.parse(text).millis)

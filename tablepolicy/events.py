@@ -1,6 +1,6 @@
 """What a long run reports while it works, as values handed to a callback (``progress=``), never printed.
 
-The CLI turns them into its progress lines and spinner (runtime/cli/progress.py); an orchestrator can log
+The CLI turns them into its progress lines and spinner (tablepolicy/cli/progress.py); an orchestrator can log
 them, count them or ignore them. Each is a frozen value; ``Event`` is the closed union a consumer matches on.
 """
 

@@ -56,7 +56,7 @@ def main() -> None:
     install()
     atexit.register(lambda: out.write_text(json.dumps(dict(sorted(OPENS.items())), indent=1)))
     sys.argv = ["tablepolicy", *args]
-    from tablepolicy.runtime.cli.app import main as cli
+    from tablepolicy.cli.app import main as cli
 
     cli()
 

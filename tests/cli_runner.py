@@ -19,10 +19,10 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from tablepolicy.runtime.cli.app import Invocation, main
+from tablepolicy.cli.app import Invocation, main
 
 # ``tablepolicy`` in a new process, from the interpreter running the tests (never a venv path)
-CLI_COMMAND = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()"]
+CLI_COMMAND = [sys.executable, "-c", "from tablepolicy.cli.app import main; main()"]
 ROOT = Path(__file__).resolve().parents[1]  # on the process's path: it runs this checkout, as the tests do
 
 

@@ -1,7 +1,7 @@
 """Catalog state in memory, for engine-free plan tests: a table as the catalog would hold it after an
 apply of a policy, written as Iceberg table metadata JSON and read back by the planner's own reader
 (compiler/catalog/current.py), and a StateSource that serves such tables to ``make_plan``: the in-memory lake
-plans are applied to (compiler/plan/memory_apply.py), with a retention estimate to read.
+plans are applied to (compiler/plan/memory/apply.py), with a retention estimate to read.
 
 No JVM, no catalog, no files: the metadata documents are checked against pyiceberg's parser, so a
 fixture is a table Iceberg could hold, not a shape the planner happens to accept.
@@ -24,11 +24,11 @@ from tablepolicy.compiler.checks import check_project
 from tablepolicy.compiler.desired import desired_table
 from tablepolicy.compiler.diagnostics import Diagnostics
 from tablepolicy.compiler.diff.changes import RetentionEstimate
+from tablepolicy.compiler.iceberg.names import parse_name
 from tablepolicy.compiler.loader import Project, load_text
-from tablepolicy.compiler.model.names import parse_name
 from tablepolicy.compiler.model.properties import DECLARED_KEYS, DECLARED_REFS, declared_stamp
 from tablepolicy.compiler.model.table import ColumnPath, TableState, iceberg_json
-from tablepolicy.compiler.plan.memory_apply import Lake, MemoryTable
+from tablepolicy.compiler.plan.memory.apply import Lake, MemoryTable
 
 # What Spark and Iceberg write on every table they create, which no policy owns: the planner must ignore it.
 ENGINE_PROPERTIES = {"owner": "spark", "write.parquet.compression-codec": "zstd"}
@@ -188,7 +188,7 @@ def applied(
 
 @dataclass(frozen=True)
 class MemoryCatalog(Lake):
-    """The lake compiler/plan/memory_apply.py applies plans to (a StateSource, tablepolicy.compiler.plan.planner), whose
+    """The lake compiler/plan/memory/apply.py applies plans to (a StateSource, tablepolicy.compiler.plan.planner), whose
     retention estimates all read ``estimate``: a Lake holds no data files, so it has none."""
 
     estimate: RetentionEstimate | None = None  # what every retention estimate reads from "metadata"

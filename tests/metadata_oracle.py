@@ -11,6 +11,7 @@ from pyiceberg.table.refs import MAIN_BRANCH, SnapshotRefType
 from pyiceberg.table.sorting import NullOrder, SortDirection
 
 from tablepolicy.compiler.catalog.current import CurrentTable
+from tablepolicy.compiler.iceberg.transforms import parse_iceberg_transform
 from tablepolicy.compiler.model.table import (
     PartitionFieldState,
     RefRetention,
@@ -20,7 +21,6 @@ from tablepolicy.compiler.model.table import (
     TableState,
     field_paths,
 )
-from tablepolicy.compiler.model.transforms import parse_iceberg_transform
 
 
 def pyiceberg_reading(name: tuple[str, ...], table: Table) -> CurrentTable:

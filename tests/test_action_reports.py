@@ -118,7 +118,7 @@ def test_a_real_erasure_records_its_steps(tmp_path: Path, monkeypatch: pytest.Mo
     """Through the CLI with no JVM (the pyarrow path) on test_torn_files' table (two files, one holding the
     key): that file is replaced, then the snapshots that still read it expire, each step with the bytes of the
     files it took as listed before it."""
-    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: NOW)
+    monkeypatch.setattr("tablepolicy.cli.erasure.clock", lambda: NOW)
     table = torn_files_table(tmp_path)
     [holding] = [t.file.file_size_in_bytes for t in table.scan().plan_files() if t.file.record_count == 2]
     with pyspark_unimportable():

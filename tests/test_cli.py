@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.cli.app import app
 from tests.cli_runner import tablepolicy, tablepolicy_process
 
 ROOT = Path(__file__).resolve().parents[1]

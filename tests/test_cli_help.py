@@ -12,7 +12,7 @@ from typer._click.core import Command
 from typer.core import TyperGroup
 from typer.testing import CliRunner
 
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.cli.app import app
 from tests.cli_runner import tablepolicy
 
 runner = CliRunner()

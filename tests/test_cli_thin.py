@@ -1,7 +1,7 @@
 """The command line is a client of the public API (tablepolicy/): no command reaches past it to do the work itself.
 
-A module of runtime/cli/ may parse flags, call tablepolicy's functions, and render what they return (through the
-compiler's renderers and runtime/cli's views). It never imports the functions that do the work: loading and
+A module of tablepolicy/cli/ may parse flags, call tablepolicy's functions, and render what they return (through the
+compiler's renderers and tablepolicy/cli's views). It never imports the functions that do the work: loading and
 checking the policies, planning, applying, deciding or running maintenance, reading drift, importing, erasing.
 Those are reached through tablepolicy, so a Python user and the CLI run the same code.
 """

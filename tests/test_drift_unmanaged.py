@@ -16,7 +16,7 @@ from pyiceberg.types import LongType, NestedField
 from ruamel.yaml import YAML
 
 from tablepolicy.compiler.desired import desired_states
-from tablepolicy.compiler.spec.rules import RulesFile
+from tablepolicy.compiler.policy.rules import RulesFile
 from tablepolicy.compiler.validate import validate
 from tests.catalog_fixtures import create_examples, create_like, embedded_catalog
 from tests.cli_runner import tablepolicy

@@ -57,7 +57,7 @@ lifecycle:
 
 def test_erase_deletes_the_unreadable_file_no_snapshot_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     now = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)
-    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: now)  # the run's instant, not the real clock
+    monkeypatch.setattr("tablepolicy.cli.erasure.clock", lambda: now)  # the run's instant, not the real clock
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "events.yaml").write_text(POLICY)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tablepolicy.compiler import codes
-from tablepolicy.compiler.diff.safety import Safety
+from tablepolicy.compiler.safety import Safety
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 HAND_WRITTEN = {"TM"}  # the maintenance table also says when each action is due and what Spark runs

@@ -42,7 +42,7 @@ CONFIG = CatalogConfig("lake", {"type": "sql", "uri": f"postgresql://planner:{PA
 
 
 def renderings(result: PlanResult) -> dict[str, str]:
-    """What ``tablepolicy plan --format text|markdown|json`` prints (runtime/cli/commands.py RENDERERS),
+    """What ``tablepolicy plan --format text|markdown|json`` prints (tablepolicy/cli/commands.py RENDERERS),
     without colour."""
     return {
         "txt": CONFIG.header() + "\n" + render_text(result.plan),

@@ -39,8 +39,8 @@ import pytest
 import yaml
 from pyiceberg.catalog import Catalog, load_catalog
 
-from tablepolicy.compiler.model.names import format_name
-from tablepolicy.compiler.render.filters import ident
+from tablepolicy.compiler.iceberg.names import format_name
+from tablepolicy.compiler.sql.filters import ident
 from tablepolicy.runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
 from tablepolicy.runtime.locations import PYICEBERG_IO, fs_path
 from tablepolicy.runtime.orphans import scan_orphans

@@ -46,7 +46,7 @@ from pyiceberg.types import (
 )
 from typer.testing import CliRunner
 
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.cli.app import app
 from tests.catalog_fixtures import embedded_catalog
 from tests.cli_runner import tablepolicy_process
 from tests.pgserver import postgres_server

@@ -169,9 +169,9 @@ ALLOWED = {
 
 
 # What validate, plan, drift, import and doctor load from runtime/: none may bring Spark in.
-JVM_FREE = tuple(f"tablepolicy.runtime.{m}" for m in (
-    "cli.app", "cli.commands", "catalog.config", "catalog.reader", "catalog.estimate", "health", "target", "forked",
-    "caches.models", "caches.plans", "doctor", "cli.doctor"))
+JVM_FREE = ("tablepolicy.cli.app", "tablepolicy.cli.commands", "tablepolicy.cli.doctor", *(
+    f"tablepolicy.runtime.{m}" for m in ("catalog.config", "catalog.reader", "catalog.estimate", "health", "target",
+                                         "forked", "caches.models", "caches.plans", "doctor")))
 BLOCK_SPARK = textwrap.dedent("""
     import importlib, sys
 
@@ -204,7 +204,7 @@ def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> 
     policies = shutil.copytree(ROOT / "policies", tmp_path / "policies")
     for command in (["validate"], ["ddl"], ["plan", "--detailed-exitcode"]):
         result = subprocess.run(
-            [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *command, str(policies)],
+            [sys.executable, "-c", "from tablepolicy.cli.app import main; main()", *command, str(policies)],
             capture_output=True, text=True, cwd=tmp_path,
             env={"PYTHONPATH": f"{blocker}:{ROOT}", "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
             check=False,

@@ -13,13 +13,13 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.desired import desired_table
 from tablepolicy.compiler.diff.changes import RetentionEstimate
 from tablepolicy.compiler.maintenance.actions import ExpireSnapshots, RewriteDataFiles, TimeCutoff
 from tablepolicy.compiler.maintenance.decide import maintenance_for
 from tablepolicy.compiler.maintenance.health import TableHealth
 from tablepolicy.compiler.render.maintenance import action_sql
-from tablepolicy.runtime.cli.app import app
 from tests.integration.evolve import project_of
 from tests.test_plan_cli import policies as example_policies  # noqa: F401  (fixture)
 

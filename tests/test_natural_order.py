@@ -1,4 +1,4 @@
-"""Table names in natural order everywhere a list is shown: ``t2`` before ``t10`` (compiler/model/names.natural_key),
+"""Table names in natural order everywhere a list is shown: ``t2`` before ``t10`` (compiler/iceberg/names.natural_key),
 in plan text, markdown and JSON, health text, JSON and prometheus, maintain's dry run, drift and erase status."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.erasure.ledger import Entry, State, statuses
-from tablepolicy.compiler.model.names import natural_key
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.compiler.iceberg.names import natural_key
 from tests.catalog_fixtures import create_examples
 
 runner = CliRunner()

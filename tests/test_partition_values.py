@@ -1,4 +1,4 @@
-"""Partition values a person can read (compiler/model/partition_values.py): a case per transform and source type,
+"""Partition values a person can read (compiler/iceberg/partition_values.py): a case per transform and source type,
 then ``health`` text, HTML and JSON on a table written with pyiceberg (hour and bucket partitions, no JVM)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tablepolicy.compiler.model.partition_values import readable_partition, readable_value
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.cli.app import app
+from tablepolicy.compiler.iceberg.partition_values import readable_partition, readable_value
 from tests.test_maintenance import written  # noqa: F401  (fixture)
 from tests.test_plan_cli import policies as example_policies  # noqa: F401  (fixture)
 

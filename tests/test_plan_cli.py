@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.desired import desired_states
 from tablepolicy.compiler.plan.codec import plan_from_json, plan_to_json
 from tablepolicy.compiler.validate import validate
-from tablepolicy.runtime.cli.app import app
 from tests.catalog_fixtures import create_like, embedded_catalog
 
 ROOT = Path(__file__).resolve().parents[1]

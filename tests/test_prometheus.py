@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.maintenance.actions import SECTIONS, ExpireSnapshots, RewriteDataFiles
 from tablepolicy.compiler.maintenance.due import MaintenancePlan, TableMaintenance
 from tablepolicy.compiler.maintenance.health import OrphanFigures
 from tablepolicy.compiler.render.prometheus import render_prometheus
-from tablepolicy.runtime.cli.app import app
 from tests.prometheus_text import ExpositionError, parse
 from tests.test_maintenance import health, written  # noqa: F401  (fixture)
 from tests.test_plan_cli import policies as example_policies  # noqa: F401  (fixture)

@@ -1,5 +1,5 @@
 """The report files runs leave for CD and auditors, byte for byte: ``apply --json-report`` and ``erase --proof``
-(their views: runtime/cli/apply_view.py, compiler/render/erasure_report.py). No JVM: the runs' results are
+(their views: tablepolicy/cli/apply_view.py, compiler/render/erasure_report.py). No JVM: the runs' results are
 built here as the runs return them. A changed byte fails with a diff; when meant, rewrite the files with
 
     UPDATE_GOLDEN=1 .venv/bin/pytest -q tests/test_report_views.py
@@ -13,12 +13,12 @@ import os
 from datetime import UTC, date, datetime
 from pathlib import Path
 
+from tablepolicy.cli.apply_view import failure_json, report_json
 from tablepolicy.compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProperties
 from tablepolicy.compiler.erasure.ledger import Entry, statuses
 from tablepolicy.compiler.plan.steps import Step
 from tablepolicy.compiler.render.erasure_report import proof_json
 from tablepolicy.runtime.apply import ApplyReport, StepResult, StepStatus
-from tablepolicy.runtime.cli.apply_view import failure_json, report_json
 
 GOLDEN = Path(__file__).parent / "golden" / "reports"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tablepolicy.compiler.spec.units import Duration, Size
+from tablepolicy.compiler.policy.units import Duration, Size
 from tests.document_readers import KINDS, assert_well_formed
 from tests.schema_strategy import schema_validator
 

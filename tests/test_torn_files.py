@@ -31,7 +31,7 @@ NOW = datetime(2026, 11, 5, 12, 0, tzinfo=UTC)  # the run's instant: the CLI's c
 
 @pytest.fixture(autouse=True)
 def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: NOW)
+    monkeypatch.setattr("tablepolicy.cli.erasure.clock", lambda: NOW)
     yield
 
 

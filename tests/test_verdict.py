@@ -200,9 +200,9 @@ def test_an_unchanged_project_is_answered_without_the_policy_models(tmp_path: Pa
     """What makes the answer fast: no policy model, no YAML parser in the process (pydantic is typer's)."""
     warm = project(tmp_path)
     assert tablepolicy("validate", "policies", cwd=warm).returncode == 0
-    script = ("import sys\nfrom tablepolicy.runtime.cli.app import main\ntry:\n    main()\nexcept SystemExit as e:\n"
+    script = ("import sys\nfrom tablepolicy.cli.app import main\ntry:\n    main()\nexcept SystemExit as e:\n"
               "    code = e.code\n"
-              "print(code, sorted(m for m in ('tablepolicy.compiler.spec.table', 'yaml', 'ruamel') if m in sys.modules))")
+              "print(code, sorted(m for m in ('tablepolicy.compiler.policy.table', 'yaml', 'ruamel') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", script, "validate", "policies/ads/click_log.yaml"], cwd=warm,
                           env=process_env(warm), capture_output=True, text=True, timeout=300, check=False)
     assert done.stdout.strip() == "0 []", done.stderr

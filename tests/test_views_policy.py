@@ -12,7 +12,7 @@ from tablepolicy.compiler.diagnostics import Diagnostics
 from tablepolicy.compiler.fmt import format_text
 from tablepolicy.compiler.loader import Project, load_text
 from tablepolicy.compiler.model.view import desired_view
-from tablepolicy.compiler.spec.view import query_text
+from tablepolicy.compiler.policy.view import query_text
 from tests.memory_catalog import project_of
 
 TABLE = ("policies/u/t.yaml", "table: u.t\ncolumns: [{name: id, type: long}]\n")

@@ -13,7 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model.iceberg_types import struct_from_json
+from ..iceberg.nested import struct_from_json
+from ..iceberg.transforms import parse_iceberg_transform
 from ..model.table import (
     ColumnPath,
     PartitionFieldState,
@@ -24,7 +25,6 @@ from ..model.table import (
     TableState,
     field_paths,
 )
-from ..model.transforms import parse_iceberg_transform
 
 UNSORTED_ORDER_ID = 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
-from ..spec.units import Duration
+from ..policy.units import Duration
 
 
 def retention_cutoff(day: date, keep: Duration) -> datetime:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from .. import codes
 from ..diagnostics import Diagnostic, Location, Severity
-from ..model.types import parse_primitive, why_not_spark
-from ..spec.columns import Column, ListOf, MapOf, StructOf
+from ..iceberg.types import parse_primitive, why_not_spark
+from ..policy.columns import Column, ListOf, MapOf, StructOf
 from ..yamlsource import Path
 from .context import TableContext
 

@@ -14,11 +14,11 @@ from pyiceberg.types import IcebergType
 
 from ..diagnostics import Location
 from ..effective import Effective
+from ..iceberg.names import format_name
+from ..iceberg.types import parse_primitive
 from ..loader import LoadedTable
-from ..model.names import format_name
 from ..model.table import ColumnPath, build_struct
-from ..model.types import parse_primitive
-from ..spec.columns import Column, StructOf
+from ..policy.columns import Column, StructOf
 from ..yamlsource import Path
 
 

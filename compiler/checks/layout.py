@@ -8,9 +8,9 @@ from pyiceberg.types import DoubleType, FloatType, PrimitiveType
 
 from .. import codes
 from ..diagnostics import Diagnostic, Location, Severity
-from ..model.names import format_name, parse_name
+from ..iceberg.names import format_name, parse_name
+from ..iceberg.transforms import Transform, accepted_sources
 from ..model.table import ColumnPath, partition_fields, sort_fields
-from ..model.transforms import Transform, accepted_sources
 from .context import TableContext
 
 

@@ -6,14 +6,14 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..diagnostics import Diagnostic, Severity
-from ..erasure.ref_checks import check_erasure_refs
-from ..model.names import parse_name
+from ..iceberg.names import parse_name
+from ..iceberg.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
 from ..model.table import partition_fields
-from ..model.types import ERASURE_KEY_TYPES, ZORDERABLE, is_temporal
-from ..spec.lifecycle import Lifecycle
-from ..spec.units import Duration
+from ..policy.lifecycle import Lifecycle
+from ..policy.units import Duration
 from ..yamlsource import Path, SourceMap
 from .context import TableContext
+from .erasure_refs import check_erasure_refs
 
 ORPHAN_FLOOR = Duration.parse("24h")
 ORPHAN_DEFAULT = Duration.parse("3d")

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..diagnostics import Diagnostic, Severity
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from .context import TableContext
 
 

@@ -8,7 +8,7 @@ from .. import codes
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import LoadedNamespace
 from ..model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SPARK_RESERVED
-from ..spec.table import PropertyValue
+from ..policy.table import PropertyValue
 from ..yamlsource import Path, SourceMap
 from .context import TableContext
 

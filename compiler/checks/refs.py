@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from .. import codes
 from ..diagnostics import Diagnostic, Severity
-from ..spec.refs import TagRef, ref_name
+from ..policy.refs import TagRef, ref_name
 from .context import TableContext
 
 

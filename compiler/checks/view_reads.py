@@ -26,9 +26,9 @@ from typing import Protocol
 
 from .. import codes
 from ..diagnostics import Diagnostic, Severity
+from ..iceberg.names import format_name
 from ..loader import LoadedView
-from ..model.names import format_name
-from ..spec.view import query_text
+from ..policy.view import query_text
 
 SESSION_CATALOG = "spark_catalog"
 # Iceberg's metadata tables (MetadataTableType), read as ns.table.<type>

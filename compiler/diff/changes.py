@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 from pyiceberg.types import IcebergType, PrimitiveType
 
 from ..codes import registered_safety
-from ..model.names import format_name
+from ..iceberg.names import format_name
+from ..iceberg.types import primitive_spelling
 from ..model.table import ColumnPath, PartitionFieldState, RefRetention, SortFieldState, TableState
-from ..model.types import primitive_spelling
 from ..model.view import ViewState
-from .safety import Safety
+from ..safety import Safety
 
 
 def _load_type(value: object) -> IcebergType:

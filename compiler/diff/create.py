@@ -4,7 +4,7 @@ The whole declared table — schema with its field ids, partition spec with decl
 order, identifier fields, properties — is created through Iceberg's catalog API in one commit, so spec 0
 and sort order 1 are the declared ones and no reader sees a half-made table. Spark SQL cannot name a
 partition field or set a sort order in CREATE TABLE: ``tablepolicy ddl`` prints the plain Spark SQL
-equivalent (CREATE TABLE, then ALTER statements), see ``tablepolicy.compiler.render.sql.plain_create_sql``.
+equivalent (CREATE TABLE, then ALTER statements), see ``tablepolicy.compiler.sql.statements.plain_create_sql``.
 """
 
 from __future__ import annotations

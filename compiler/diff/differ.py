@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 from .. import codes
-from ..model.names import format_name
-from ..model.promotion import can_promote, promotion_advice
+from ..iceberg.names import format_name
+from ..iceberg.promotion import can_promote, promotion_advice
 from ..model.table import ColumnPath, TableHistory, TableState
 from . import changes
 from .changes import Change, ColumnAdd, PartitionRename

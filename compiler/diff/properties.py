@@ -11,7 +11,7 @@ from __future__ import annotations
 from .. import codes
 from ..model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
 from ..model.table import TableState
-from ..spec.units import Duration
+from ..policy.units import Duration
 from . import changes
 from .changes import Change, PropertyChange
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .. import codes
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from ..model.properties import DECLARED_REFS, declared_in
 from ..model.table import RefRetention, RefState, TableHistory, TableState
 from . import changes

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from ..model.properties import DECLARED_KEYS, declared_in, declared_stamp
 from ..model.view import CurrentView, ViewState
 from . import changes

@@ -18,7 +18,7 @@ from enum import StrEnum
 from typing import Any
 
 from ..diagnostics import Diagnostic, Diagnostics, Severity
-from ..model.names import format_name, natural_key
+from ..iceberg.names import format_name, natural_key
 from .plan import Subject, TableErasure
 from .requests import KeyValue, LoadedRequests
 

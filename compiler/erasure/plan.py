@@ -17,10 +17,10 @@ from pyiceberg.types import IntegerType, LongType, StringType
 
 from ..diagnostics import Diagnostic, Diagnostics, Location, Severity
 from ..effective import effective_settings
+from ..iceberg.names import format_name, natural_key, parse_name
 from ..loader import Project
-from ..model.names import format_name, natural_key, parse_name
 from ..model.table import ColumnPath, TableState
-from ..spec.lifecycle import Erasure, RefDecision
+from ..policy.lifecycle import Erasure, RefDecision
 from ..yamlsource import Path as YamlPath
 from ..yamlsource import SourceMap
 

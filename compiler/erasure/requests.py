@@ -44,10 +44,10 @@ from yaml.nodes import ScalarNode
 
 from .. import jsontext
 from ..diagnostics import Diagnostic, Diagnostics, Location, Severity
-from ..model.names import UNSAFE_HINT, unsafe_character
-from ..spec.base import LONG_MAX, Spec
-from ..spec.errors import findings_from
-from ..spec.table import SAFE_NAME
+from ..iceberg.names import UNSAFE_HINT, unsafe_character
+from ..policy.base import LONG_MAX, Spec
+from ..policy.errors import findings_from
+from ..policy.table import SAFE_NAME
 from ..yamlsource import Path, SourceMap, YamlDocument, _scalar, parse_yaml
 
 NonEmpty = Annotated[str, Field(min_length=1)]

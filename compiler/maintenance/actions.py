@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..codes import registered_safety
-from ..diff.safety import Safety
-from ..model.names import format_name
+from ..iceberg.names import format_name
+from ..safety import Safety
 
 ColumnKind = Literal["date", "timestamp", "timestamptz"]
 

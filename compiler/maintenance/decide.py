@@ -17,10 +17,10 @@ from pyiceberg.types import DateType, TimestampType, TimestamptzType
 
 from ..catalog.retention import retention_cutoff
 from ..effective import Effective
-from ..model.names import parse_name
+from ..iceberg.names import parse_name
 from ..model.table import ColumnPath, TableState
-from ..spec.lifecycle import Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles
-from ..spec.units import Duration
+from ..policy.lifecycle import Compaction, DeleteFileRewrite, ManifestRewrite, OrphanFiles
+from ..policy.units import Duration
 from . import actions
 from .actions import Action, ColumnKind, TimeCutoff
 from .expiry import NEVER, Expiry, expired_snapshots

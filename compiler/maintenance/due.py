@@ -14,8 +14,8 @@ from typing import Protocol
 
 from ..catalog.current import CurrentTable
 from ..effective import Effective, effective_settings
+from ..iceberg.names import natural_key, parse_name
 from ..loader import Project
-from ..model.names import natural_key, parse_name
 from ..model.table import ColumnPath, TableState
 from . import actions
 from .actions import Action

@@ -23,7 +23,7 @@ class PartitionFiles(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     partition: str = Field(description="name=value per field as stored (day, hour ordinals): ``ts_day=20749``.")
-    readable: str = Field(description="The same as a person reads it (compiler/model/partition_values.py): "
+    readable: str = Field(description="The same as a person reads it (compiler/iceberg/partition_values.py): "
                                       "``ts_day=2026-10-23``.")
     files: int
     small: int

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ..errors import TablePolicyError
-from ..model.names import format_name, natural_key, parse_name
+from ..iceberg.names import format_name, natural_key, parse_name
 from .actions import SECTIONS
 
 CLOSE_NAMES = 5

@@ -16,8 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..diff import changes
 from ..diff.views import diff_view
+from ..iceberg.names import format_name
 from ..loader import LoadedView, Project
-from ..model.names import format_name
 from ..model.view import CurrentView, desired_view
 from .refs import age_text
 

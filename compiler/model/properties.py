@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import jsontext
 from ..effective import Effective
-from ..spec.table import PropertyValue, TablePolicy
+from ..policy.table import PropertyValue, TablePolicy
 
 
 def _text(value: Any) -> str:

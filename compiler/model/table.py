@@ -15,14 +15,14 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 from ..effective import Effective
-from ..spec.columns import Column, ListOf, MapOf, StructOf
-from ..spec.refs import BranchRef, TagRef, ref_name
-from ..spec.table import SortField, TablePolicy, split_sort
-from .iceberg_types import list_type, map_type, nested_field, struct_type
-from .names import parse_name
+from ..iceberg.names import parse_name
+from ..iceberg.nested import list_type, map_type, nested_field, struct_type
+from ..iceberg.transforms import Transform, parse_expression
+from ..iceberg.types import parse_primitive
+from ..policy.columns import Column, ListOf, MapOf, StructOf
+from ..policy.refs import BranchRef, TagRef, ref_name
+from ..policy.table import SortField, TablePolicy, split_sort
 from .properties import desired_properties
-from .transforms import Transform, parse_expression
-from .types import parse_primitive
 
 ColumnPath = tuple[str, ...]
 

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from pyiceberg.view.metadata import ViewMetadata
 
-from ..spec.view import ViewPolicy, query_text
+from ..policy.view import ViewPolicy, query_text
 from .properties import property_text
 
 DIALECT = "spark"

@@ -2,7 +2,7 @@
 between executing a statement and journaling it, so no step runs twice in a way that changes the result.
 
 Engine-free cases: every row of the differ's case table (tests/unit/test_differ.py) applies its plan in memory
-(compiler/plan/memory_apply.py) and checks each change against the table before its commit (in effect only when
+(compiler/plan/memory/apply.py) and checks each change against the table before its commit (in effect only when
 the commit changes nothing) and after it (in effect); a change kind no row plans fails a test there."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from ..diff.changes import Change, PartitionRename
 from ..diff.views import view_differences
 from ..model.table import ColumnPath, PartitionFieldState, TableState
 from ..model.view import ViewState
-from .memory_spec import spec_index
+from .memory.partition_spec import spec_index
 
 
 def is_applied(change: Change, current: TableState | ViewState | None, namespace_exists: bool = False) -> bool:

@@ -20,7 +20,7 @@ from pydantic import TypeAdapter, ValidationError
 from .. import jsontext
 from ..diff.changes import Change
 from ..errors import TablePolicyError
-from ..render.sql import change_sql
+from ..sql.statements import change_sql
 from .model import PLAN_FORMAT_VERSION, Plan
 
 CHANGE = TypeAdapter(Change)

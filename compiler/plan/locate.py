@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model.table import ColumnPath
-from ..spec.columns import Column, ListOf, MapOf, StructOf
+from ..policy.columns import Column, ListOf, MapOf, StructOf
 from ..yamlsource import Path
 
 

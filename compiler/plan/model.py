@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..diff.changes import Change
-from ..diff.safety import Safety
+from ..safety import Safety
 
 if TYPE_CHECKING:  # the catalog configuration finds the project, which reads plans: no import at run time
     from ..catalog.config import CatalogConfig

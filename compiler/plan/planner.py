@@ -29,13 +29,13 @@ from ..diff.refusals import Refusal
 from ..diff.views import broken_views, diff_view
 from ..effective import namespace_chain, overlaid_settings
 from ..heap import settled_heap
+from ..iceberg.names import format_name, natural_key, parse_name
 from ..loader import LoadedTable, LoadedView, Project
-from ..model.names import format_name, natural_key, parse_name
 from ..model.table import TableHistory
 from ..model.view import CurrentView, desired_view
 from ..parallel import IN_PROCESS, Workers
-from ..spec.refs import ref_name
-from ..spec.units import Duration
+from ..policy.refs import ref_name
+from ..policy.units import Duration
 from .approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from .locate import column_yaml_path
 from .model import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..diff import changes
 from ..diff.changes import Change, PropertyChange
 from ..model.properties import APPROVALS_KEY, DECLARED_KEYS, DECLARED_REFS, declared_stamp
-from ..render.sql import Statement, change_sql
+from ..sql.statements import Statement, change_sql
 from .approvals import consumed_stamp
 from .codec import plan_id
 from .model import Plan, TablePlan

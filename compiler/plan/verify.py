@@ -13,7 +13,7 @@ from typing import Any
 from .. import __version__
 from ..diff import changes
 from ..diff.changes import Change, PropertyChange
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from .model import CatalogRef, Plan, TablePlan
 
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..drift import Drift, Name, Unmanaged
-from ..model.names import format_name
+from ..iceberg.names import format_name
 
 DRIFT_FORMAT = 1  # drift --format json's "drift_format": raised when a key changes meaning or goes away
 

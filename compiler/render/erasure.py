@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..erasure.plan import ErasurePreview
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from ..model.table import ColumnPath
-from .env import render
-from .filters import literal, qualified, string_map
+from ..sql.filters import literal, qualified, string_map
+from ..sql.templating import render
 
 JAVA_LONG_MAX = 2**63 - 1
 # rewrite exactly the files that have delete files, whatever their size: the rows a merge-on-read DELETE

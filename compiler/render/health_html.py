@@ -11,12 +11,12 @@ from datetime import UTC, datetime
 from html import escape
 
 from ..diff.changes import retention_text
+from ..iceberg.names import format_name
 from ..maintenance.actions import Action
 from ..maintenance.due import TableMaintenance
 from ..maintenance.health import SIZE_BUCKETS, TableHealth
 from ..maintenance.refs import RefHealth, ref_age, ref_health
 from ..maintenance.view_health import ViewHealth, ViewsHealth, status_text, version_age
-from ..model.names import format_name
 from ..model.table import RefRetention
 
 CSS = """

@@ -11,8 +11,8 @@ from typing import assert_never
 
 from ..maintenance import actions
 from ..maintenance.actions import Action, TimeCutoff
-from .env import render
-from .filters import literal, qualified, string_map, time_literal
+from ..sql.filters import literal, qualified, string_map, time_literal
+from ..sql.templating import render
 
 # remove_orphan_files: s3a:// and s3n:// name the store s3:// names (the JVM-free scan, runtime/orphans.py, reads
 # them so too), and a file listed under another scheme or bucket (authority) than the metadata names it fails the

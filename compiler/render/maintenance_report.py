@@ -13,12 +13,12 @@ import json
 from collections.abc import Callable
 from typing import Any, assert_never
 
+from ..iceberg.names import format_name
 from ..maintenance import actions
 from ..maintenance.actions import SECTIONS, Action
 from ..maintenance.decide import Skip
 from ..maintenance.health import TableHealth
 from ..maintenance.report import Effect, MaintenanceReport, Status, Step, TableOutcome
-from ..model.names import format_name
 from .text import Painter, no_color
 
 REPORT_VERSION = 1

@@ -6,12 +6,12 @@ import json
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from ..iceberg.names import format_name
 from ..maintenance.actions import Action
 from ..maintenance.due import MaintenancePlan, TableMaintenance
 from ..maintenance.health import TableHealth
 from ..maintenance.refs import ref_health, ref_lines
 from ..maintenance.view_health import ViewsHealth, view_lines
-from ..model.names import format_name
 from .maintenance import action_sql
 from .text import MARKERS, Painter, no_color
 

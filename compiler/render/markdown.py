@@ -9,12 +9,12 @@ import html
 from collections import Counter
 
 from ..diagnostics import Diagnostics
-from ..diff.safety import Safety
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from ..plan.codec import plan_id
 from ..plan.model import Plan, TablePlan
 from ..plan.steps import table_changes, table_stamp
-from .sql import change_sql
+from ..safety import Safety
+from ..sql.statements import change_sql
 from .text import overlay_groups, summary_counts
 
 ICONS = {Safety.SAFE: "🟢", Safety.BREAKING: "🟠", Safety.DESTRUCTIVE: "🔴"}

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..iceberg.names import format_name, natural_key
 from ..maintenance.actions import SECTIONS
 from ..maintenance.due import MaintenancePlan, TableMaintenance
-from ..model.names import format_name, natural_key
 
 PREFIX = "tablepolicy_"
 Labels = tuple[tuple[str, str], ...]

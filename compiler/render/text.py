@@ -7,11 +7,11 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..diff.changes import Change, SetProperties
-from ..diff.safety import Safety
-from ..model.names import format_name
+from ..iceberg.names import format_name
 from ..plan.codec import plan_id
 from ..plan.model import EnvironmentRef, Plan
 from ..plan.steps import table_stamp
+from ..safety import Safety
 
 Painter = Callable[[str, str], str]
 

@@ -71,7 +71,7 @@ from pyiceberg.table.update import (
     SetSnapshotRefUpdate,
 )
 
-from tablepolicy.compiler.render.filters import qualified
+from tablepolicy.compiler.sql.filters import qualified
 
 from ..executor import CONFLICT_ATTEMPTS, TRANSIENT, ExecutionError
 from ..manifests import READS

@@ -19,7 +19,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import IntegerType, LongType, NestedField, StringType, StructType
 
 from tablepolicy.compiler.erasure.plan import TableErasure
-from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.model.table import ColumnPath
 
 FIELD_ID = b"PARQUET:field_id"

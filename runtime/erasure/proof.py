@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import Any
 
 from tablepolicy.compiler.erasure.plan import ExpiredSnapshot
-from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.iceberg.names import format_name
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pyiceberg.table.refs import SnapshotRefType
 
 from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
 from tablepolicy.compiler.erasure.plan import RefStep, TableErasure
-from tablepolicy.compiler.model.names import format_name, natural_key
+from tablepolicy.compiler.iceberg.names import format_name, natural_key
 
 from .keys import KeySet
 from .survey import Survey

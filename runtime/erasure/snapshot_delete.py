@@ -33,7 +33,7 @@ from functools import reduce
 from typing import Any
 
 from tablepolicy.compiler.model.table import ColumnPath
-from tablepolicy.compiler.render.filters import qualified
+from tablepolicy.compiler.sql.filters import qualified
 
 from ..orphans import normalize
 from ..spark.iceberg_catalog import iceberg_catalog, table_identifier

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.render.erasure import delete_sql, rewrite_sql
 
 from ..executor import case_sensitive, guard, query_sql, with_conflict_retries

@@ -155,6 +155,32 @@ updates:
 GITIGNORE = ".lake/\n.tablepolicy/\n.pyiceberg.yaml\nplan.json\nplan.md\n*.journal\n"
 
 
+# What workflows scaffolded by releases before one import root ran: the modules now live under tablepolicy.
+RETIRED_CALLS = ("python -m runtime.github", "python -m runtime.", "python -m compiler.")
+
+
+def retired_calls(root: Path) -> list[str]:
+    """Each line of the repository's workflows that still runs a module tablepolicy no longer installs, as
+    ``file:line: what to change``."""
+    found = []
+    folder = root / ".github" / "workflows"
+    for file in sorted(folder.glob("*.y*ml")) if folder.is_dir() else ():
+        try:
+            lines = file.read_text(encoding="utf-8", errors="replace").splitlines()
+        except OSError:
+            continue
+        for number, line in enumerate(lines, 1):
+            call = next((c for c in RETIRED_CALLS if c in line), None)
+            if call is None:
+                continue
+            module = line[line.index(call) + len("python -m "):].split()[0]
+            now = "tablepolicy github" if module == "runtime.github" else f"python -m tablepolicy.{module}"
+            found.append(f"{file.relative_to(root)}:{number}: runs `python -m {module}`, which tablepolicy no longer "
+                         f"installs (everything lives under the tablepolicy package); change it to `{now}` with "
+                         "the same arguments")
+    return found
+
+
 @dataclass(frozen=True)
 class Scaffold:
     root: Path
@@ -182,8 +208,9 @@ class Scaffold:
         files = self.files()
         existing = sorted(str(p.relative_to(self.root)) for p in files if p.exists())
         if existing and not force:
+            stale = "".join(f"\n  {line}" for line in retired_calls(self.root))
             raise ScaffoldError(f"{self.root} already has {', '.join(existing)}; nothing was written "
-                                "(pass --force to overwrite them)")
+                                f"(pass --force to overwrite them){stale}")
         for path, text in sorted(files.items()):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")

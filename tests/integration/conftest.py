@@ -19,7 +19,7 @@ from pyiceberg.types import IcebergType, ListType, MapType, StructType
 
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.model.table import TableState
-from tablepolicy.compiler.render.sql import Statement
+from tablepolicy.compiler.sql.statements import Statement
 from tablepolicy.runtime.catalog.reader import CatalogReader
 from tablepolicy.runtime.executor import run_sql
 from tablepolicy.runtime.spark.catalog_conf import spark_catalog

@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from tablepolicy.runtime.cli.app import main
+from tablepolicy.cli.app import main
 from tablepolicy.runtime.journal import Journal
 
 

@@ -11,7 +11,7 @@ from tablepolicy.compiler.loader import Project, load_text
 from tablepolicy.compiler.plan.codec import plan_from_json, plan_to_json
 from tablepolicy.compiler.plan.planner import PlanResult, make_plan
 from tablepolicy.compiler.plan.steps import Step
-from tablepolicy.compiler.render.sql import change_sql
+from tablepolicy.compiler.sql.statements import change_sql
 from tablepolicy.runtime.catalog.reader import CatalogReader, open_catalog
 from tablepolicy.runtime.executor import check_steps, execute
 from tests.integration.conftest import Lake

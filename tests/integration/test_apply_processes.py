@@ -53,7 +53,7 @@ ROWS = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "qty": pa.array([10, 20,
 
 
 def cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *args],
+    return subprocess.run([sys.executable, "-c", "from tablepolicy.cli.app import main; main()", *args],
                           capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd,
                           timeout=300, check=False)
 
@@ -65,7 +65,7 @@ def crashing_cli(step: int, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def start_cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", *args],
+    return subprocess.Popen([sys.executable, "-c", "from tablepolicy.cli.app import main; main()", *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 

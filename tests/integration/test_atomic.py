@@ -22,7 +22,7 @@ from tablepolicy.compiler.model.table import TableState, default_partition_name,
 from tablepolicy.compiler.plan.model import CatalogRef
 from tablepolicy.compiler.plan.planner import make_plan
 from tablepolicy.compiler.plan.steps import Step
-from tablepolicy.compiler.render.sql import change_sql
+from tablepolicy.compiler.sql.statements import change_sql
 from tablepolicy.compiler.validate import validate
 from tablepolicy.runtime.apply import apply_plan
 from tablepolicy.runtime.catalog.reader import CatalogReader, open_catalog

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.maintenance.due import maintenance_plan
 from tablepolicy.compiler.validate import validate
 from tablepolicy.runtime.catalog.reader import CatalogReader
-from tablepolicy.runtime.cli.app import app
 from tablepolicy.runtime.health import CatalogHealth
 from tablepolicy.runtime.maintain import run_maintenance
 from tablepolicy.runtime.spark.session import SparkOptions

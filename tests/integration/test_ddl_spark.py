@@ -12,7 +12,7 @@ from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.desired import create_all, desired_states
 from tablepolicy.compiler.diagnostics import Diagnostics
 from tablepolicy.compiler.loader import Project, load_text
-from tablepolicy.compiler.render.sql import statements
+from tablepolicy.compiler.sql.statements import statements
 from tablepolicy.compiler.validate import validate
 from tablepolicy.runtime.catalog.reader import CatalogReader
 from tests.integration.conftest import Lake, assert_table_matches, sqlite_catalog

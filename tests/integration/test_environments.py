@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.catalog.config import CatalogConfig
-from tablepolicy.runtime.cli.app import app
 from tests.integration.conftest import Lake
 
 pytestmark = pytest.mark.spark

@@ -14,7 +14,7 @@ import pytest
 from pyiceberg.table import Table
 from typer.testing import CliRunner
 
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.cli.app import app
 from tablepolicy.runtime.erasure.spark_steps import BY_PYARROW, BY_SPARK
 from tablepolicy.runtime.orphans import normalize
 from tests.integration.conftest import Lake

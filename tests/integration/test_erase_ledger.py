@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tablepolicy.runtime.cli.app import app
+from tablepolicy.cli.app import app
 from tests.integration.conftest import Lake, sqlite_lake
 from tests.integration.evolve import converge
 

@@ -40,7 +40,7 @@ KEYS = set(ERASED.values())
 # each erasure step waits this long before its commit and before deleting files: windows for a kill timed
 # from outside, and for the writer's appends to land between the delete's read and its commit
 STEP_PAUSE = "2"
-COMMAND = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()", "erase"]
+COMMAND = [sys.executable, "-c", "from tablepolicy.cli.app import main; main()", "erase"]
 
 
 Watch = Callable[[str, Table, int], bool]  # output so far, the table now, the most snapshots seen -> kill now

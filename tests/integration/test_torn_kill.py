@@ -93,7 +93,7 @@ def create_then_die(self, overwrite=False):
 
 pio.PyArrowFile.create = create_then_die
 sys.argv = ["tablepolicy", *sys.argv[4:]]
-from tablepolicy.runtime.cli.app import main
+from tablepolicy.cli.app import main
 main()
 """
 
@@ -101,7 +101,7 @@ main()
 def erase(policies: Path, requests: Path, proof: Path,
           kill: tuple[str, int, str] | None, *extra: str) -> subprocess.CompletedProcess[str]:
     prefix = [sys.executable, "-c", KILLER, kill[0], str(kill[1]), kill[2]] if kill else [
-        sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()"]
+        sys.executable, "-c", "from tablepolicy.cli.app import main; main()"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYICEBERG_CATALOG__")}
     return subprocess.run([*prefix, "erase", str(policies), "--requests", str(requests), "--proof", str(proof), *extra],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False)

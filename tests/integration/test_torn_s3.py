@@ -141,7 +141,7 @@ def test_unreachable_torn_object_is_deleted_by_erase(s3: S3Server, tmp_path: Pat
     project = Project(s3, tmp_path, f"torn_{plant.__name__.strip('_')}")
     torn = plant(project)
     run_at = project.written(torn) + timedelta(days=3, minutes=1)  # past Iceberg's 3-day guard
-    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: run_at)
+    monkeypatch.setattr("tablepolicy.cli.erasure.clock", lambda: run_at)
 
     run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json")
 
@@ -162,7 +162,7 @@ def test_fresh_unreachable_torn_object_is_kept_until_it_ages(s3: S3Server, tmp_p
     project = Project(s3, tmp_path, f"fresh_{plant.__name__.strip('_')}")
     torn = plant(project)
     body, written = project.objects()[torn], project.written(torn)
-    monkeypatch.setattr("tablepolicy.runtime.cli.erasure.clock", lambda: written + timedelta(hours=1))  # a write in flight?
+    monkeypatch.setattr("tablepolicy.cli.erasure.clock", lambda: written + timedelta(hours=1))  # a write in flight?
 
     run = project.cli("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json")
 

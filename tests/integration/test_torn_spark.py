@@ -28,7 +28,7 @@ from tests.integration.erasure_data import ERASED, checksum, fill, keys_in_stora
 
 pytestmark = pytest.mark.spark
 KEYS = set(ERASED.values())
-CLI = [sys.executable, "-c", "from tablepolicy.runtime.cli.app import main; main()"]
+CLI = [sys.executable, "-c", "from tablepolicy.cli.app import main; main()"]
 USER_DELETE = """
 import sys
 from pathlib import Path

@@ -24,9 +24,9 @@ from pydantic import ValidationError
 from tablepolicy.compiler import codes
 from tablepolicy.compiler.diagnostics import Severity
 from tablepolicy.compiler.diff.changes import AddColumn, Change, DropColumn, SetProperties, UpdatePartitionSpec
-from tablepolicy.compiler.diff.safety import Safety
 from tablepolicy.compiler.erasure.requests import load_requests
 from tablepolicy.compiler.maintenance.actions import Action, ExpireSnapshots
+from tablepolicy.compiler.safety import Safety
 from tablepolicy.compiler.validate import validate
 from tests.unit.test_differ import CASES
 from tests.unit.test_plan_file import CASES as PLAN_FILE_CASES

@@ -16,7 +16,7 @@ from tablepolicy.compiler.diff.differ import diff_table
 from tablepolicy.compiler.loader import Project, load_text
 from tablepolicy.compiler.model.table import TableHistory, TableState, iceberg_json
 from tablepolicy.compiler.plan.applied import is_applied
-from tablepolicy.compiler.render.sql import change_sql, statements
+from tablepolicy.compiler.sql.statements import change_sql, statements
 
 BASE = """table: u.t
 allow_destructive: [drop_column r]

@@ -6,7 +6,7 @@ turns it into Iceberg table metadata and reads it back as the planner reads a ca
 and property edits where a case needs them. The Spark suite (tests/integration/test_plan_evolution.py)
 proves that such SQL runs and converges; this table proves, in milliseconds, which SQL is planned,
 and that it converges without Spark: every row's plan is applied in memory as Iceberg commits each change
-(compiler/plan/memory_apply.py), which must give the declared table and view, after which planning again
+(compiler/plan/memory/apply.py), which must give the declared table and view, after which planning again
 finds nothing; on the way, resume's ``is_applied`` is checked before and after each change.
 Every change kind and every change and refusal code the differ can emit has a case: a new kind or
 code without one fails ``test_every_change_kind_and_code_has_a_case``, and a kind no applied row plans fails
@@ -31,11 +31,11 @@ from tablepolicy.compiler.loader import Project
 from tablepolicy.compiler.model.table import TableState
 from tablepolicy.compiler.model.view import CurrentView, ViewState, desired_view
 from tablepolicy.compiler.plan.applied import is_applied
-from tablepolicy.compiler.plan.memory_apply import Lake, MemoryTable, apply_change
-from tablepolicy.compiler.plan.memory_differences import differences
+from tablepolicy.compiler.plan.memory.apply import Lake, MemoryTable, apply_change
+from tablepolicy.compiler.plan.memory.differences import differences
 from tablepolicy.compiler.plan.model import CatalogRef
 from tablepolicy.compiler.plan.planner import PlanResult, make_plan
-from tablepolicy.compiler.render.sql import change_sql
+from tablepolicy.compiler.sql.statements import change_sql
 from tests.memory_catalog import MemoryCatalog, declared_state, project_of, table_metadata
 from tests.memory_views import applied_view
 
@@ -595,7 +595,7 @@ def held_state(lake: Lake, change: Change) -> TableState | ViewState | None:
 
 
 def assert_converges(case: Case, result: PlanResult) -> None:
-    """Apply the plan in memory, as Iceberg commits each change (compiler/plan/memory_apply.py): each change is not
+    """Apply the plan in memory, as Iceberg commits each change (compiler/plan/memory/apply.py): each change is not
     in effect before its commit and is after it (resume after a crash skips it, compiler/plan/applied.py); then
     the table and the view are as git declares them, and planning again finds nothing (destructive changes are
     applied as if approved: approval is the planner's business, not the commit's)."""

@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
+from tablepolicy.cli.views import error
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diff.changes import DropTable
 from tablepolicy.runtime import executor
-from tablepolicy.runtime.cli.views import error
 from tablepolicy.runtime.executor import ExecutionError, guard, prepare, query_sql, run_sql
 from tablepolicy.runtime.redaction import redact, register
 

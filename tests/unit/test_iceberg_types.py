@@ -21,7 +21,7 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
-from tablepolicy.compiler.model.iceberg_types import list_type, map_type, nested_field, struct_from_json, struct_type
+from tablepolicy.compiler.iceberg.nested import list_type, map_type, nested_field, struct_from_json, struct_type
 
 
 def by_pyiceberg() -> StructType:

@@ -1,4 +1,4 @@
-"""compiler/plan/memory_apply.py against what Spark and Iceberg do: the evolution sequence that
+"""compiler/plan/memory/apply.py against what Spark and Iceberg do: the evolution sequence that
 tests/integration/test_object_storage_evolve.py runs through Spark (on disk, SQLite/PostgreSQL catalogs, S3) ends
 with the same field ids in memory, each step converging; and a change Iceberg refuses is refused in memory with
 the reason, so a plan in the wrong order cannot converge there either."""
@@ -13,10 +13,10 @@ from pyiceberg.types import IntegerType
 
 from tablepolicy.compiler.diff import changes
 from tablepolicy.compiler.diff.changes import Change
+from tablepolicy.compiler.iceberg.transforms import parse_expression
 from tablepolicy.compiler.model.table import PartitionFieldState
-from tablepolicy.compiler.model.transforms import parse_expression
-from tablepolicy.compiler.plan.memory_apply import Lake, MemoryTable, apply_change, created
-from tablepolicy.compiler.plan.memory_error import MemoryApplyError
+from tablepolicy.compiler.plan.memory.apply import Lake, MemoryTable, apply_change, created
+from tablepolicy.compiler.plan.memory.error import MemoryApplyError
 from tablepolicy.compiler.plan.planner import make_plan
 from tests.integration.test_object_storage_evolve import FIELD_IDS, SEQUENCE
 from tests.integration.test_plan_evolution import BASE

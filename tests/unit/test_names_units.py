@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tablepolicy.compiler.model.names import format_name, parse_name
-from tablepolicy.compiler.spec.units import Duration, Size
+from tablepolicy.compiler.iceberg.names import format_name, parse_name
+from tablepolicy.compiler.policy.units import Duration, Size
 
 
 @settings(deadline=None)  # hypothesis' default 200 ms per example is a timing assertion

@@ -41,8 +41,8 @@ from tablepolicy.compiler.diff.changes import (
     UpgradeFormat,
     WidenType,
 )
+from tablepolicy.compiler.iceberg.transforms import parse_iceberg_transform
 from tablepolicy.compiler.model.table import PartitionFieldState, SortFieldState
-from tablepolicy.compiler.model.transforms import parse_iceberg_transform
 from tablepolicy.compiler.plan.approvals import consumed_stamp, judge, unused
 from tablepolicy.compiler.plan.codec import PlanFileError, plan_from_json, plan_to_json
 from tablepolicy.compiler.plan.model import CatalogRef, Plan, Requirement, TablePlan

@@ -23,9 +23,9 @@ from pyiceberg.types import (
     UUIDType,
 )
 
-from tablepolicy.compiler.model.promotion import can_promote
-from tablepolicy.compiler.model.transforms import Transform, TransformError, parse_expression
-from tablepolicy.compiler.model.types import (
+from tablepolicy.compiler.iceberg.promotion import can_promote
+from tablepolicy.compiler.iceberg.transforms import Transform, TransformError, parse_expression
+from tablepolicy.compiler.iceberg.types import (
     TypeSpellingError,
     parse_primitive,
     primitive_spelling,

@@ -9,7 +9,7 @@ from ..diff import changes
 from ..diff.changes import Change, PropertyChange
 from ..diff.create import first_named_partition
 from ..model.table import TableState
-from .env import render
+from .templating import render
 
 # write.distribution-mode -> the WRITE clause that sets it together with the sort order
 WRITE_CLAUSES = {

@@ -13,9 +13,9 @@ import tablepolicy
 from tablepolicy.compiler.paths import find_project
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
-from tablepolicy.events import Event, MaintenanceDecided
+from tablepolicy.runtime.target import resolve_target
 
-from ..target import resolve_target
+from ..events import Event, MaintenanceDecided
 from .exits import Exit
 from .formats import Format, HealthFormat
 from .views import catalog_header, paint, show_maintenance_report

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ValidationError
 
 from .. import codes
 from ..diagnostics import Diagnostic, Severity
-from ..model.names import UNSAFE_HINT, unsafe_character
+from ..iceberg.names import UNSAFE_HINT, unsafe_character
 from ..yamlsource import Path, SourceMap
 from .base import INT32_MAX, LONG_MAX
 from .introspect import field_names, models_at

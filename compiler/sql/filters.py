@@ -14,9 +14,9 @@ from datetime import UTC, datetime
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
 from ..diff.changes import ColumnAdd
+from ..iceberg.transforms import TRANSFORM_RULES, Transform
+from ..iceberg.types import spark_ddl_type
 from ..model.table import PartitionFieldState, RefRetention, SortFieldState
-from ..model.transforms import TRANSFORM_RULES, Transform
-from ..model.types import spark_ddl_type
 
 _ESCAPES = {"\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

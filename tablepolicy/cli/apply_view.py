@@ -11,8 +11,7 @@ from .views import info, paint
 
 if TYPE_CHECKING:
     from tablepolicy.compiler.plan.steps import Step
-
-    from ..apply import ApplyReport, StepResult
+    from tablepolicy.runtime.apply import ApplyReport, StepResult
 
 
 def show_statements(steps: list[Step]) -> None:
@@ -23,7 +22,7 @@ def show_statements(steps: list[Step]) -> None:
 
 def show_step(result: StepResult) -> None:
     """``  [3] rename column note to comment (field id 3 kept): done (0.4s)``."""
-    from ..apply import StepStatus
+    from tablepolicy.runtime.apply import StepStatus
 
     took = f" ({result.seconds:.1f}s)" if result.status is StepStatus.DONE else ""
     info(f"  [{result.step.index}] {result.step.summary}: {result.status}{took}")

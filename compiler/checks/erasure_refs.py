@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .. import codes
-from ..checks.context import TableContext
 from ..diagnostics import Diagnostic, Severity
-from ..spec.refs import TagRef, ref_name
-from .plan import ref_rules
+from ..erasure.plan import ref_rules
+from ..policy.refs import TagRef, ref_name
+from .context import TableContext
 
 
 def check_erasure_refs(ctx: TableContext) -> Iterator[Diagnostic]:

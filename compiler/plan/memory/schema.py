@@ -1,6 +1,6 @@
 """A schema change on an Iceberg StructType in memory, as Iceberg's ``SchemaUpdate`` makes it: add, drop, move,
 rename, widen, make optional or document a column, each refused where Iceberg refuses it (a name twice, a missing
-field, a nested type widened). Used by compiler/plan/memory_apply.py, which commits the new schema.
+field, a nested type widened). Used by compiler/plan/memory/apply.py, which commits the new schema.
 
 Field ids are assigned as Iceberg assigns them: a new column takes ``last_column_id + 1``, then its nested fields
 take the next ids (every field of a struct first, then each field's own type: TypeUtil's ``assignFreshIds``).
@@ -16,11 +16,11 @@ from itertools import count
 
 from pyiceberg.types import IcebergType, ListType, MapType, NestedField, PrimitiveType, StructType
 
-from ..diff import changes
-from ..model.iceberg_types import list_type, map_type, nested_field, struct_type
-from ..model.names import format_name
-from ..model.table import ColumnPath
-from .memory_error import MemoryApplyError
+from ...diff import changes
+from ...iceberg.names import format_name
+from ...iceberg.nested import list_type, map_type, nested_field, struct_type
+from ...model.table import ColumnPath
+from .error import MemoryApplyError
 
 
 def add_columns(columns: StructType, last_column_id: int, adds: list[changes.ColumnAdd]) -> tuple[StructType, int]:

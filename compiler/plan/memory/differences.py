@@ -1,5 +1,5 @@
 """Whether a table holds what its policy declares, compared as the differ compares them: the check that a plan
-applied in memory (compiler/plan/memory_apply.py) converged, for every row of the differ's case table.
+applied in memory (compiler/plan/memory/apply.py) converged, for every row of the differ's case table.
 
 Where ids decide what the differ sees: it matches a column by pinned id (``id:``), then ``renamed_from``, then name,
 and a partition, sort or identifier field by the id its source path has now; a policy's own ids are a fresh
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pyiceberg.types import IcebergType, ListType, MapType, PrimitiveType, StructType
 
-from ..diff.properties import owned_keys
-from ..model.names import format_name
-from ..model.table import ColumnPath, TableHistory, TableState
+from ...diff.properties import owned_keys
+from ...iceberg.names import format_name
+from ...model.table import ColumnPath, TableHistory, TableState
 
 
 def differences(held: TableState, desired: TableState, history: TableHistory | None = None) -> list[str]:

@@ -17,10 +17,10 @@ from typer.core import TyperCommand, TyperGroup
 
 from tablepolicy.compiler import __version__
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
+from tablepolicy.runtime.flags import check_master, check_output
 
 from .completion import environment_names, table_names
 from .exits import Exit
-from .flags import check_master, check_output
 from .formats import DoctorFormat, DriftFormat, FindingsFormat, Format, HealthFormat, StatusFormat
 from .views import error
 
@@ -54,7 +54,7 @@ app = typer.Typer(
     help="Apache Iceberg tables declared in git: validate, plan, apply, maintain.",
     no_args_is_help=True,
     context_settings={"help_option_names": ["-h", "--help"]},
-    add_completion=True,  # --install-completion / --show-completion; runtime/cli/completion.py completes names
+    add_completion=True,  # --install-completion / --show-completion; tablepolicy/cli/completion.py completes names
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
@@ -127,7 +127,10 @@ def run(
     from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
     Invocation.command_ran = True
     try:
-        from ..catalog.config import configuration_given, configured_catalogs  # on use: --help imports none
+        from tablepolicy.runtime.catalog.config import (  # on use: --help imports none
+            configuration_given,
+            configured_catalogs,
+        )
 
         if configuration_given():  # a broken .pyiceberg.yaml is one line, before pyiceberg reads it on import
             configured_catalogs()
@@ -467,6 +470,16 @@ def fmt(
 ) -> None:
     """Rewrite policy files in canonical form; comments are kept."""
     run(lambda: commands().fmt(path, check=check, diff=diff))
+
+
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
+def github(ctx: typer.Context) -> None:
+    """The GitHub side of the policy workflows: the pull request's sticky plan comment, the plan reviewed for a
+    merge commit, why an apply failed (tablepolicy github --help lists them). Reads GITHUB_TOKEN and the runner's
+    GITHUB_* variables."""
+    from tablepolicy.runtime.github import main as github_main  # argparse parses its own flags (and --help)
+
+    raise typer.Exit(github_main(list(ctx.args)))
 
 
 @app.command()

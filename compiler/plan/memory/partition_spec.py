@@ -1,6 +1,6 @@
 """A partition spec change in memory, as Iceberg's ``UpdatePartitionSpec`` makes it: add, drop or rename a field,
 each refused where Iceberg refuses it (a source column that does not exist, a field or a name twice, a field the
-spec does not have). Used by compiler/plan/memory_apply.py, which commits the new spec, and by
+spec does not have). Used by compiler/plan/memory/apply.py, which commits the new spec, and by
 compiler/plan/applied.py, which finds the field a change removes as the apply does (``spec_index``).
 
 A v1 spec keeps a dropped field with a void transform (its field ids are positions); v2 removes it.
@@ -8,10 +8,10 @@ A v1 spec keeps a dropped field with a void transform (its field ids are positio
 
 from __future__ import annotations
 
-from ..model.names import format_name
-from ..model.table import PartitionFieldState, TableState, default_partition_name
-from ..model.transforms import Transform
-from .memory_error import MemoryApplyError
+from ...iceberg.names import format_name
+from ...iceberg.transforms import Transform
+from ...model.table import PartitionFieldState, TableState, default_partition_name
+from .error import MemoryApplyError
 
 
 def named_partition(f: PartitionFieldState) -> PartitionFieldState:

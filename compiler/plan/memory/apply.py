@@ -26,14 +26,15 @@ from typing import assert_never
 
 from pyiceberg.types import PrimitiveType, StructType
 
-from ..catalog.current import UNSORTED_ORDER_ID, CurrentTable
-from ..diff import changes
-from ..diff.changes import Change, RetentionEstimate
-from ..model.names import format_name
-from ..model.table import ColumnPath, PartitionFieldState, RefState, TableHistory, TableState, field_paths
-from ..model.view import CurrentView
-from .memory_error import MemoryApplyError
-from .memory_schema import (
+from ...catalog.current import UNSORTED_ORDER_ID, CurrentTable
+from ...diff import changes
+from ...diff.changes import Change, RetentionEstimate
+from ...iceberg.names import format_name
+from ...model.table import ColumnPath, PartitionFieldState, RefState, TableHistory, TableState, field_paths
+from ...model.view import CurrentView
+from .error import MemoryApplyError
+from .partition_spec import add_partition, drop_partition, named_partition, rename_partition
+from .schema import (
     add_columns,
     drop_column,
     make_optional,
@@ -42,7 +43,6 @@ from .memory_schema import (
     set_doc,
     widen_column,
 )
-from .memory_spec import add_partition, drop_partition, named_partition, rename_partition
 
 # What Spark's WRITE clause sets write.distribution-mode to (Iceberg's SQL extensions): ORDERED BY -> range,
 # DISTRIBUTED BY PARTITION -> hash, UNORDERED -> none; LOCALLY ORDERED BY leaves the property as it was.

@@ -8,9 +8,10 @@ from pathlib import Path
 
 import typer
 
-from ..doctor import Check, DoctorReport
-from ..doctor import doctor as run_checks
-from ..target import resolve_target
+from tablepolicy.runtime.doctor import Check, DoctorReport
+from tablepolicy.runtime.doctor import doctor as run_checks
+from tablepolicy.runtime.target import resolve_target
+
 from .exits import Exit
 from .formats import DoctorFormat
 from .views import catalog_header, info, paint

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tablepolicy.compiler.model.names import natural_key
+from tablepolicy.compiler.iceberg.names import natural_key
 
 TABLE_LINE = re.compile(r"^table:\s*['\"]?([^'\"#\s]+)", re.MULTILINE)
 

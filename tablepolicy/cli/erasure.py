@@ -15,16 +15,16 @@ import typer
 import tablepolicy
 from tablepolicy.compiler.erasure.ledger import Entry
 from tablepolicy.compiler.erasure.plan import TableErasure
-from tablepolicy.compiler.model.names import format_name
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.paths import find_project
 from tablepolicy.compiler.render.erasure import render_preview
 from tablepolicy.compiler.render.erasure_report import render_status, status_json
-from tablepolicy.erasure import debris_min_age, mask_value
-from tablepolicy.events import ErasureDecided, ErasureProgress, Event, LedgerNote, TableErased
+from tablepolicy.runtime.erasure.proof import ProofState, TableProof
+from tablepolicy.runtime.erasure.refs import CHOICES, blocked_text
+from tablepolicy.runtime.target import resolve_target
 
-from ..erasure.proof import ProofState, TableProof
-from ..erasure.refs import CHOICES, blocked_text
-from ..target import resolve_target
+from ..erasure import debris_min_age, mask_value
+from ..events import ErasureDecided, ErasureProgress, Event, LedgerNote, TableErased
 from .exits import Exit
 from .formats import StatusFormat
 from .views import catalog_header, error, info, paint, show_diagnostics
@@ -107,7 +107,7 @@ def _show_reached(reached: list[TableErasure], todo: list[TableErasure], done: l
 
 def _show_table(proof: TableProof, document: dict[str, object]) -> None:
     """One table's outcome as soon as it is recorded: erased and proven, held, or not complete and why."""
-    from ..erase import age_text
+    from tablepolicy.runtime.erase import age_text
 
     verdict = (paint("erased and proven", "green") if proof.complete else paint("held", "yellow", bold=True)
                if proof.state is ProofState.HELD else paint("NOT complete", "red", bold=True))

@@ -12,8 +12,8 @@ from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from .. import codes
-from ..model.names import SAFE_FIELD_NAME
-from ..model.types import TypeSpellingError, parse_primitive
+from ..iceberg.names import SAFE_FIELD_NAME
+from ..iceberg.types import TypeSpellingError, parse_primitive
 from .base import Count, NonEmpty, Spec
 
 

@@ -11,12 +11,12 @@ import difflib
 import time
 from pathlib import Path
 
-from tablepolicy.compiler.model.names import format_name, parse_name
+from tablepolicy.compiler.iceberg.names import format_name, parse_name
+from tablepolicy.runtime.caches.folder import cache_dir
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.lock import Found, LockStore, UnlockError, ago, lock_store, utc
 
-from ..caches.folder import cache_dir
-from ..catalog.config import resolve_catalog
-from ..catalog.reader import CatalogReader
-from ..lock import Found, LockStore, UnlockError, ago, lock_store, utc
 from .commands import open_reader
 from .exits import Exit
 from .views import catalog_header, error, info, paint

@@ -10,14 +10,13 @@ import typer
 
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
+from tablepolicy.runtime.redaction import redact
 
-from ..redaction import redact
 from .formats import Format
 
 if TYPE_CHECKING:
     from tablepolicy.compiler.maintenance.report import MaintenanceReport
-
-    from ..target import Target
+    from tablepolicy.runtime.target import Target
 
 
 def use_color(stream: object = sys.stdout) -> bool:
@@ -52,6 +51,11 @@ def summary_line(diagnostics: Diagnostics, files: int) -> str:
 def error(message: str) -> None:
     """An error line on stderr, masked with the secrets of every catalog this run resolved (runtime/redaction.py)."""
     typer.echo(f"{paint('error:', 'red', bold=True, err=True)} {redact(message)}", err=True)
+
+
+def warning(message: str) -> None:
+    """A warning line on stderr (the run goes on), masked as error() masks."""
+    typer.echo(f"{paint('warning:', 'yellow', bold=True, err=True)} {redact(message)}", err=True)
 
 
 def info(message: str) -> None:

@@ -16,12 +16,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
+from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.maintenance.actions import SECTIONS, Action
 from tablepolicy.compiler.maintenance.decide import Skip
 from tablepolicy.compiler.maintenance.report import Step
-from tablepolicy.compiler.model.names import format_name
 from tablepolicy.compiler.render.maintenance_report import skip_text, step_text
-from tablepolicy.events import (
+
+from ..events import (
     ActionFinished,
     ActionStarted,
     ErasureDecided,

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, assert_never
 import typer
 
 import tablepolicy
-from tablepolicy.api import open_reader
 from tablepolicy.compiler import jsontext
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.desired import create_all
@@ -24,26 +23,27 @@ from tablepolicy.compiler.plan.model import Plan
 from tablepolicy.compiler.plan.planner import PlanResult
 from tablepolicy.compiler.render.findings import findings_markdown
 from tablepolicy.compiler.render.markdown import render_markdown
-from tablepolicy.compiler.render.sql import statements
 from tablepolicy.compiler.render.text import render_text
+from tablepolicy.compiler.sql.statements import statements
+from tablepolicy.runtime.caches.folder import cache_dir
+from tablepolicy.runtime.catalog.config import resolve_catalog
+from tablepolicy.runtime.target import Target, requested_environment, resolve_target
 
-from ..caches.folder import cache_dir
-from ..catalog.config import resolve_catalog
-from ..target import Target, requested_environment, resolve_target
+from ..api import open_reader
 from .apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
 from .exits import Exit
 from .formats import DriftFormat, Format
-from .views import catalog_header, error, info, paint, show_diagnostics, show_provenance
+from .views import catalog_header, error, info, paint, show_diagnostics, show_provenance, warning
 
 if TYPE_CHECKING:
-    from ..apply import StepResult
+    from tablepolicy.runtime.apply import StepResult
 
 __all__ = ["open_reader"]  # unlock, erase and maintain read the catalog through the API's reader
 
 
 def init(directory: Path, *, install: str, force: bool) -> int:
-    from ..scaffold import Scaffold, ScaffoldError
-    from ..scaffold.source import InstallSourceError, install_line
+    from tablepolicy.runtime.scaffold import Scaffold, ScaffoldError, retired_calls
+    from tablepolicy.runtime.scaffold.source import InstallSourceError, install_line
 
     try:
         line = install_line(install, directory)
@@ -53,6 +53,8 @@ def init(directory: Path, *, install: str, force: bool) -> int:
         return Exit.ERROR
     for path in written:
         info(f"wrote {display_path(path)}")
+    for line in retired_calls(directory):  # the repository's other workflows, written by an earlier release
+        warning(line)
     info(f"Workflows install {line.spec!r} ({line.origin}; change with --install). Next: tablepolicy validate "
          f"{display_path(directory / 'policies')}, then open a pull request.")
     return Exit.OK
@@ -280,8 +282,7 @@ def apply(
 def failure_report(run: ApplyInput | None, results: list[StepResult], exc: TablePolicyError | str) -> str:
     """``--json-report`` of an apply that ended early (``exc``: the error, or why it stopped)."""
     from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
-
-    from ..executor import ExecutionError
+    from tablepolicy.runtime.executor import ExecutionError
 
     if isinstance(exc, PolicyError):
         message = "; ".join(f"{d.location}: {d.code}: {d.message}" for d in exc.diagnostics.errors)
@@ -311,8 +312,11 @@ def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogCon
 def import_tables(tables: list[str], namespaces: list[str], catalog: str | None, policies: Path, out: Path | None,
                   *, recursive: bool, force: bool) -> int:
     """tablepolicy.import_tables: the YAML on stdout (exact names without ``out``), or the files written."""
-    from ..importing import ImportRefused, import_selectors  # ruamel.yaml (the YAML it writes): import only
-    from ..scaffold import SCHEMA_FILE
+    from tablepolicy.runtime.importing import (  # ruamel.yaml (the YAML it writes): import only
+        ImportRefused,
+        import_selectors,
+    )
+    from tablepolicy.runtime.scaffold import SCHEMA_FILE
 
     import_selectors(tables, namespaces, recursive=recursive, out=out)  # the flags, before the catalog is opened
     config = resolve_catalog(catalog, policies)

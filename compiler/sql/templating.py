@@ -13,7 +13,7 @@ from .filters import FILTERS
 @cache
 def environment() -> Environment:
     env = Environment(
-        loader=PackageLoader("tablepolicy.compiler.render", "templates"),
+        loader=PackageLoader("tablepolicy.compiler.sql", "templates"),
         undefined=StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,

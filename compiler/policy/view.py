@@ -8,7 +8,7 @@ from pydantic import AfterValidator, ConfigDict, Field, ValidationInfo, field_va
 from pydantic_core import PydanticCustomError
 
 from .. import codes
-from ..model.names import parse_name
+from ..iceberg.names import parse_name
 from .base import NonEmpty, Spec
 from .table import _NAME_TEXT, PropertyValue, _check_name
 

@@ -22,7 +22,7 @@ from pydantic import AfterValidator, Discriminator, Field, Tag
 from pydantic_core import PydanticCustomError
 
 from .. import codes
-from ..model.names import _UNSAFE, UNSAFE_HINT, unsafe_character
+from ..iceberg.names import _UNSAFE, UNSAFE_HINT, unsafe_character
 from .base import LONG_MAX, Count, Spec
 from .units import PositiveDuration
 

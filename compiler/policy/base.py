@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..model.types import INT32_MAX, LONG_MAX
+from ..iceberg.types import INT32_MAX, LONG_MAX
 
 __all__ = ["INT32_MAX", "LONG_MAX", "Count", "NonEmpty", "Spec"]
 

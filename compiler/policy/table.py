@@ -17,14 +17,14 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from .. import codes
-from ..model.names import _UNSAFE, UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
-from ..model.transforms import TransformError, parse_expression
+from ..iceberg.names import _UNSAFE, UNSAFE_HINT, parse_name, table_name_problem, unsafe_character
+from ..iceberg.transforms import TransformError, parse_expression
 from .base import NonEmpty, Spec
 from .columns import Column, FieldName
 from .lifecycle import Lifecycle, Workload
 from .refs import Ref
 
-# the characters tablepolicy.compiler.model.names refuses in any name, as a JSON Schema pattern
+# the characters tablepolicy.compiler.iceberg.names refuses in any name, as a JSON Schema pattern
 SAFE_NAME = "^[^" + _UNSAFE.pattern[1:-1] + "]*$"
 WriteMode = Literal["copy-on-write", "merge-on-read"]
 PropertyValue = str | int | float | bool
