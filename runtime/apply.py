@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diff import changes
@@ -26,6 +26,7 @@ from tablepolicy.compiler.diff.refs import SAFETY_TAG_PREFIX
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.model.view import CurrentView
+from tablepolicy.compiler.paths import ProjectPath, ProjectPaths
 from tablepolicy.compiler.plan.applied import is_applied
 from tablepolicy.compiler.plan.model import CatalogRef, Plan, Requirement
 from tablepolicy.compiler.plan.planner import make_plan, requirement_of
@@ -37,10 +38,15 @@ from tablepolicy.compiler.sql.filters import ident, literal, qualified
 from .catalog.reader import CatalogReader
 from .executor import case_sensitive, create_tag, prepare, with_commit_retries
 from .forked import FORKED
+from .invocation import Invocation
 from .journal import Journal
 from .lock import catalog_locks
 from .redaction import register
 from .spark.session import SparkOptions, start_in_background
+
+if TYPE_CHECKING:
+    from tablepolicy.compiler.diagnostics import Diagnostics
+    from tablepolicy.compiler.overlay import OverlayFile
 
 TAG_RETAIN_DAYS = 7
 # changes to objects plan_steps does not stamp with the plan id: only the journal tells a re-run they were its own
@@ -87,17 +93,22 @@ class ApplyReport:
         return sum(1 for r in self.results if r.status is StepStatus.DONE)
 
 
-def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | None,
-                           in_progress: set[tuple[str, ...]], environment: str | None = None) -> None:
+def check_against_policies(plan: Plan, reader: CatalogReader, policies: ProjectPath | None,
+                           in_progress: set[tuple[str, ...]], environment: str | None = None, *,
+                           overlay_read: tuple[OverlayFile, Diagnostics] | None = None) -> None:
     """The saved plan must be exactly the plan derived now from the policies in git and the catalog, with
-    every destructive change approved there, whatever the plan file says."""
-    if policies is None or not policies.exists():
-        raise PlanMismatchError(f"cannot check the plan against the policies: {policies} does not exist; pass "
-                                "--policies with the reviewed policies the plan was made from; nothing was applied")
+    every destructive change approved there, whatever the plan file says. ``overlay_read``: the environment's
+    overlay as the run's front door read it (not read again)."""
+    paths = find_project(policies) if policies is not None else None
+    if paths is None or not paths.scope.exists():
+        raise PlanMismatchError(f"cannot check the plan against the policies: {shown(policies)} does not exist; "
+                                "pass --policies with the reviewed policies the plan was made from; nothing was "
+                                "applied")
     # the whole project the path belongs to (namespace defaults above a subfolder included); the plan's own
     # selection, if any, restricts the comparison
-    project, _, diagnostics = load_selected(find_project(policies).scope, environment=environment,
-                                            environment_flag="the plan's environment", workers=FORKED)
+    project, _, diagnostics = load_selected(paths.scope, environment=environment,
+                                            environment_flag="the plan's environment", workers=FORKED,
+                                            overlay_read=overlay_read)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
     derived = make_plan(project, reader, plan.target, today=datetime.now(UTC).date(), workers=FORKED)
@@ -106,7 +117,8 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: Path | N
     existing = {c.table for c in plan.namespaces if reader.namespace_exists(c.table)}
     problems = compare(plan, derived.plan, in_progress, existing)
     if problems:
-        raise PlanMismatchError(f"the plan file is not what the policies in {policies} and the catalog give now, "
+        raise PlanMismatchError(f"the plan file is not what the policies in {shown(policies)} and the catalog give "
+                                "now, "
                                 "nothing was applied:\n  " + "\n  ".join(problems)
                                 + "\nrun tablepolicy plan again and review the new plan")
 
@@ -164,13 +176,19 @@ def _stale_view(name: str, want: Requirement, current: CurrentView | None) -> li
     return []
 
 
+def shown(policies: ProjectPath | None) -> str:
+    """The policies as the user named them."""
+    return str(policies.selected if isinstance(policies, ProjectPaths) else policies)
+
+
 def apply_plan(
     plan: Plan,
     catalog: CatalogConfig,
     options: SparkOptions,
     *,
     journal_path: Path,
-    policies: Path | None,
+    policies: ProjectPath | None = None,
+    invocation: Invocation | None = None,
     verify: bool = True,
     environment: str | None = None,
     session: Future[Any] | None = None,
@@ -179,7 +197,13 @@ def apply_plan(
 ) -> ApplyReport:
     """``verify``: check the plan against the plan derived now from ``policies`` (a saved plan; a plan just
     derived from them needs no second derivation). ``session``: a Spark session already starting (see
-    start_in_background); else one is started here once the locks are taken and every check has passed."""
+    start_in_background); else one is started here once the locks are taken and every check has passed.
+    ``invocation``: the run's front door, resolved once (its project and environment stand for ``policies``
+    and ``environment``, its overlay is not read again)."""
+    overlay_read = None
+    if invocation is not None:
+        policies, environment = invocation.project, invocation.environment
+        overlay_read = invocation.target.overlay_read
     register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
@@ -202,7 +226,7 @@ def apply_plan(
         with catalog_locks(reader, [format_name(t.table) for t in plan.tables if t.changes], lock_dir):
             in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
             if verify:
-                check_against_policies(plan, reader, policies, in_progress, environment)
+                check_against_policies(plan, reader, policies, in_progress, environment, overlay_read=overlay_read)
             session = session or start_in_background(catalog, options)
             spark = session.result()
             # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless

@@ -55,13 +55,15 @@ class Target:
         return self.catalog.header() + where
 
 
-def resolve_target(path: ProjectPath, catalog: str | None, environment: str | None) -> Target:
-    """``path``: any path of the project; ``catalog``, ``environment``: the flags (None when not given)."""
+def resolve_target(path: ProjectPath, catalog: str | None, environment: str | None = None, *,
+                   requested: tuple[str | None, str] | None = None) -> Target:
+    """``path``: any path of the project; ``catalog``, ``environment``: the flags (None when not given).
+    ``requested``: the environment already asked for and how (requested_environment's answer), read once."""
     from tablepolicy.compiler.project import read_environment
 
     from .catalog.config import configured_catalogs, resolve_catalog
 
-    name, flag = requested_environment(environment)
+    name, flag = requested if requested is not None else requested_environment(environment)
     if name is None:
         resolved = resolve_catalog(catalog, path)
         refuse_without_bound_environment(path, resolved)

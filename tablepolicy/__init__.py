@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
     from tablepolicy.compiler.errors import CatalogError, PolicyError, TablePolicyError
     from tablepolicy.compiler.plan.codec import PlanFileError
     from tablepolicy.runtime.importing import ImportRefused, ImportUsageError
+    from tablepolicy.runtime.invocation import Invocation
     from tablepolicy.runtime.target import Target
 
     from . import events
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
         erase_status,
         health,
         import_tables,
+        invocation,
         load_plan,
         maintain,
         plan,
@@ -49,15 +51,16 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
 # Where each public name lives. Loaded on first use (PEP 562): ``tablepolicy validate`` needs the policy models,
 # not the plan model, the renderers or a catalog client.
 _HOMES = {
-    "__version__": "compiler",
+    "__version__": "tablepolicy.compiler",
     "CatalogConfig": "tablepolicy.compiler.catalog.config",
     **dict.fromkeys(("Diagnostic", "Diagnostics", "Severity"), "tablepolicy.compiler.diagnostics"),
     **dict.fromkeys(("CatalogError", "PolicyError", "TablePolicyError"), "tablepolicy.compiler.errors"),
     "PlanFileError": "tablepolicy.compiler.plan.codec",
     **dict.fromkeys(("ImportRefused", "ImportUsageError"), "tablepolicy.runtime.importing"),
     "Target": "tablepolicy.runtime.target",
+    "Invocation": "tablepolicy.runtime.invocation",
     **dict.fromkeys(("BlockedPlanError", "apply", "catalog", "drift", "erase", "erase_status", "health",
-                     "import_tables", "load_plan", "maintain", "plan", "save_plan", "validate"), "tablepolicy.api"),
+                     "import_tables", "invocation", "load_plan", "maintain", "plan", "save_plan", "validate"), "tablepolicy.api"),
     **dict.fromkeys(("ErasedTable", "ErasureOutcome", "ErasureStatus"), "tablepolicy.erasure"),
     **dict.fromkeys(("DriftOutcome", "HealthOutcome", "Imported", "MaintainOutcome", "PlanOutcome", "Validation"),
                     "tablepolicy.results"),
@@ -93,6 +96,7 @@ __all__ = [
     "ImportRefused",
     "ImportUsageError",
     "Imported",
+    "Invocation",
     "MaintainOutcome",
     "PlanFileError",
     "PlanOutcome",
@@ -110,6 +114,7 @@ __all__ = [
     "events",
     "health",
     "import_tables",
+    "invocation",
     "load_plan",
     "maintain",
     "plan",

@@ -23,7 +23,8 @@ from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.paths import ProjectPath, ProjectPaths, find_project
 from tablepolicy.runtime.caches.folder import cache_dir, caches_on, project_cache
 from tablepolicy.runtime.forked import FORKED
-from tablepolicy.runtime.target import Target, requested_environment, resolve_target
+from tablepolicy.runtime.invocation import Invocation, resolve_invocation
+from tablepolicy.runtime.target import Target, requested_environment
 
 if TYPE_CHECKING:  # result types load with the function returning one: validate needs no plan or report model
     from tablepolicy.compiler.loader import Project
@@ -41,7 +42,8 @@ if TYPE_CHECKING:  # result types load with the function returning one: validate
     from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 PathLike = str | os.PathLike[str]
-Where = PathLike | ProjectPaths  # a path of the project, or the project a caller already found from one
+# a path of the project, the project a caller already found from one, or the whole front door it resolved
+Where = PathLike | ProjectPaths | Invocation
 CatalogLike = str | CatalogConfig | Target | None  # a Target: the catalog and environment already resolved
 DEFAULT_MASTER = "local[2]"
 
@@ -82,31 +84,40 @@ def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, 
 
 def project_of(path: Where) -> ProjectPaths:
     """The project ``path`` belongs to, found once per call at the edge and handed on as this value."""
+    if isinstance(path, Invocation):
+        return path.project
     return path if isinstance(path, ProjectPaths) else find_project(Path(path))
+
+
+def invocation(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
+               now: datetime | None = None) -> Invocation:
+    """A command's front door resolved once: the project ``path`` belongs to, the catalog and environment it
+    targets (refused when they contradict each other) and the run's instant (default: the clock). Every function
+    here takes it as its ``path`` and resolves none of it again; one given here is returned as it is."""
+    if isinstance(path, Invocation):
+        return path
+    return resolve_invocation(project_of(path), catalog, environment, now=now)
 
 
 def target(path: Where = "policies", *, catalog: CatalogLike = None,
            environment: str | None = None) -> Target:
     """The catalog and environment a command on ``path`` targets (refused when they contradict each other)."""
-    if isinstance(catalog, Target):
-        return catalog
-    where = project_of(path)
-    if isinstance(catalog, CatalogConfig):
-        name, flag = requested_environment(environment)
-        found = resolve_target(where, catalog.name, environment) if name is not None else None
-        return Target(catalog, found.environment if found is not None else None, flag,
-                      found.overlay_read if found is not None else None)
-    return resolve_target(where, catalog, environment)
+    return invocation(path, catalog=catalog, environment=environment).target
 
 
 def load_project(path: Where = "policies", *, environment: str | None = None,
                  use_cache: bool = True, chosen: Target | None = None) -> tuple[Project, Diagnostics]:
     """The validated project (with the environment's overlay) and its warnings; PolicyError on any error.
-    ``chosen``: the target already resolved, whose overlay file is taken as read."""
+    ``path``: an Invocation brings its environment and overlay as read; ``chosen``: the target already
+    resolved, whose overlay file is taken as read."""
     from tablepolicy.compiler.project import load_selected
 
     where = project_of(path)
-    name, flag = requested_environment(environment)
+    if isinstance(path, Invocation):
+        chosen = path.target
+        name, flag = chosen.environment_name, chosen.environment_flag
+    else:
+        name, flag = requested_environment(environment)
     project, _, findings = load_selected(where, project_cache(where) if use_cache else None, name,
                                          environment_flag=flag, workers=FORKED,
                                          overlay_read=chosen.overlay_read if chosen is not None else None)
@@ -122,12 +133,11 @@ def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: 
     is made on (a retention window counts from it; default: today in UTC)."""
     from .results import PlanOutcome
 
-    where = project_of(path)
-    chosen = target(where, catalog=catalog, environment=environment)
-    project, warnings = load_project(where, environment=environment, use_cache=use_cache, chosen=chosen)
-    with open_reader(chosen.catalog) as reader:
-        planned, findings = plan_with(project, where, reader, use_cache=use_cache, today=today)
-    return PlanOutcome(planned, Diagnostics([*warnings.items, *findings.items]), chosen)
+    run = invocation(path, catalog=catalog, environment=environment)
+    project, warnings = load_project(run, use_cache=use_cache)
+    with open_reader(run.catalog) as reader:
+        planned, findings = plan_with(project, run.project, reader, use_cache=use_cache, today=today or run.today)
+    return PlanOutcome(planned, Diagnostics([*warnings.items, *findings.items]), run.target)
 
 
 def plan_with(project: Project, path: ProjectPath, reader: CatalogReader, *, use_cache: bool = True,
@@ -139,8 +149,8 @@ def plan_with(project: Project, path: ProjectPath, reader: CatalogReader, *, use
     from tablepolicy.runtime.caches.plans import PlanCache
     from tablepolicy.runtime.gitinfo import git_sha
 
-    cache = PlanCache.open(cache_dir(path) / "plan-cache.json") if use_cache and caches_on(path) else None
     paths = find_project(path)
+    cache = PlanCache.open(cache_dir(paths) / "plan-cache.json") if use_cache and caches_on(paths) else None
     sha = git_sha(paths.policies, paths.root / "environments")
     result = make_plan(project, reader, CatalogRef.of(reader.config), sha, today=today or datetime.now(UTC).date(),
                        cache=cache, workers=FORKED)
@@ -181,7 +191,7 @@ def load_plan(path: PathLike) -> Plan:
 
 
 def apply(
-    planned: Plan | PathLike, *, policies: PathLike = "policies", catalog: CatalogLike = None,
+    planned: Plan | PathLike, *, policies: Where = "policies", catalog: CatalogLike = None,
     environment: str | None = None, spark_master: str = DEFAULT_MASTER, spark_conf: Mapping[str, str] | None = None,
     journal: PathLike | None = None, verify: bool = True, on_step: Callable[[StepResult], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
@@ -189,15 +199,15 @@ def apply(
     """Apply a reviewed plan through Spark, step by step, resumably (a re-run after a failure skips what ran).
 
     ``planned``: a saved plan file or a Plan. Its catalog and environment are used unless others are given (a
-    catalog the plan was not made for is refused). ``verify``: first check the plan against the plan derived
-    now from ``policies`` and the catalog (refused with StalePlanError / PlanMismatchError when they differ, or
+    catalog the plan was not made for is refused). ``policies``: the reviewed policies, or the Invocation a caller
+    resolved for them (its catalog and environment are then the run's). ``verify``: first check the plan against
+    the plan derived now from ``policies`` and the catalog (refused with StalePlanError / PlanMismatchError when they differ, or
     when git has not approved a destructive change: nothing runs). ``journal``: where completed steps are
     recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of each step
     as it ends; ``on_notice``: of each note (a step found already applied)."""
     from tablepolicy.compiler.plan.model import Plan as PlanModel
     from tablepolicy.compiler.plan.steps import plan_id_of
     from tablepolicy.runtime.apply import apply_plan
-    from tablepolicy.runtime.catalog.config import resolve_catalog
     from tablepolicy.runtime.spark.session import SparkOptions
 
     saved = None if isinstance(planned, PlanModel) else Path(planned)
@@ -205,18 +215,15 @@ def apply(
     assert isinstance(the_plan, PlanModel)
     if the_plan.blocked:
         raise BlockedPlanError("the plan holds destructive changes git has not approved; nothing was applied")
-    where = Path(policies)
-    config = (catalog.catalog if isinstance(catalog, Target) else catalog if isinstance(catalog, CatalogConfig)
-              else resolve_catalog(catalog or the_plan.catalog, where))
-    wanted = requested_environment(environment)[0] or (
-        the_plan.environment.name if the_plan.environment is not None else None)
+    run = policies if isinstance(policies, Invocation) else resolve_invocation(
+        project_of(policies), catalog, environment, saved_catalog=the_plan.catalog,
+        saved_environment=the_plan.environment.name if the_plan.environment is not None else None)
     if journal is None:
         journal = (saved.with_name(saved.name + ".journal") if saved is not None
-                   else cache_dir(where) / f"journal-{plan_id_of(the_plan)}.jsonl")
+                   else cache_dir(run.project) / f"journal-{plan_id_of(the_plan)}.jsonl")
     options = SparkOptions.from_flags(spark_master, [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())])
-    return apply_plan(the_plan, config, options, journal_path=Path(journal), policies=where, verify=verify,
-                      environment=wanted, on_result=on_step or (lambda _r: None),
-                      on_notice=on_notice or (lambda _m: None))
+    return apply_plan(the_plan, run.catalog, options, journal_path=Path(journal), invocation=run, verify=verify,
+                      on_result=on_step or (lambda _r: None), on_notice=on_notice or (lambda _m: None))
 
 
 class BlockedPlanError(TablePolicyError):
@@ -224,9 +231,8 @@ class BlockedPlanError(TablePolicyError):
 
 
 def _decide(
-    where: ProjectPaths, chosen: Target, environment: str | None, *, tables: Sequence[str], only: Sequence[str],
-    locations: Locations, now: datetime | None, on_work: Callable[[object], None] = lambda _t: None,
-    views: list[ViewsHealth] | None = None,
+    run: Invocation, *, tables: Sequence[str], only: Sequence[str], locations: Locations,
+    on_work: Callable[[object], None] = lambda _t: None, views: list[ViewsHealth] | None = None,
 ) -> MaintenancePlan:
     """What the lifecycle policy makes due ``now`` on each selected table (``tables``: dotted names; ``only``:
     action names, both checked before the catalog is read)."""
@@ -235,11 +241,11 @@ def _decide(
     from tablepolicy.runtime.health import CatalogHealth
     from tablepolicy.runtime.maintain import orphan_scanner
 
-    project, _ = load_project(where, environment=environment, chosen=chosen)
+    project, _ = load_project(run)
     chosen_tables = selection((t.name for t in project.tables if t.state == "present"), list(tables), list(only))
-    with open_reader(chosen.catalog) as reader:
+    with open_reader(run.catalog) as reader:
         scan = orphan_scanner(reader, locations)
-        moment = (now or datetime.now(UTC)).replace(microsecond=0)
+        moment = run.now.replace(microsecond=0)
         decided = maintenance_plan(project, CatalogHealth(reader, scan), moment, selection=chosen_tables,
                                    on_work=on_work)
         if views is not None:  # health: the selected namespaces' views, read with the same reader
@@ -258,11 +264,10 @@ def health(path: Where = "policies", *, catalog: CatalogLike = None, environment
 
     from .results import HealthOutcome
 
-    where = project_of(path)
-    chosen = target(where, catalog=catalog, environment=environment)
+    run = invocation(path, catalog=catalog, environment=environment, now=now)
     views: list[ViewsHealth] = []
-    decided = _decide(where, chosen, environment, tables=(), only=(), locations=Locations(), now=now, views=views)
-    return HealthOutcome(decided, chosen, views[0])
+    decided = _decide(run, tables=(), only=(), locations=Locations(), views=views)
+    return HealthOutcome(decided, run.target, views[0])
 
 
 def maintain(
@@ -283,30 +288,28 @@ def maintain(
     from .events import CallbackProgress, MaintenanceDecided
     from .results import MaintainOutcome
 
-    where = project_of(path)
-    chosen = target(where, catalog=catalog, environment=environment)
+    run = invocation(path, catalog=catalog, environment=environment, now=now)
     locations = Locations()
     options = SparkOptions.from_flags(spark_master, [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())])
     # Spark starts on a thread as soon as a table with work for Spark is decided, never on a run that needs none
-    spark = None if dry_run else SessionOnDemand(chosen.catalog, options)
+    spark = None if dry_run else SessionOnDemand(run.catalog, options)
 
     def start(work: object) -> None:
         if spark is not None and isinstance(work, TableMaintenance) and work.needs_spark:
             spark.start()
 
-    decided = _decide(where, chosen, environment, tables=tables, only=only, locations=locations, now=now,
-                      on_work=start)
+    decided = _decide(run, tables=tables, only=only, locations=locations, on_work=start)
     if progress is not None:
         progress(MaintenanceDecided(decided))
-    config = chosen.catalog
+    config = run.catalog
     if dry_run or not decided.actions:
         report = estimated(decided, lambda a: action_sql(a, config.name), config.summary())
     else:
         assert spark is not None
-        report = run_maintenance(decided, config, spark.options, lock_dir=cache_dir(where),
+        report = run_maintenance(decided, config, spark.options, lock_dir=cache_dir(run.project),
                                  progress=CallbackProgress(progress) if progress is not None else None,
                                  locations=locations, session=spark)
-    return MaintainOutcome(decided, report, chosen)
+    return MaintainOutcome(decided, report, run.target)
 
 
 def drift(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None
@@ -319,15 +322,14 @@ def drift(path: Where = "policies", *, catalog: CatalogLike = None, environment:
 
     from .results import DriftOutcome
 
-    where = project_of(path)
-    chosen = target(where, catalog=catalog, environment=environment)
-    project, _ = load_project(where, environment=environment, chosen=chosen)
-    with open_reader(chosen.catalog) as reader:
-        planned, _ = plan_with(project, where, reader)
+    run = invocation(path, catalog=catalog, environment=environment)
+    project, _ = load_project(run)
+    with open_reader(run.catalog) as reader:
+        planned, _ = plan_with(project, run.project, reader, today=run.today)
         desired = {state.name: state for state in desired_states(project)}
         inventory = None if isinstance(project, SelectedProject) else reader.inventory()
         found = find_drift(planned, reader, desired, project, inventory)
-    return DriftOutcome(found, chosen)
+    return DriftOutcome(found, run.target)
 
 
 def open_reader(config: CatalogConfig) -> CatalogReader:
@@ -387,18 +389,16 @@ def erase(
     ``outcome.complete``: every table erased and proven, or held by a declared legal hold."""
     from . import erasure
 
-    where = project_of(path)
     age = erasure.debris_min_age(debris_min_age, "debris_min_age") if isinstance(debris_min_age, str) \
         else debris_min_age
-    started = now or datetime.now(UTC)
-    chosen = target(where, catalog=catalog, environment=environment)
-    project, _ = load_project(where, environment=environment, chosen=chosen)
+    run = invocation(path, catalog=catalog, environment=environment, now=now)
+    project, _ = load_project(run)
     conf = [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())]
-    outcome = erasure.erase(where, Path(requests), chosen, project, dry_run=dry_run,
-                            spark={"master": spark_master, "conf": conf}, now=started, debris_age=age,
+    outcome = erasure.erase(run.project, Path(requests), run.target, project, dry_run=dry_run,
+                            spark={"master": spark_master, "conf": conf}, now=run.now, debris_age=age,
                             progress=progress or (lambda _e: None))
     if proof is not None and not dry_run:
-        Path(proof).write_text(erasure.proof_document(outcome, now or datetime.now(UTC)), encoding="utf-8")
+        Path(proof).write_text(erasure.proof_document(outcome, run.now), encoding="utf-8")
     return outcome
 
 
@@ -408,8 +408,7 @@ def erase_status(path: Where = "policies", *, catalog: CatalogLike = None, envir
     the selected tables, without a JVM: done with its proof, pending, held or overdue as of ``today``."""
     from . import erasure
 
-    where = project_of(path)
-    chosen = target(where, catalog=catalog, environment=environment)
-    project, _ = load_project(where, environment=environment, chosen=chosen)
-    return erasure.erase_status(where, chosen, project, Path(requests) if requests is not None else None,
-                                today or datetime.now(UTC).date())
+    run = invocation(path, catalog=catalog, environment=environment)
+    project, _ = load_project(run)
+    return erasure.erase_status(run.project, run.target, project, Path(requests) if requests is not None else None,
+                                today or run.today)

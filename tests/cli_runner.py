@@ -19,7 +19,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from tablepolicy.cli.app import Invocation, main
+from tablepolicy.cli.app import CommandState, main
 
 # ``tablepolicy`` in a new process, from the interpreter running the tests (never a venv path)
 CLI_COMMAND = [sys.executable, "-c", "from tablepolicy.cli.app import main; main()"]
@@ -132,7 +132,7 @@ def tablepolicy(*args: str, cwd: os.PathLike[str] | str, env: Mapping[str, str] 
     working folder, environment and ``sys.argv`` are restored afterwards; an exception that escapes the CLI
     fails the test (a user would see a traceback)."""
     overrides = clean_env(cwd, env)
-    Invocation.command_ran = False  # as in a new process: main maps click's usage errors until a command runs
+    CommandState.command_ran = False  # as in a new process: main maps click's usage errors until a command runs
     code: int | str | None = 0
     with contextlib.chdir(cwd), CliRunner().isolation(env=overrides) as (out, err, _), _argv(list(args)):
         try:

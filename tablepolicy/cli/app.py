@@ -115,7 +115,7 @@ def lifecycle() -> types.ModuleType:
     return module
 
 
-class Invocation:
+class CommandState:
     command_ran = False  # set once argument parsing succeeded and a command started
 
 
@@ -125,7 +125,7 @@ def run(
 ) -> None:
     """Run a command: flags checked before any work, clean one-line errors instead of tracebacks, exit codes
     from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
-    Invocation.command_ran = True
+    CommandState.command_ran = True
     try:
         from tablepolicy.runtime.catalog.config import (  # on use: --help imports none
             configuration_given,
@@ -472,14 +472,57 @@ def fmt(
     run(lambda: commands().fmt(path, check=check, diff=diff))
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True}, add_help_option=False)
-def github(ctx: typer.Context) -> None:
-    """The GitHub side of the policy workflows: the pull request's sticky plan comment, the plan reviewed for a
-    merge commit, why an apply failed (tablepolicy github --help lists them). Reads GITHUB_TOKEN and the runner's
-    GITHUB_* variables."""
-    from tablepolicy.runtime.github import main as github_main  # argparse parses its own flags (and --help)
+github_app = typer.Typer(no_args_is_help=True, help="The GitHub side of the policy workflows (the scaffolded "
+                         "workflows run these): the pull request's sticky plan comment, the plan reviewed for a merge "
+                         "commit, why an apply failed. Reads GITHUB_TOKEN and the runner's GITHUB_* variables.")
+app.add_typer(github_app, name="github")
 
-    raise typer.Exit(github_main(list(ctx.args)))
+
+def github_run(*argv: str) -> None:
+    from tablepolicy.runtime.github import main as github_main  # standard library only: urllib, json
+
+    raise typer.Exit(github_main(list(argv)))
+
+
+@github_app.command("comment")
+def github_comment(
+    pr: Annotated[int, typer.Option("--pr", help="The pull request number.")],
+    file: Annotated[Path, typer.Option("--file", help="The comment's body (plan --format markdown).")],
+    errors: Annotated[Path | None, typer.Option("--errors", help="The command's stderr: shown when it ended "
+                                                  "with an error.")] = None,
+    marker: Annotated[str, typer.Option("--marker", help="Which sticky comment to update.")] = "tablepolicy-plan",
+) -> None:
+    """Create or update the pull request's sticky comment."""
+    github_run("comment", "--pr", str(pr), "--file", str(file), *(["--errors", str(errors)] if errors else []),
+               "--marker", marker)
+
+
+@github_app.command("reviewed-plan")
+def github_reviewed_plan(
+    commit: Annotated[str, typer.Option("--commit", help="The merge commit.")],
+    workflow: Annotated[str, typer.Option("--workflow", help="The plan workflow's file.")] = "tablepolicy-plan.yml",
+) -> None:
+    """The pull request and plan behind a merge commit."""
+    github_run("reviewed-plan", "--commit", commit, "--workflow", workflow)
+
+
+@github_app.command("apply-failed")
+def github_apply_failed(
+    pr: Annotated[int, typer.Option("--pr", help="The pull request number.")],
+    commit: Annotated[str, typer.Option("--commit", help="The merge commit.")],
+    step: Annotated[list[str] | None, typer.Option("--step", metavar="ID=OUTCOME",
+                                                      help="Each step's outcome (install, reviewed, download, "
+                                                      "apply).")] = None,
+    run_id: Annotated[str, typer.Option("--run-id", help="The reviewed plan run.")] = "",
+    artifact: Annotated[str, typer.Option("--artifact", help="The reviewed plan's artifact name.")] = "",
+    reviewed_error: Annotated[str, typer.Option("--reviewed-error")] = "",
+    report: Annotated[Path, typer.Option("--report")] = Path("apply-report.json"),
+    log: Annotated[Path, typer.Option("--log")] = Path("apply.log"),
+) -> None:
+    """Say on the pull request why the apply job failed."""
+    steps = [arg for item in step or [] for arg in ("--step", item)]
+    github_run("apply-failed", "--pr", str(pr), "--commit", commit, *steps, "--run-id", run_id, "--artifact",
+               artifact, "--reviewed-error", reviewed_error, "--report", str(report), "--log", str(log))
 
 
 @app.command()
@@ -497,7 +540,7 @@ def main() -> None:
     try:
         app(prog_name="tablepolicy")
     except SystemExit as exc:
-        if exc.code == Exit.CHANGES and not Invocation.command_ran:
+        if exc.code == Exit.CHANGES and not CommandState.command_ran:
             sys.exit(Exit.ERROR)
         raise
 

@@ -3,42 +3,41 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, assert_never
 
 import typer
 
 import tablepolicy
-from tablepolicy.compiler import jsontext
-from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.desired import create_all
-from tablepolicy.compiler.diagnostics import Diagnostics
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.loader import discover, display_path
-from tablepolicy.compiler.paths import ProjectPaths, find_project
-from tablepolicy.compiler.plan.codec import plan_to_json
-from tablepolicy.compiler.plan.model import Plan
-from tablepolicy.compiler.plan.planner import PlanResult
+from tablepolicy.compiler.paths import find_project
 from tablepolicy.compiler.render.findings import findings_markdown
-from tablepolicy.compiler.render.markdown import render_markdown
 from tablepolicy.compiler.render.text import render_text
 from tablepolicy.compiler.sql.statements import statements
 from tablepolicy.runtime.caches.folder import cache_dir
 from tablepolicy.runtime.catalog.config import resolve_catalog
-from tablepolicy.runtime.target import Target, requested_environment, resolve_target
+from tablepolicy.runtime.invocation import Invocation, resolve_invocation
 
-from ..api import open_reader
 from .apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
 from .exits import Exit
-from .formats import DriftFormat, Format
-from .views import catalog_header, error, info, paint, show_diagnostics, show_provenance, warning
+from .formats import DriftFormat
+from .views import (
+    Format,
+    catalog_header,
+    error,
+    info,
+    paint,
+    render_plan,
+    show_diagnostics,
+    show_provenance,
+    warning,
+)
 
 if TYPE_CHECKING:
+    from tablepolicy.compiler.plan.model import Plan
     from tablepolicy.runtime.apply import StepResult
-
-__all__ = ["open_reader"]  # unlock, erase and maintain read the catalog through the API's reader
 
 
 def init(directory: Path, *, install: str, force: bool) -> int:
@@ -61,11 +60,10 @@ def init(directory: Path, *, install: str, force: bool) -> int:
 
 
 def ddl(path: Path, catalog: str | None, environment: str | None = None) -> int:
-    paths = find_project(path)
-    target = resolve_target(paths, catalog, environment)
-    project, warnings = tablepolicy.api.load_project(paths, environment=environment, chosen=target)
+    run = tablepolicy.invocation(path, catalog=catalog, environment=environment)
+    project, warnings = tablepolicy.api.load_project(run)
     show_diagnostics(warnings)
-    name = target.catalog.name
+    name = run.catalog.name
     for change in create_all(project):
         for statement in statements(change, name):
             info(f"-- {change.summary}\n{statement.sql};\n")
@@ -111,21 +109,6 @@ def fmt(path: Path, *, check: bool, diff: bool = False) -> int:
     return Exit.ERROR if broken or ((check or diff) and unformatted) else Exit.OK
 
 
-def compute_plan(path: Path | ProjectPaths, catalog: str | CatalogConfig | Target | None, *, use_cache: bool = True,
-                 environment: str | None = None) -> PlanResult:
-    """The plan (tablepolicy.plan), its warnings shown (e.g. approvals that approve nothing: TA101)."""
-    outcome = tablepolicy.plan(path, catalog=catalog, environment=environment, use_cache=use_cache)
-    show_diagnostics(outcome.findings)
-    return PlanResult(outcome.plan, outcome.findings)
-
-
-RENDERERS: dict[Format, Callable[[PlanResult, Target], str]] = {
-    Format.text: lambda result, target: target.header() + "\n" + render_text(result.plan, lambda t, c: paint(t, c)),
-    Format.markdown: lambda result, target: render_markdown(result.plan, result.diagnostics, catalog=target.header()),
-    Format.json: lambda result, _target: plan_to_json(result.plan),
-}
-
-
 def shown_path(path: Path) -> str:
     """``path`` relative to the working folder when it lies under it, else as it is."""
     return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
@@ -135,89 +118,49 @@ def plan(
     path: Path, catalog: str | None, *, out: Path | None, output: Format, detailed_exitcode: bool, use_cache: bool,
     environment: str | None = None,
 ) -> int:
-    project = find_project(path)  # once: every step below is handed this value
-    target = resolve_target(project, catalog, environment)
+    run = tablepolicy.invocation(path, catalog=catalog, environment=environment)  # once: every step gets it
+    header = run.target.header()
     if output is Format.json:
-        typer.echo(target.header(), err=True)  # stdout is the plan file, which records the catalog itself
+        typer.echo(header, err=True)  # stdout is the plan file, which records the catalog itself
     try:
-        result = compute_plan(project, target, use_cache=use_cache, environment=environment)
+        outcome = tablepolicy.plan(run, use_cache=use_cache)
     except PolicyError as exc:
         if output is not Format.markdown:
             raise
         # the pull-request comment of a plan that could not be made shows why, not nothing
-        typer.echo(f"### tablepolicy plan · {target.header()}\n\n**The plan could not be made:** fix these "
+        typer.echo(f"### tablepolicy plan · {header}\n\n**The plan could not be made:** fix these "
                    f"findings and push again.\n\n{findings_markdown(exc.diagnostics)}", nl=False)
         raise
-    typer.echo(RENDERERS[output](result, target), nl=False)
-    show_provenance(result.plan.git_sha, shown_path(project.policies))
+    show_diagnostics(outcome.findings)  # warnings, e.g. approvals that approve nothing (TA101)
+    typer.echo(render_plan(outcome.plan, output, header, outcome.findings), nl=False)
+    show_provenance(outcome.plan.git_sha, shown_path(run.project.policies))
     if out is not None:
-        tablepolicy.save_plan(result.plan, out)
-        typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)
-    if result.plan.blocked:
+        tablepolicy.save_plan(outcome.plan, out)
+        if outcome.plan.blocked:  # apply refuses it: say what would unblock it, not how to apply it
+            typer.echo(f"Saved the plan to {out}; it holds destructive changes git has not approved, so apply "
+                       "refuses it: approve them in the policies (or drop them), then plan again", err=True)
+        else:
+            typer.echo(f"Saved the plan to {out}; apply it with: tablepolicy apply {out}", err=True)
+    if outcome.plan.blocked:
         return Exit.BLOCKED
-    if detailed_exitcode and result.plan.has_changes:
+    if detailed_exitcode and outcome.plan.has_changes:
         return Exit.CHANGES
     return Exit.OK
 
 
 def show(path: Path, *, output: Format) -> int:
     """A saved plan in any format, as reviewed (Terraform's show): no catalog, no policies, nothing written."""
-    saved = read_plan_file(path)
+    saved = tablepolicy.load_plan(path)
     target = saved.target
     where = f" · environment {saved.environment.name}" if saved.environment is not None else ""
     header = f"Catalog: {target.name} ({target.type or '?'}, {target.uri or '?'}){where} · saved plan {path}"
-    match output:
-        case Format.text:
-            typer.echo(header + "\n" + render_text(saved, lambda t, c: paint(t, c)), nl=False)
-        case Format.markdown:
-            typer.echo(render_markdown(saved, Diagnostics(), catalog=header), nl=False)
-        case Format.json:
-            typer.echo(plan_to_json(saved), nl=False)
-        case _:
-            assert_never(output)
+    typer.echo(render_plan(saved, output, header), nl=False)
     return Exit.OK
-
-
-@dataclass(frozen=True)
-class ApplyInput:
-    """What an apply runs: a saved plan (checked against ``policies`` before Spark starts) or one derived now."""
-
-    plan: Plan
-    catalog: CatalogConfig
-    environment: str | None
-    policies: Path
-    journal: Path
-    saved: bool
-
-
-def read_plan_file(path: Path) -> Plan:
-    """The saved plan at ``path``; a file that is not one is refused naming it and how to make a new one."""
-    return tablepolicy.load_plan(path)
 
 
 def is_saved_plan(path: Path) -> bool:
     """apply's argument names a plan file (saved by plan --out), not policies to plan now."""
     return path.is_file() and path.suffix == ".json"
-
-
-def apply_input(path: Path, catalog: str | None, policies: Path, environment: str | None) -> ApplyInput:
-    """Read the saved plan ``path`` (its catalog and environment unless others are asked for; another one is
-    refused with the catalog checks), or plan ``path`` now; the header names the catalog either way."""
-    from tablepolicy.compiler.plan.steps import plan_id_of
-
-    if is_saved_plan(path):
-        catalog_header(apply_catalog(path, catalog, policies))
-        planned = read_plan_file(path)
-        environment = requested_environment(environment)[0] or (
-            planned.environment.name if planned.environment is not None else None)
-        return ApplyInput(planned, resolve_catalog(catalog or planned.catalog, policies), environment, policies,
-                          path.with_name(path.name + ".journal"), saved=True)
-    project = find_project(path)
-    target = resolve_target(project, catalog, environment)
-    catalog_header(target)
-    planned = compute_plan(project, target, environment=environment).plan
-    return ApplyInput(planned, target.catalog, target.environment_name, path,
-                      cache_dir(project) / f"journal-{plan_id_of(planned)}.jsonl", saved=False)
 
 
 def apply(
@@ -234,29 +177,42 @@ def apply(
 ) -> int:
     from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
 
-    if not is_saved_plan(path) and not auto_approve and not dry_run and not sys.stdin.isatty():
+    saved = is_saved_plan(path)
+    if not saved and not auto_approve and not dry_run and not sys.stdin.isatty():
         # nobody can answer the question (CI, a pipe): refuse before reading anything, never an aborted prompt
         error(f"apply {path} asks for confirmation and there is no terminal to answer it; nothing was applied. "
               f"Apply a reviewed plan (tablepolicy plan {path} --out plan.json, then tablepolicy apply plan.json) "
               "or pass --auto-approve")
         return Exit.ERROR
     results: list[StepResult] = []
-    run: ApplyInput | None = None
+    run: Invocation | None = None
+    planned: Plan | None = None
     try:
-        run = apply_input(path, catalog, policies, environment)
-        typer.echo(render_text(run.plan, lambda text, color: paint(text, color)), nl=False)
-        if run.plan.blocked:
+        if saved:  # read once; its catalog and environment unless others are asked for
+            planned = tablepolicy.load_plan(path)
+            run = resolve_invocation(tablepolicy.api.project_of(policies), catalog, environment,
+                                     saved_environment=planned.environment.name if planned.environment else None,
+                                     saved_catalog=planned.catalog)
+            catalog_header(run.target)
+        else:
+            run = tablepolicy.invocation(path, catalog=catalog, environment=environment)
+            catalog_header(run.target)
+            outcome = tablepolicy.plan(run)
+            show_diagnostics(outcome.findings)
+            planned = outcome.plan
+        typer.echo(render_text(planned, lambda text, color: paint(text, color)), nl=False)
+        if planned.blocked:
             blocked = "the plan holds destructive changes git has not approved; nothing was applied"
             error(blocked)
             if json_report is not None:
-                json_report.write_text(failure_report(run, results, blocked), encoding="utf-8")
+                json_report.write_text(failure_report(run, planned, results, blocked), encoding="utf-8")
             return Exit.BLOCKED
-        if not run.plan.has_changes:
+        if not planned.has_changes:
             return Exit.OK
         if dry_run:
-            show_statements(plan_steps(run.plan, plan_id_of(run.plan)))
+            show_statements(plan_steps(planned, plan_id_of(planned)))
             return Exit.OK
-        if not run.saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
+        if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
             error("apply cancelled")
             return Exit.ERROR
 
@@ -264,22 +220,25 @@ def apply(
             results.append(result)
             show_step(result)
 
+        journal = (path.with_name(path.name + ".journal") if saved
+                   else cache_dir(run.project) / f"journal-{plan_id_of(planned)}.jsonl")
         # a saved plan is checked against the policies and the catalog first; Spark starts only once it passes
-        report = tablepolicy.apply(run.plan, policies=run.policies, catalog=run.catalog, environment=run.environment,
-                                   spark_master=master, spark_conf=dict(item.split("=", 1) for item in conf),
-                                   journal=run.journal, verify=run.saved, on_step=on_result, on_notice=show_notice)
+        report = tablepolicy.apply(planned, policies=run, spark_master=master,
+                                   spark_conf=dict(item.split("=", 1) for item in conf), journal=journal,
+                                   verify=saved, on_step=on_result, on_notice=show_notice)
     except TablePolicyError as exc:  # CD's failure report says what ran and what is left (--json-report)
         if json_report is not None:
-            json_report.write_text(failure_report(run, results, exc), encoding="utf-8")
+            json_report.write_text(failure_report(run, planned, results, exc), encoding="utf-8")
         raise
     show_complete(report)
     if json_report is not None:
-        json_report.write_text(report_json(report, run.catalog.summary(), plan_steps(run.plan, report.plan_id)),
+        json_report.write_text(report_json(report, run.catalog.summary(), plan_steps(planned, report.plan_id)),
                                encoding="utf-8")
     return Exit.OK
 
 
-def failure_report(run: ApplyInput | None, results: list[StepResult], exc: TablePolicyError | str) -> str:
+def failure_report(run: Invocation | None, planned: Plan | None, results: list[StepResult],
+                   exc: TablePolicyError | str) -> str:
     """``--json-report`` of an apply that ended early (``exc``: the error, or why it stopped)."""
     from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
     from tablepolicy.runtime.executor import ExecutionError
@@ -288,25 +247,11 @@ def failure_report(run: ApplyInput | None, results: list[StepResult], exc: Table
         message = "; ".join(f"{d.location}: {d.code}: {d.message}" for d in exc.diagnostics.errors)
     else:
         message = str(exc)
-    if run is None:
+    if run is None or planned is None:
         return failure_json({}, None, [], results, message, step_failed=False)
-    plan_id = plan_id_of(run.plan)
-    return failure_json(run.catalog.summary(), plan_id, plan_steps(run.plan, plan_id), results, message,
+    plan_id = plan_id_of(planned)
+    return failure_json(run.catalog.summary(), plan_id, plan_steps(planned, plan_id), results, message,
                         step_failed=isinstance(exc, ExecutionError))
-
-
-def apply_catalog(path: Path, catalog: str | None, policies: Path) -> CatalogConfig:
-    """The catalog an apply targets: the flag, else the one a saved plan names, else the default."""
-    if catalog is None and path.is_file() and path.suffix == ".json":
-        try:
-            document = jsontext.loads(path.read_text(encoding="utf-8"))
-            catalog = document.get("catalog") if isinstance(document, dict) else None
-        except (OSError, UnicodeDecodeError, ValueError):
-            catalog = None  # apply itself reports what is wrong with the file
-        if isinstance(catalog, dict):
-            catalog = catalog.get("name")
-        return resolve_catalog(catalog if isinstance(catalog, str) else None, policies)
-    return resolve_catalog(catalog, path)
 
 
 def import_tables(tables: list[str], namespaces: list[str], catalog: str | None, policies: Path, out: Path | None,
@@ -356,11 +301,10 @@ def drift(path: Path, catalog: str | None, *, detailed_exitcode: bool, output: D
         render_drift,
     )
 
-    project = find_project(path)
-    target = resolve_target(project, catalog, environment)
+    run = tablepolicy.invocation(path, catalog=catalog, environment=environment)
+    target = run.target
     typer.echo(target.header(), err=output is DriftFormat.json)  # JSON on stdout records the catalog itself
-    outcome = tablepolicy.drift(project, catalog=target, environment=environment)
-    found = outcome.drift
+    found = tablepolicy.drift(run).drift
     match output:
         case DriftFormat.text:
             typer.echo(render_drift(found), nl=False)

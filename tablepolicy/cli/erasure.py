@@ -16,12 +16,10 @@ import tablepolicy
 from tablepolicy.compiler.erasure.ledger import Entry
 from tablepolicy.compiler.erasure.plan import TableErasure
 from tablepolicy.compiler.iceberg.names import format_name
-from tablepolicy.compiler.paths import find_project
 from tablepolicy.compiler.render.erasure import render_preview
 from tablepolicy.compiler.render.erasure_report import render_status, status_json
 from tablepolicy.runtime.erasure.proof import ProofState, TableProof
 from tablepolicy.runtime.erasure.refs import CHOICES, blocked_text
-from tablepolicy.runtime.target import resolve_target
 
 from ..erasure import debris_min_age, mask_value
 from ..events import ErasureDecided, ErasureProgress, Event, LedgerNote, TableErased
@@ -43,9 +41,8 @@ def erase(
 ) -> int:
     """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared)."""
     override = debris_min_age(debris_age) if debris_age is not None else None
-    project = find_project(path)  # once: the API is handed this value
-    target = resolve_target(project, catalog, environment)
-    catalog_header(target)
+    run = tablepolicy.invocation(path, catalog=catalog, environment=environment, now=clock())  # once: the API takes it
+    catalog_header(run.target)
 
     def told(event: Event) -> None:
         match event:
@@ -61,10 +58,9 @@ def erase(
             case _:
                 pass  # maintain's events: not sent by erase
 
-    outcome = tablepolicy.erase(project, requests=requests_file, catalog=target, environment=environment,
-                                dry_run=dry_run, proof=proof, spark_master=master,
+    outcome = tablepolicy.erase(run, requests=requests_file, dry_run=dry_run, proof=proof, spark_master=master,
                                 spark_conf=dict(item.split("=", 1) for item in conf), debris_min_age=override,
-                                now=clock(), progress=told)
+                                progress=told)
     if dry_run:
         return Exit.OK
     if outcome.certificate:
@@ -168,11 +164,11 @@ def status(
     environment: str | None = None,
 ) -> int:
     """Each request of the ledger (or of ``requests_file``) on the tables of ``path``; exit 1 if one is overdue."""
-    project = find_project(path)
-    target = resolve_target(project, catalog, environment)
+    run = tablepolicy.invocation(path, catalog=catalog, environment=environment)
+    target = run.target
     if output is StatusFormat.text:
         catalog_header(target)
-    found = tablepolicy.erase_status(project, catalog=target, environment=environment, requests=requests_file)
+    found = tablepolicy.erase_status(run, requests=requests_file)
     if found.note:
         _ledger_note(found.note)
     if output is StatusFormat.json:

@@ -10,10 +10,8 @@ from typing import assert_never
 import typer
 
 import tablepolicy
-from tablepolicy.compiler.paths import find_project
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.compiler.render.maintenance_text import maintenance_json, render_health, render_maintenance
-from tablepolicy.runtime.target import resolve_target
 
 from ..events import Event, MaintenanceDecided
 from .exits import Exit
@@ -23,7 +21,7 @@ from .views import catalog_header, paint, show_maintenance_report
 
 def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,
            environment: str | None = None) -> int:
-    outcome = tablepolicy.health(find_project(path), catalog=catalog, environment=environment)
+    outcome = tablepolicy.health(tablepolicy.invocation(path, catalog=catalog, environment=environment))
     plan, target = outcome.decided, outcome.target
     config = target.catalog
     if html is not None:
@@ -58,9 +56,8 @@ def maintain(
     goes to stdout as ``output`` asks and to ``json_report``."""
     from .progress import maintain_progress
 
-    project = find_project(path)  # once: the API is handed this value
-    target = resolve_target(project, catalog, environment)
-    config = target.catalog
+    run = tablepolicy.invocation(path, catalog=catalog, environment=environment)  # once: the API is handed it
+    target, config = run.target, run.catalog
     # the progress display starts once the decisions are shown and work begins: rich's live display takes over
     # the terminal while it runs, and the decisions are stdout's, printed before it
     with contextlib.ExitStack() as running:
@@ -77,8 +74,7 @@ def maintain(
                 shown.append(running.enter_context(maintain_progress()))
             shown[0](event)
 
-        outcome = tablepolicy.maintain(project, catalog=target, environment=environment, tables=tables or [],
-                                       only=only or [], dry_run=dry_run, spark_master=master,
+        outcome = tablepolicy.maintain(run, tables=tables or [], only=only or [], dry_run=dry_run, spark_master=master,
                                        spark_conf=dict(item.split("=", 1) for item in conf), progress=told)
     report = outcome.report
     show_maintenance_report(report, output, idle=not outcome.decided.actions)

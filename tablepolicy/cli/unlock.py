@@ -17,7 +17,7 @@ from tablepolicy.runtime.catalog.config import resolve_catalog
 from tablepolicy.runtime.catalog.reader import CatalogReader
 from tablepolicy.runtime.lock import Found, LockStore, UnlockError, ago, lock_store, utc
 
-from .commands import open_reader
+from ..api import open_reader
 from .exits import Exit
 from .views import catalog_header, error, info, paint
 

@@ -16,6 +16,7 @@ from .formats import Format
 
 if TYPE_CHECKING:
     from tablepolicy.compiler.maintenance.report import MaintenanceReport
+    from tablepolicy.compiler.plan.model import Plan
     from tablepolicy.runtime.target import Target
 
 
@@ -27,6 +28,26 @@ def use_color(stream: object = sys.stdout) -> bool:
 
 def paint(text: str, color: str, *, bold: bool = False, err: bool = False) -> str:
     return typer.style(text, fg=color, bold=bold) if use_color(sys.stderr if err else sys.stdout) else text
+
+
+def render_plan(plan: Plan, output: Format, header: str, diagnostics: Diagnostics | None = None) -> str:
+    """A plan as ``plan`` prints it and ``show`` prints a saved one: text for a terminal (after the catalog's
+    header), markdown for a pull request (its findings beside it), JSON for CD (the plan file itself)."""
+    match output:
+        case Format.text:
+            from tablepolicy.compiler.render.text import render_text
+
+            return header + "\n" + render_text(plan, lambda t, c: paint(t, c))
+        case Format.markdown:
+            from tablepolicy.compiler.render.markdown import render_markdown
+
+            return render_markdown(plan, diagnostics or Diagnostics(), catalog=header)
+        case Format.json:
+            from tablepolicy.compiler.plan.codec import plan_to_json
+
+            return plan_to_json(plan)
+        case _:
+            assert_never(output)
 
 
 def show_diagnostic(d: Diagnostic) -> None:

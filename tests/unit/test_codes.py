@@ -28,6 +28,7 @@ from tablepolicy.compiler.erasure.requests import load_requests
 from tablepolicy.compiler.maintenance.actions import Action, ExpireSnapshots
 from tablepolicy.compiler.safety import Safety
 from tablepolicy.compiler.validate import validate
+from tests.imports import absolute, package_of
 from tests.unit.test_differ import CASES
 from tests.unit.test_plan_file import CASES as PLAN_FILE_CASES
 
@@ -67,15 +68,16 @@ def _severity_at(call: ast.Call) -> Severity | None:
     return None
 
 
-def uses_in(text: str, file: str) -> Iterator[Use]:
-    """Every code written in one module: literals, ``codes.X`` and ``from tablepolicy.compiler.codes import X``."""
+def uses_in(text: str, file: str, package: str = "tablepolicy.compiler") -> Iterator[Use]:
+    """Every code written in one module: literals, ``codes.X`` and ``from ..codes import X`` (relative imports
+    resolved from ``package``, the module's own)."""
     tree = ast.parse(text)
     at_call: dict[int, Severity | None] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and node.args and _code_of(node.args[0]) is not None:
             at_call[id(node.args[0])] = _severity_at(node)
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module == "tablepolicy.compiler.codes":
+        if isinstance(node, ast.ImportFrom) and absolute(node, package).module == "tablepolicy.compiler.codes":
             yield from (Use(file, node.lineno, a.name, None) for a in node.names if CODE.fullmatch(a.name))
         elif isinstance(node, ast.Constant | ast.Attribute) and (code := _code_of(node)) is not None:
             yield Use(file, node.lineno, code, at_call.get(id(node)))
@@ -83,7 +85,7 @@ def uses_in(text: str, file: str) -> Iterator[Use]:
 
 def source_uses() -> list[Use]:
     files = sorted(p for d in ("compiler", "runtime") for p in (ROOT / d).rglob("*.py") if p != REGISTRY_FILE)
-    return [u for f in files for u in uses_in(f.read_text(encoding="utf-8"), str(f.relative_to(ROOT)))]
+    return [u for f in files for u in uses_in(f.read_text(encoding="utf-8"), str(f.relative_to(ROOT)), package_of(f))]
 
 
 def how_to_register(use: Use) -> str:
@@ -158,10 +160,11 @@ def test_a_duplicate_line_in_the_registry_fails_its_import(tmp_path: Path, monke
     line = next(x for x in text.splitlines() if x.startswith("TM203 = "))
     copy = tmp_path / "codes_copy.py"
     copy.write_text(text.replace(line, f"{line}\n{line}"), encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("codes_copy", copy)
+    # a module of the compiler package (its relative imports resolve there), under a name of its own
+    spec = importlib.util.spec_from_file_location("tablepolicy.compiler.codes_copy", copy)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "codes_copy", module)
+    monkeypatch.setitem(sys.modules, "tablepolicy.compiler.codes_copy", module)
     with pytest.raises(ValueError) as raised:  # the copy's own DuplicateCode class
         spec.loader.exec_module(module)
     assert type(raised.value).__name__ == "DuplicateCode"
