@@ -201,8 +201,8 @@ def apply(
     ``planned``: a saved plan file or a Plan. Its catalog and environment are used unless others are given (a
     catalog the plan was not made for is refused). ``policies``: the reviewed policies, or the Invocation a caller
     resolved for them (its catalog and environment are then the run's). ``verify``: first check the plan against
-    the plan derived now from ``policies`` and the catalog (refused with StalePlanError / PlanMismatchError when they differ, or
-    when git has not approved a destructive change: nothing runs). ``journal``: where completed steps are
+    the plan derived now from ``policies`` and the catalog (refused with StalePlanError / PlanMismatchError when
+    they differ, or when git has not approved a destructive change: nothing runs). ``journal``: where completed steps are
     recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of each step
     as it ends; ``on_notice``: of each note (a step found already applied)."""
     from tablepolicy.compiler.plan.model import Plan as PlanModel

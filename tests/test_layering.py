@@ -30,7 +30,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FORBIDDEN_MODULES = (
-    "runtime", "tablepolicy.runtime", "tablepolicy.api", "tablepolicy.cli", "pyspark", "py4j",  # the floors above; the JVM
+    "runtime", "tablepolicy.runtime", "tablepolicy.api", "tablepolicy.cli",  # the floors above
+    "pyspark", "py4j",  # the JVM
     "sqlalchemy", "pyiceberg.catalog", "pyiceberg.io",  # catalogs, their databases and file systems
     "multiprocessing", "concurrent.futures", "subprocess", "threading", "socket",  # processes, threads, network
     "http.client", "urllib.request", "requests",

@@ -202,7 +202,8 @@ def test_an_unchanged_project_is_answered_without_the_policy_models(tmp_path: Pa
     assert tablepolicy("validate", "policies", cwd=warm).returncode == 0
     script = ("import sys\nfrom tablepolicy.cli.app import main\ntry:\n    main()\nexcept SystemExit as e:\n"
               "    code = e.code\n"
-              "print(code, sorted(m for m in ('tablepolicy.compiler.policy.table', 'yaml', 'ruamel') if m in sys.modules))")
+              "print(code, sorted(m for m in ('tablepolicy.compiler.policy.table', 'yaml', 'ruamel') "
+              "if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", script, "validate", "policies/ads/click_log.yaml"], cwd=warm,
                           env=process_env(warm), capture_output=True, text=True, timeout=300, check=False)
     assert done.stdout.strip() == "0 []", done.stderr

@@ -22,9 +22,8 @@ from tablepolicy.runtime.invocation import Invocation, resolve_invocation
 
 from .apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
 from .exits import Exit
-from .formats import DriftFormat
+from .formats import DriftFormat, Format
 from .views import (
-    Format,
     catalog_header,
     error,
     info,
@@ -52,8 +51,8 @@ def init(directory: Path, *, install: str, force: bool) -> int:
         return Exit.ERROR
     for path in written:
         info(f"wrote {display_path(path)}")
-    for line in retired_calls(directory):  # the repository's other workflows, written by an earlier release
-        warning(line)
+    for stale in retired_calls(directory):  # the repository's other workflows, written by an earlier release
+        warning(stale)
     info(f"Workflows install {line.spec!r} ({line.origin}; change with --install). Next: tablepolicy validate "
          f"{display_path(directory / 'policies')}, then open a pull request.")
     return Exit.OK

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-import tablepolicy.api  # noqa: F401  (loads the modules whose bindings are wrapped)
+import tablepolicy.api
 import tablepolicy.cli.commands
 import tablepolicy.cli.erasure
-import tablepolicy.cli.lifecycle  # noqa: F401
+import tablepolicy.cli.lifecycle
 import tablepolicy.compiler.paths
 import tablepolicy.compiler.plan.codec
 import tablepolicy.compiler.project
