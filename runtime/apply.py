@@ -111,7 +111,7 @@ def check_against_policies(plan: Plan, reader: CatalogReader, policies: ProjectP
                                             overlay_read=overlay_read)
     if diagnostics.has_errors:
         raise PolicyError(diagnostics)
-    derived = make_plan(project, reader, plan.target, today=datetime.now(UTC).date(), workers=FORKED)
+    derived = make_plan(project, reader, plan.catalog_ref, today=datetime.now(UTC).date(), workers=FORKED)
     if derived.refused:
         raise PolicyError(derived.diagnostics)
     existing = {c.table for c in plan.namespaces if reader.namespace_exists(c.table)}

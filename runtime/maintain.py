@@ -31,7 +31,7 @@ from tablepolicy.compiler.maintenance.decide import Skip
 from tablepolicy.compiler.maintenance.due import MaintenancePlan, TableMaintenance, needs_spark
 from tablepolicy.compiler.maintenance.health import OrphanFigures
 from tablepolicy.compiler.maintenance.measured import measured
-from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+from tablepolicy.compiler.maintenance.report import ActionRun, MaintenanceReport, Status, TableOutcome
 from tablepolicy.compiler.maintenance.sequence import unchanged, work_table
 from tablepolicy.compiler.render.maintenance import action_sql
 
@@ -59,7 +59,7 @@ class Progress(Protocol):
     def starting_spark(self) -> None: ...
     def table(self, number: int, total: int, name: tuple[str, ...]) -> None: ...
     def action(self, action: Action) -> None: ...
-    def step(self, step: Step | Skip) -> None: ...
+    def step(self, step: ActionRun | Skip) -> None: ...
 
 
 class Silent:
@@ -72,7 +72,7 @@ class Silent:
     def action(self, action: Action) -> None:
         pass
 
-    def step(self, step: Step | Skip) -> None:
+    def step(self, step: ActionRun | Skip) -> None:
         pass
 
 
@@ -211,7 +211,7 @@ class _Run:
         freed = sum(size for path, size in before.items() if path not in after)
         return replace(outcome, stored_bytes=(sum(before.values()), sum(after.values())), freed_bytes=freed)
 
-    def execute(self, action: Action, current: TableMaintenance) -> tuple[Step, TableMaintenance | None]:
+    def execute(self, action: Action, current: TableMaintenance) -> tuple[ActionRun, TableMaintenance | None]:
         self.progress.action(action)
         sql, name = self.sql(action), action.table
         engine = needs_spark(action, current.health)
@@ -219,16 +219,17 @@ class _Run:
             table = self.reader.pyiceberg_table(name, fresh=True)
             refusal = self.locations.overlap(self.reader, name, table.location()) if table is not None else None
             if refusal is not None:
-                return Step(action, sql, Status.REFUSED, error=refusal), None
+                return ActionRun(action, sql, Status.REFUSED, error=refusal), None
         started = time.perf_counter()
         if not engine:
             sql = ENGINE_FREE + sql
             try:
                 rows = self._without_engine(action)
             except (ExecutionError, ExpiryRefused, OSError) as exc:
-                return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=str(exc)), None
+                spent = time.perf_counter() - started
+                return ActionRun(action, sql, Status.FAILED, seconds=spent, error=str(exc)), None
             except _Refused as refused:
-                return Step(action, sql, Status.REFUSED, error=str(refused)), None
+                return ActionRun(action, sql, Status.REFUSED, error=str(refused)), None
             return self._done(action, current, sql, rows, time.perf_counter() - started)
         try:
             what = f"{format_name(name)}: {action.summary}"
@@ -240,18 +241,18 @@ class _Run:
                 error = (damaged_in(table, str(exc)) if table is not None else None) or str(exc)
             except ExecutionError as damage:  # a manifest the table reads is torn too
                 error = str(damage)
-            return Step(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=error), None
+            return ActionRun(action, sql, Status.FAILED, seconds=time.perf_counter() - started, error=error), None
         return self._done(action, current, sql, rows, time.perf_counter() - started)
 
     def _done(self, action: Action, current: TableMaintenance, sql: str, rows: list[dict[str, Any]],
-              seconds: float) -> tuple[Step, TableMaintenance | None]:
+              seconds: float) -> tuple[ActionRun, TableMaintenance | None]:
         name = action.table
         fresh = self._decide_again(current)
         if fresh is None:
             gone = f"{format_name(name)}: the table is no longer in the catalog after this action"
-            return Step(action, sql, Status.FAILED, seconds=seconds, error=gone), None
+            return ActionRun(action, sql, Status.FAILED, seconds=seconds, error=gone), None
         effect = measured(action, rows, current.health, fresh.health)
-        return Step(action, sql, Status.DONE, effect, seconds, rows[0] if rows else {}), fresh
+        return ActionRun(action, sql, Status.DONE, effect, seconds, rows[0] if rows else {}), fresh
 
     def _without_engine(self, action: Action) -> list[dict[str, Any]]:
         """Run an expiry or orphan removal with no JVM; the rows Spark's procedure would return."""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
     from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Severity
     from tablepolicy.compiler.errors import CatalogError, PolicyError, TablePolicyError
     from tablepolicy.compiler.plan.codec import PlanFileError
+    from tablepolicy.runtime.erase_run import ErasedTable, ErasureOutcome, ErasureStatus
     from tablepolicy.runtime.importing import ImportRefused, ImportUsageError
     from tablepolicy.runtime.invocation import Invocation
     from tablepolicy.runtime.target import Target
@@ -45,7 +46,6 @@ if TYPE_CHECKING:  # the names as a type checker sees them; at run time each mod
         save_plan,
         validate,
     )
-    from .erasure import ErasedTable, ErasureOutcome, ErasureStatus
     from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 # Where each public name lives. Loaded on first use (PEP 562): ``tablepolicy validate`` needs the policy models,
@@ -62,7 +62,7 @@ _HOMES = {
     **dict.fromkeys(("BlockedPlanError", "apply", "catalog", "drift", "erase", "erase_status", "health",
                      "import_tables", "invocation", "load_plan", "maintain", "plan", "save_plan", "validate"),
                     "tablepolicy.api"),
-    **dict.fromkeys(("ErasedTable", "ErasureOutcome", "ErasureStatus"), "tablepolicy.erasure"),
+    **dict.fromkeys(("ErasedTable", "ErasureOutcome", "ErasureStatus"), "tablepolicy.runtime.erase_run"),
     **dict.fromkeys(("DriftOutcome", "HealthOutcome", "Imported", "MaintainOutcome", "PlanOutcome", "Validation"),
                     "tablepolicy.results"),
 }

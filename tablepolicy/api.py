@@ -35,10 +35,10 @@ if TYPE_CHECKING:  # result types load with the function returning one: validate
     from tablepolicy.compiler.project import WholeProject
     from tablepolicy.runtime.apply import ApplyReport, StepResult
     from tablepolicy.runtime.catalog.reader import CatalogReader
+    from tablepolicy.runtime.erase_run import ErasureOutcome, ErasureStatus
+    from tablepolicy.runtime.events import ProgressCallback
     from tablepolicy.runtime.maintain import Locations
 
-    from .erasure import ErasureOutcome, ErasureStatus
-    from .events import ProgressCallback
     from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
 
 PathLike = str | os.PathLike[str]
@@ -202,9 +202,9 @@ def apply(
     catalog the plan was not made for is refused). ``policies``: the reviewed policies, or the Invocation a caller
     resolved for them (its catalog and environment are then the run's). ``verify``: first check the plan against
     the plan derived now from ``policies`` and the catalog (refused with StalePlanError / PlanMismatchError when
-    they differ, or when git has not approved a destructive change: nothing runs). ``journal``: where completed steps are
-    recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of each step
-    as it ends; ``on_notice``: of each note (a step found already applied)."""
+    they differ, or when git has not approved a destructive change: nothing runs). ``journal``: where completed
+    steps are recorded (default: beside a plan file, else in the project's .tablepolicy/). ``on_step``: told of
+    each step as it ends; ``on_notice``: of each note (a step found already applied)."""
     from tablepolicy.compiler.plan.model import Plan as PlanModel
     from tablepolicy.compiler.plan.steps import plan_id_of
     from tablepolicy.runtime.apply import apply_plan
@@ -282,10 +282,10 @@ def maintain(
     from tablepolicy.compiler.maintenance.due import TableMaintenance
     from tablepolicy.compiler.maintenance.sequence import estimated
     from tablepolicy.compiler.render.maintenance import action_sql
+    from tablepolicy.runtime.events import CallbackProgress, MaintenanceDecided
     from tablepolicy.runtime.maintain import Locations, run_maintenance
     from tablepolicy.runtime.spark.session import SessionOnDemand, SparkOptions
 
-    from .events import CallbackProgress, MaintenanceDecided
     from .results import MaintainOutcome
 
     run = invocation(path, catalog=catalog, environment=environment, now=now)
@@ -387,7 +387,7 @@ def erase(
     reads are deleted only when older (default: the table's orphan_files.older_than, else 3d). ``progress``: told
     of each tablepolicy.events value (what was decided, each step, each table erased) as the run goes.
     ``outcome.complete``: every table erased and proven, or held by a declared legal hold."""
-    from . import erasure
+    from tablepolicy.runtime import erase_run as erasure
 
     age = erasure.debris_min_age(debris_min_age, "debris_min_age") if isinstance(debris_min_age, str) \
         else debris_min_age
@@ -406,7 +406,7 @@ def erase_status(path: Where = "policies", *, catalog: CatalogLike = None, envir
                  requests: PathLike | None = None, today: date | None = None) -> ErasureStatus:
     """Each erasure request of the ledger (or of ``requests``, those the ledger does not know yet as pending) on
     the selected tables, without a JVM: done with its proof, pending, held or overdue as of ``today``."""
-    from . import erasure
+    from tablepolicy.runtime import erase_run as erasure
 
     run = invocation(path, catalog=catalog, environment=environment)
     project, _ = load_project(run)

@@ -22,13 +22,13 @@ from tablepolicy.compiler.maintenance.actions import (
 from tablepolicy.compiler.maintenance.decide import Skip
 from tablepolicy.compiler.maintenance.health import OrphanFigures
 from tablepolicy.compiler.maintenance.measured import measured
-from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+from tablepolicy.compiler.maintenance.report import ActionRun, MaintenanceReport, Status, TableOutcome
 from tablepolicy.compiler.render.erasure_report import proof_json
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.runtime.erasure.proof import ProofStep, TableProof
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.test_maintenance import health
-from tests.test_report_views import CATALOG, check
+from tests.test_report_output import CATALOG, check
 from tests.test_torn_files import _table as torn_files_table
 
 NOW = datetime(2026, 11, 24, 6, 0, tzinfo=UTC)
@@ -50,13 +50,13 @@ def maintain_report() -> MaintenanceReport:
     manifests = RewriteManifests(table=T, reason="100 manifests")
     output = {"rewritten_data_files_count": 40, "added_data_files_count": 2, "rewritten_bytes_count": 40_000}
     steps = (
-        Step(compact, "CALL ...rewrite_data_files", Status.DONE, measured(compact, [output], start, compacted),
+        ActionRun(compact, "CALL ...rewrite_data_files", Status.DONE, measured(compact, [output], start, compacted),
              12.3456, output),
-        Step(expire, "CALL ...expire_snapshots", Status.DONE, measured(expire, [{}], compacted, expired), 1.5),
-        Step(orphans, "CALL ...remove_orphan_files", Status.DONE,
+        ActionRun(expire, "CALL ...expire_snapshots", Status.DONE, measured(expire, [{}], compacted, expired), 1.5),
+        ActionRun(orphans, "CALL ...remove_orphan_files", Status.DONE,
              measured(orphans, [{"orphan_file_location": "a"}, {"orphan_file_location": "b"}], expired, cleaned),
              0.25),
-        Step(manifests, "CALL ...rewrite_manifests", Status.FAILED, seconds=3.0, error="the engine said no"),
+        ActionRun(manifests, "CALL ...rewrite_manifests", Status.FAILED, seconds=3.0, error="the engine said no"),
     )
     idle = health(table=("shop", "t10"), data_files=1, data_bytes=10, rows=1, snapshot_times=(5,))
     return MaintenanceReport(CATALOG, False, (
@@ -85,7 +85,7 @@ def test_a_dry_runs_steps_have_the_same_keys() -> None:
     report = maintain_report()
     dry = MaintenanceReport(CATALOG, True, tuple(
         TableOutcome(t.table, t.before, t.after, tuple(
-            Step(s.action, s.sql, Status.ESTIMATED, type(s.effect)(bytes_rewritten=s.effect.bytes_rewritten))
+            ActionRun(s.action, s.sql, Status.ESTIMATED, type(s.effect)(bytes_rewritten=s.effect.bytes_rewritten))
             for s in t.steps)) for t in report.tables))
     steps = json.loads(report_json(dry))["tables"][0]["steps"]
     assert [s["seconds"] for s in steps] == [0.0] * 4

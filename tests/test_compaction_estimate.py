@@ -81,7 +81,7 @@ def test_the_dry_run_report_shows_what_it_cannot_know_as_a_range() -> None:
     from tablepolicy.compiler.maintenance.actions import RewriteDataFiles
     from tablepolicy.compiler.maintenance.health import TableHealth
     from tablepolicy.compiler.maintenance.projection import projected
-    from tablepolicy.compiler.maintenance.report import MaintenanceReport, Status, Step, TableOutcome
+    from tablepolicy.compiler.maintenance.report import ActionRun, MaintenanceReport, Status, TableOutcome
     from tablepolicy.compiler.render.maintenance_report import report_markdown, report_text
 
     groups = (group(30, 2013), group(4, 2013))
@@ -94,7 +94,7 @@ def test_the_dry_run_report_shows_what_it_cannot_know_as_a_range() -> None:
     after, effect = projected(before, action, datetime(2026, 1, 1, tzinfo=UTC))
     assert (after.data_files, effect.written, effect.written_most) == (7, 3, 4)  # 4 left + 3 to 4 written
     assert (effect.rewritten, effect.bytes_rewritten, effect.bytes_written) == (30, 30 * 2013, None)
-    outcome = TableOutcome(("est", "events"), before, after, (Step(action, "CALL ...", Status.ESTIMATED, effect),))
+    outcome = TableOutcome(("est", "events"), before, after, (ActionRun(action, "CALL ...", Status.ESTIMATED, effect),))
     assert (outcome.data_files_after, outcome.data_bytes_after) == ((7, 8), (4 * 2013, 34 * 2013))
     text = report_text(MaintenanceReport({"name": "lake"}, True, (outcome,)))
     assert "  data files                        34                   7–8" in text

@@ -15,7 +15,7 @@ from tablepolicy.compiler.erasure.plan import ErasurePreview, RefRule, RefStep
 from tablepolicy.compiler.render.erasure import render_preview
 from tablepolicy.compiler.render.erasure_report import proof_json, render_status
 from tablepolicy.runtime.erasure.proof import ProofStep, RefOutcome, TableProof
-from tests.test_report_views import CATALOG, check
+from tests.test_report_output import CATALOG, check
 
 AT = datetime(2026, 11, 24, 6, 0, tzinfo=UTC)
 TODAY = AT.date()

@@ -236,7 +236,7 @@ def test_a_dry_run_decides_each_action_on_the_health_the_one_before_leaves() -> 
 
 
 def test_a_run_skips_what_the_action_before_made_unnecessary_and_stops_a_table_at_a_failure() -> None:
-    from tablepolicy.compiler.maintenance.report import Effect, Status, Step
+    from tablepolicy.compiler.maintenance.report import ActionRun, Effect, Status
     from tablepolicy.compiler.maintenance.sequence import work_table
 
     planner = basis("  compaction: {min_input_files: 3}\n  manifests: {min_manifests: 3}\n"
@@ -249,8 +249,9 @@ def test_a_run_skips_what_the_action_before_made_unnecessary_and_stops_a_table_a
 
     def compacts(action: Any, current: Any) -> Any:  # what Spark and the re-read report, scripted
         if action.action == "expire_snapshots":
-            return Step(action, "sql", Status.FAILED, error="ValidationException: boom\n  statement: ..."), None
-        return Step(action, "sql", Status.DONE, Effect(rewritten=6, written=1)), planner.decide(current.table, merged)
+            return ActionRun(action, "sql", Status.FAILED, error="ValidationException: boom\n  statement: ..."), None
+        done = ActionRun(action, "sql", Status.DONE, Effect(rewritten=6, written=1))
+        return done, planner.decide(current.table, merged)
 
     outcome = work_table(planned, compacts, lambda a: a.action)
     assert [(s.action.action, s.status) for s in outcome.steps] == [("rewrite_data_files", "done"),

@@ -45,7 +45,8 @@ from yaml.nodes import ScalarNode
 from .. import jsontext
 from ..diagnostics import Diagnostic, Diagnostics, Location, Severity
 from ..iceberg.names import UNSAFE_HINT, unsafe_character
-from ..policy.base import LONG_MAX, Spec
+from ..iceberg.types import LONG_MAX
+from ..policy.base import Spec
 from ..policy.errors import findings_from
 from ..policy.table import SAFE_NAME
 from ..yamlsource import Path, SourceMap, YamlDocument, _scalar, parse_yaml

@@ -60,7 +60,10 @@ class Effect:
 
 
 @dataclass(frozen=True)
-class Step:
+class ActionRun:
+    """One maintenance action as it ran (or, in a dry run, as estimated): its SQL, status and effect. Not a plan's
+    Step (compiler/plan/steps.py), which is one change's SQL waiting to be applied."""
+
     action: Action
     sql: str
     status: Status
@@ -79,7 +82,7 @@ class TableOutcome:
     table: tuple[str, ...]
     before: TableHealth
     after: TableHealth  # estimated in a dry run
-    steps: tuple[Step, ...] = ()
+    steps: tuple[ActionRun, ...] = ()
     skips: tuple[Skip, ...] = ()
     stored_bytes: tuple[int, int] | None = None  # bytes under the table location before and after, when listed
     freed_bytes: int | None = None  # bytes of the files listed before that are gone after
@@ -138,5 +141,5 @@ class MaintenanceReport:
         return any(t.failed for t in self.tables)
 
     @property
-    def steps(self) -> list[Step]:
+    def steps(self) -> list[ActionRun]:
         return [s for t in self.tables for s in t.steps]

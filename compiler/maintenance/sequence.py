@@ -15,11 +15,11 @@ from .actions import RANK, SECTIONS, Action
 from .decide import Skip
 from .due import MaintenancePlan, TableMaintenance
 from .projection import projected
-from .report import MaintenanceReport, Status, Step, TableOutcome
+from .report import ActionRun, MaintenanceReport, Status, TableOutcome
 
 # (the action, the table as decided before it) -> what happened, and the table decided again on its health
 # afterwards (None when the action did not complete: the rest of the table's actions do not run)
-Execute = Callable[[Action, TableMaintenance], tuple[Step, TableMaintenance | None]]
+Execute = Callable[[Action, TableMaintenance], tuple[ActionRun, TableMaintenance | None]]
 
 # (earlier action, later action) -> why the earlier one made the later one unnecessary, in words users know
 BECAUSE: dict[tuple[str, str], str] = {
@@ -36,12 +36,12 @@ def changed_reason(earlier: str, later: str, fresh: Skip | None) -> str:
 
 def work_table(
     planned: TableMaintenance, execute: Execute, sql_of: Callable[[Action], str],
-    on_step: Callable[[Step | Skip], None] = lambda _s: None,
+    on_step: Callable[[ActionRun | Skip], None] = lambda _s: None,
 ) -> TableOutcome:
     """``planned``: the table as decided before the run; ``sql_of``: an action's statement (for the report of
     actions that did not run); ``on_step``: called as each step or changed decision is known (progress)."""
     current, pending = planned, list(planned.actions)
-    steps: list[Step] = []
+    steps: list[ActionRun] = []
     changed: list[Skip] = []
     while pending:
         action = pending.pop(0)
@@ -50,7 +50,7 @@ def work_table(
         on_step(step)
         if fresh is None:
             for left in pending:
-                not_run = Step(left, sql_of(left), Status.NOT_RUN,
+                not_run = ActionRun(left, sql_of(left), Status.NOT_RUN,
                                error=f"not run: {SECTIONS[action.action]} ({action.action}) did not complete")
                 steps.append(not_run)
                 on_step(not_run)
@@ -79,10 +79,10 @@ def estimated(plan: MaintenancePlan, sql_of: Callable[[Action], str], catalog: d
     assert plan.now is not None, "a dry run estimates at the decisions' time"
     now = plan.now
 
-    def execute(action: Action, current: TableMaintenance) -> tuple[Step, TableMaintenance | None]:
+    def execute(action: Action, current: TableMaintenance) -> tuple[ActionRun, TableMaintenance | None]:
         health, effect = projected(current.health, action, now)
         fresh = current.basis.decide(current.table, health) if current.basis is not None else None
-        return Step(action, sql_of(action), Status.ESTIMATED, effect), fresh
+        return ActionRun(action, sql_of(action), Status.ESTIMATED, effect), fresh
 
     outcomes = tuple(work_table(t, execute, sql_of) if t.actions else unchanged(t) for t in plan.tables)
     return MaintenanceReport(catalog, True, outcomes, tuple(plan.missing))

@@ -43,7 +43,7 @@ def _change_view(change: Change, catalog: str) -> dict[str, Any]:
 
 
 def plan_to_json(plan: Plan) -> str:
-    document: dict[str, Any] = {"catalog": plan.target.model_dump(mode="json")}
+    document: dict[str, Any] = {"catalog": plan.catalog_ref.model_dump(mode="json")}
     if plan.environment is not None:  # absent without --env: such plan files stay as they were
         document["environment"] = {
             "name": plan.environment.name,
@@ -101,7 +101,7 @@ def plan_from_json(text: str) -> Plan:
             {
                 "format_version": document["format_version"],
                 "tool_version": document["tool_version"],
-                "target": document["catalog"],
+                "catalog_ref": document["catalog"],
                 "git_sha": document.get("git_sha"),
                 "environment": _environment(document.get("environment")),
                 "namespaces": [c["change"] for c in document["namespaces"]],

@@ -108,7 +108,7 @@ class TablePlan(Frozen):
 class Plan(Frozen):
     format_version: int = PLAN_FORMAT_VERSION
     tool_version: str = __version__
-    target: CatalogRef = Field(description="The catalog the plan was made against (never its credentials).")
+    catalog_ref: CatalogRef = Field(description="The catalog the plan was made against (never its credentials).")
     git_sha: str | None = Field(None, description="Commit of the policies, when planned inside git; `<sha>-dirty` when "
                                   "the policies in the work tree differed from it.")
     environment: EnvironmentRef | None = Field(None, description="The overlay the plan was made with, if any.")
@@ -125,7 +125,7 @@ class Plan(Frozen):
     @property
     def catalog(self) -> str:
         """The catalog's name, as the SQL names it."""
-        return self.target.name
+        return self.catalog_ref.name
 
     @property
     def changes(self) -> list[Change]:

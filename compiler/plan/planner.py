@@ -119,8 +119,8 @@ def make_plan(
     managed = ({t.name[:-1] for t in project.tables} | {v.name[:-1] for v in project.views}
                | {ns.name for ns in project.namespaces})
     unmanaged = sorted({t for ns in managed for t in source.tables_in(ns) if t not in declared}, key=natural_key)
-    plan = Plan(target=target, git_sha=git_sha, environment=environment_of(project, present), namespaces=namespaces,
-                tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
+    plan = Plan(catalog_ref=target, git_sha=git_sha, environment=environment_of(project, present),
+                namespaces=namespaces, tables=tables, unmanaged=unmanaged, blocked=_blocked(project, tables))
     diagnostics.extend(unused_approvals(project, tables))
     diagnostics.extend(_breaking_for_views(views, tables))
     diagnostics.extend(_unknown_reads(project, views, tables, source, catalog))

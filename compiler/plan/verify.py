@@ -22,8 +22,9 @@ def check_origin(saved: Plan, target: CatalogRef, environment: str | None = None
     problems = []
     if saved.tool_version != __version__:
         problems.append(f"the plan was written by tablepolicy {saved.tool_version}; this is {__version__}")
-    if saved.target != target:
-        problems.append(f"the plan was made against {saved.target.describe()}; this apply targets {target.describe()}")
+    if saved.catalog_ref != target:
+        problems.append(f"the plan was made against {saved.catalog_ref.describe()}; this apply targets "
+                        f"{target.describe()}")
     planned = saved.environment.name if saved.environment is not None else None
     if planned != environment:
         problems.append(f"the plan was made for {_environment(planned)}; this apply is for {_environment(environment)}")

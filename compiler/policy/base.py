@@ -6,9 +6,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..iceberg.types import INT32_MAX, LONG_MAX
+from ..iceberg.types import INT32_MAX
 
-__all__ = ["INT32_MAX", "LONG_MAX", "Count", "NonEmpty", "Spec"]
+__all__ = ["Count", "NonEmpty", "Spec"]
 
 # A positive count or field id: Iceberg and Spark hold these as Java ints.
 Count = Annotated[int, Field(ge=1, le=INT32_MAX)]

@@ -11,8 +11,8 @@ from pydantic import BaseModel, ValidationError
 from .. import codes
 from ..diagnostics import Diagnostic, Severity
 from ..iceberg.names import UNSAFE_HINT, unsafe_character
+from ..iceberg.types import INT32_MAX, LONG_MAX
 from ..yamlsource import Path, SourceMap
-from .base import INT32_MAX, LONG_MAX
 from .introspect import field_names, models_at
 
 # pydantic's built-in error types, grouped under the project's stable codes.

@@ -23,7 +23,8 @@ from pydantic_core import PydanticCustomError
 
 from .. import codes
 from ..iceberg.names import _UNSAFE, UNSAFE_HINT, unsafe_character
-from .base import LONG_MAX, Count, Spec
+from ..iceberg.types import LONG_MAX
+from .base import Count, Spec
 from .units import PositiveDuration
 
 MAIN = "main"

@@ -19,7 +19,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from .. import codes
-from .base import LONG_MAX
+from ..iceberg.types import LONG_MAX
 
 
 class _OutOfRange(ValueError):

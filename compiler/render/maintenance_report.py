@@ -18,7 +18,7 @@ from ..maintenance import actions
 from ..maintenance.actions import SECTIONS, Action
 from ..maintenance.decide import Skip
 from ..maintenance.health import TableHealth
-from ..maintenance.report import Effect, MaintenanceReport, Status, Step, TableOutcome
+from ..maintenance.report import ActionRun, Effect, MaintenanceReport, Status, TableOutcome
 from .text import Painter, no_color
 
 REPORT_VERSION = 1
@@ -63,7 +63,7 @@ def _compaction_text(effect: Effect) -> str:
     return f"rewrote {_n(effect.rewritten)} files{read} into {into}{wrote}"
 
 
-def step_text(step: Step) -> str:
+def step_text(step: ActionRun) -> str:
     """The outcome of one step after ``compaction ...``: ``done in 12.3s (rewrote 40 files into 2)``."""
     effect = effect_text(step.action, step.effect)
     match step.status:
@@ -196,7 +196,7 @@ def _figures(h: TableHealth) -> dict[str, int]:
             "snapshots": h.snapshots, "rows": h.rows, "manifests": h.manifests}
 
 
-def _step(step: Step) -> dict[str, Any]:
+def _step(step: ActionRun) -> dict[str, Any]:
     action = step.action
     return {"section": SECTIONS[action.action], "action": action.action, "code": action.code,
             "safety": str(action.safety), "summary": action.summary, "reason": action.reason,

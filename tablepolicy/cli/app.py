@@ -22,7 +22,7 @@ from tablepolicy.runtime.flags import check_master, check_output
 from .completion import environment_names, table_names
 from .exits import Exit
 from .formats import DoctorFormat, DriftFormat, FindingsFormat, Format, HealthFormat, StatusFormat
-from .views import error
+from .output import error
 
 
 class CommandList(TyperGroup):
@@ -140,7 +140,7 @@ def run(
             check_master(master, reach=reach_master)
         code = action()
     except PolicyError as exc:
-        from .views import show_diagnostics
+        from .output import show_diagnostics
 
         show_diagnostics(exc.diagnostics)
         code = Exit.ERROR

@@ -13,7 +13,7 @@ from tablepolicy.compiler.render.findings import findings_json, github_annotatio
 
 from .exits import Exit
 from .formats import FindingsFormat
-from .views import show_diagnostics, summary_line
+from .output import show_diagnostics, summary_line
 
 
 def validate(path: Path, *, output: FindingsFormat = FindingsFormat.text, environment: str | None = None) -> int:

@@ -1,4 +1,4 @@
-"""What each command does: call the compiler or runtime, hand results to the views, return an exit code."""
+"""What each command does: call the compiler or runtime, hand results to the output, return an exit code."""
 
 from __future__ import annotations
 
@@ -20,10 +20,10 @@ from tablepolicy.runtime.caches.folder import cache_dir
 from tablepolicy.runtime.catalog.config import resolve_catalog
 from tablepolicy.runtime.invocation import Invocation, resolve_invocation
 
-from .apply_view import failure_json, report_json, show_complete, show_notice, show_statements, show_step
+from .apply_output import failure_json, report_json, show_complete, show_notice, show_statements, show_step
 from .exits import Exit
 from .formats import DriftFormat, Format
-from .views import (
+from .output import (
     catalog_header,
     error,
     info,
@@ -150,7 +150,7 @@ def plan(
 def show(path: Path, *, output: Format) -> int:
     """A saved plan in any format, as reviewed (Terraform's show): no catalog, no policies, nothing written."""
     saved = tablepolicy.load_plan(path)
-    target = saved.target
+    target = saved.catalog_ref
     where = f" · environment {saved.environment.name}" if saved.environment is not None else ""
     header = f"Catalog: {target.name} ({target.type or '?'}, {target.uri or '?'}){where} · saved plan {path}"
     typer.echo(render_plan(saved, output, header), nl=False)

@@ -14,7 +14,7 @@ from tablepolicy.runtime.target import resolve_target
 
 from .exits import Exit
 from .formats import DoctorFormat
-from .views import catalog_header, info, paint
+from .output import catalog_header, info, paint
 
 
 def doctor(path: Path, catalog: str | None, *, environment: str | None, write_probe: bool, master: str | None,

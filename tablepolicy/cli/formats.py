@@ -1,4 +1,4 @@
-"""The output formats each command's ``--format`` offers: closed sets handed from the flags to the views as
+"""The output formats each command's ``--format`` offers: closed sets handed from the flags to the output as
 members (``match`` ... ``assert_never``), never as bare strings. StrEnums, so a member prints as its value."""
 
 from __future__ import annotations

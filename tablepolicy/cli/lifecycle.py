@@ -16,7 +16,7 @@ from tablepolicy.compiler.render.maintenance_text import maintenance_json, rende
 from ..events import Event, MaintenanceDecided
 from .exits import Exit
 from .formats import Format, HealthFormat
-from .views import catalog_header, paint, show_maintenance_report
+from .output import catalog_header, paint, show_maintenance_report
 
 
 def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,

@@ -19,7 +19,7 @@ from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElaps
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.maintenance.actions import SECTIONS, Action
 from tablepolicy.compiler.maintenance.decide import Skip
-from tablepolicy.compiler.maintenance.report import Step
+from tablepolicy.compiler.maintenance.report import ActionRun
 from tablepolicy.compiler.render.maintenance_report import skip_text, step_text
 
 from ..events import (
@@ -70,11 +70,11 @@ class PlainProgress:
     def action(self, action: Action) -> None:
         pass
 
-    def step(self, step: Step | Skip) -> None:
+    def step(self, step: ActionRun | Skip) -> None:
         self.emit(line(self.prefix, step))
 
 
-def line(prefix: str, step: Step | Skip) -> str:
+def line(prefix: str, step: ActionRun | Skip) -> str:
     if isinstance(step, Skip):
         return f"{prefix}: {SECTIONS[step.action]} ... {skip_text(step)}"
     return f"{prefix}: {SECTIONS[step.action.action]} ... {step_text(step)}"
@@ -101,8 +101,8 @@ class LiveProgress(PlainProgress):
     def action(self, action: Action) -> None:
         self._start(f"{self.prefix}: {SECTIONS[action.action]} ({action.action})")
 
-    def step(self, step: Step | Skip) -> None:
-        if isinstance(step, Step):
+    def step(self, step: ActionRun | Skip) -> None:
+        if isinstance(step, ActionRun):
             self._stop()
         super().step(step)
 

@@ -19,7 +19,7 @@ from tablepolicy.runtime.lock import Found, LockStore, UnlockError, ago, lock_st
 
 from ..api import open_reader
 from .exits import Exit
-from .views import catalog_header, error, info, paint
+from .output import catalog_header, error, info, paint
 
 DANGER = ("Taking over a live run's lock lets another apply, maintain or erase change the table while that run "
           "still works on it: two runs rewriting the same files, snapshots expired under a reader, a plan applied "

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tablepolicy.compiler.maintenance.due import MaintenancePlan, maintenance_plan
-from tablepolicy.compiler.maintenance.report import Step
+from tablepolicy.compiler.maintenance.report import ActionRun
 from tablepolicy.compiler.maintenance.sequence import estimated
 from tablepolicy.compiler.render.maintenance import action_sql
 from tablepolicy.compiler.validate import validate
@@ -85,7 +85,7 @@ def checksum(lake: Lake, query: str) -> str:
     return hashlib.sha256(repr(rows).encode()).hexdigest()
 
 
-def effects(steps: Iterable[Step]) -> dict[str, dict[str, int]]:
+def effects(steps: Iterable[ActionRun]) -> dict[str, dict[str, int]]:
     """Each step's effect, but the bytes compaction wrote: a dry run cannot know them (it says so)."""
     return {s.action.action: {k: v for k, v in s.effect.as_json().items() if k != "bytes_written"} for s in steps}
 

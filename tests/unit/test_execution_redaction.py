@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tablepolicy.cli.views import error
+from tablepolicy.cli.output import error
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diff.changes import DropTable
 from tablepolicy.runtime import executor

@@ -96,7 +96,7 @@ def test_outside_git_there_is_no_sha(tmp_path: Path) -> None:
     (None, "plan `{id}` · tablepolicy {version}"),
 ])
 def test_the_comment_names_the_commit_or_says_there_is_none(sha: str | None, line: str) -> None:
-    plan = Plan(target=CatalogRef(name="prod", type="sql"), git_sha=sha)
+    plan = Plan(catalog_ref=CatalogRef(name="prod", type="sql"), git_sha=sha)
     assert render_markdown(plan).splitlines()[2] == line.format(id=plan_id(plan), version=plan.tool_version)
 
 

@@ -1,11 +1,11 @@
-"""Key values never reach a proof's error line (tablepolicy/cli/erasure.py mask_value): each is masked where it stands
+"""Key values never reach a proof's error line (runtime/erase_run.py mask_value): each is masked where it stands
 as a value, and a short word-like value is not masked inside identifiers, where it would garble the message."""
 
 from __future__ import annotations
 
 import pytest
 
-from tablepolicy.cli.erasure import mask_value
+from tablepolicy.runtime.erase_run import mask_value
 
 
 @pytest.mark.parametrize(("text", "value", "shown"), [

@@ -136,7 +136,7 @@ def plan_of(*changes: Change, table: tuple[str, ...] = T, consumed: tuple[str, .
     requirement = Requirement(exists=False) if any(isinstance(c, CreateTable) for c in others) else EXISTING
     tables = [TablePlan(table=table, policy_file="policies/shop/orders.yaml", requirement=requirement,
                         changes=others, declared_properties=("write.a", "write.b"), consumed_approvals=consumed)]
-    return Plan(target=TARGET, git_sha="abc", namespaces=namespaces, tables=tables if others else [])
+    return Plan(catalog_ref=TARGET, git_sha="abc", namespaces=namespaces, tables=tables if others else [])
 
 
 def test_every_change_kind_has_a_case() -> None:

@@ -30,18 +30,19 @@ from tablepolicy.compiler.erasure.requests import LoadedRequests, load_requests,
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.loader import Project, display_path
-from tablepolicy.runtime.caches.folder import cache_dir
-from tablepolicy.runtime.erasure.proof import ProofState, TableProof
-from tablepolicy.runtime.target import Target
 
+from .caches.folder import cache_dir
+from .erasure.proof import ProofState, TableProof
 from .events import ErasureDecided, ErasureProgress, LedgerNote, ProgressCallback, TableErased
+from .target import Target
 
 if TYPE_CHECKING:
     from tablepolicy.compiler.catalog.config import CatalogConfig
     from tablepolicy.compiler.paths import ProjectPaths
-    from tablepolicy.runtime.catalog.reader import CatalogReader
-    from tablepolicy.runtime.ledger import Ledger
-    from tablepolicy.runtime.spark.session import SessionOnDemand
+
+    from .catalog.reader import CatalogReader
+    from .ledger import Ledger
+    from .spark.session import SessionOnDemand
 
 
 @dataclass(frozen=True)
@@ -149,8 +150,8 @@ def erase(
     spark: Mapping[str, Any], now: datetime, debris_age: timedelta | None, progress: ProgressCallback,
 ) -> ErasureOutcome:
     """The body of tablepolicy.erase (tablepolicy/api.py checks the arguments and finds the project)."""
-    from tablepolicy.runtime.catalog.reader import CatalogReader
-    from tablepolicy.runtime.ledger import new_salt, now_utc, opened_ledger
+    from .catalog.reader import CatalogReader
+    from .ledger import new_salt, now_utc, opened_ledger
 
     config = chosen.catalog
     with CatalogReader(config, create=False) as reader:
@@ -165,13 +166,13 @@ def erase(
             today = now.date()
             session = None
             if todo.tables and not dry_run:  # started only if a step needs Spark (runtime/erasure/commits.py)
-                from tablepolicy.runtime.spark.session import SessionOnDemand, SparkOptions
+                from .spark.session import SessionOnDemand, SparkOptions
 
                 session = SessionOnDemand(config, SparkOptions.from_flags(spark["master"], spark["conf"]))
             previews: tuple[ErasurePreview, ...] = ()
             warnings: list[str] = []
             if dry_run and todo.tables:  # what holds the keys and every statement a run starts with, no JVM
-                from tablepolicy.runtime.erase import preview_erasure
+                from .erase import preview_erasure
 
                 previews = tuple(preview_erasure(todo.tables, config, warnings.append))
             progress(ErasureDecided(tuple(reached.tables), tuple(todo.tables), tuple(todo.done), today, dry_run,
@@ -199,9 +200,9 @@ def _erase_table(
 ) -> ErasedTable:
     """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved.
     ``debris_age``: the table's debris guard (None: Iceberg's 3-day orphan default)."""
-    from tablepolicy.runtime.erase import run_erasure
-    from tablepolicy.runtime.erasure.leftovers import DEBRIS_MIN_AGE
-    from tablepolicy.runtime.ledger import now_utc
+    from .erase import run_erasure
+    from .erasure.leftovers import DEBRIS_MIN_AGE
+    from .ledger import now_utc
 
     (proof,) = run_erasure([table], config, session.options, lock_dir=cache_dir(paths),
                            on_progress=lambda message: progress(ErasureProgress(message)), session=session,
@@ -228,8 +229,8 @@ def proof_document(outcome: ErasureOutcome, erased_at: datetime) -> str:
 def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests_file: Path | None, today: date
                  ) -> ErasureStatus:
     """The body of tablepolicy.erase_status."""
-    from tablepolicy.runtime.catalog.reader import CatalogReader
-    from tablepolicy.runtime.ledger import opened_ledger
+    from .catalog.reader import CatalogReader
+    from .ledger import opened_ledger
 
     with CatalogReader(chosen.catalog, create=False) as reader, \
             opened_ledger(reader, cache_dir(paths), create=False) as ledger:

@@ -1,4 +1,5 @@
-"""Terminal views: how findings and progress look. Logic lives elsewhere; these only format and print."""
+"""Terminal output: how findings, plans and progress look and where they go. Logic lives elsewhere; these only
+format and print (the only modules that print). "View" in this project means an Iceberg view."""
 
 from __future__ import annotations
 

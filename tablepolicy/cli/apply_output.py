@@ -7,7 +7,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from .views import info, paint
+from .output import info, paint
 
 if TYPE_CHECKING:
     from tablepolicy.compiler.plan.steps import Step

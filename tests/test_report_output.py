@@ -1,5 +1,5 @@
 """The report files runs leave for CD and auditors, byte for byte: ``apply --json-report`` and ``erase --proof``
-(their views: tablepolicy/cli/apply_view.py, compiler/render/erasure_report.py). No JVM: the runs' results are
+(their views: tablepolicy/cli/apply_output.py, compiler/render/erasure_report.py). No JVM: the runs' results are
 built here as the runs return them. A changed byte fails with a diff; when meant, rewrite the files with
 
     UPDATE_GOLDEN=1 .venv/bin/pytest -q tests/test_report_views.py
@@ -13,7 +13,7 @@ import os
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-from tablepolicy.cli.apply_view import failure_json, report_json
+from tablepolicy.cli.apply_output import failure_json, report_json
 from tablepolicy.compiler.diff.changes import AddColumn, DropColumn, PropertyChange, SetProperties
 from tablepolicy.compiler.erasure.ledger import Entry, statuses
 from tablepolicy.compiler.plan.steps import Step
