@@ -25,7 +25,9 @@ GOLDEN = Path(__file__).parent / "golden" / "api_surface.txt"
 
 def describe(name: str, value: object) -> str:
     if inspect.ismodule(value):
-        members = sorted(n for n in vars(value) if not n.startswith("_") and _defined_in(vars(value)[n], value))
+        listed = getattr(value, "__all__", None)  # a public module names its members; else what it defines
+        members = sorted(listed if listed is not None else (
+            n for n in vars(value) if not n.startswith("_") and _defined_in(vars(value)[n], value)))
         return f"module {name}: " + ", ".join(members)
     if inspect.isclass(value):
         bases = ", ".join(b.__name__ for b in value.__bases__)
