@@ -6,8 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..desired import desired_table
+from ..diff import changes
+from ..diff.changes import Change
 from ..diagnostics import Diagnostic, Location
 from ..iceberg.names import format_name
+from ..iceberg.readers import FEATURES
 from ..loader import LoadedTable, Project
 from ..model.table import ColumnPath, TableState
 from ..policy.columns import Column
@@ -51,3 +54,31 @@ def locator(table: LoadedTable, column_path: ColumnLocator) -> Locate:
             return table.source.value(("table",))
         return table.source.value(use.key)
     return locate
+
+
+def change_of(planned: list[Change]) -> Callable[[Use], str | None]:
+    """The summary of the change that brings a use into the table: the table's creation, else the change of its
+    kind (a column's, the format's, the partition spec's, the write modes')."""
+    def summary(use: Use) -> str | None:
+        for change in planned:
+            if isinstance(change, changes.CreateTable) or _brings(change, use):
+                return change.summary
+        return None
+    return summary
+
+
+def _brings(change: Change, use: Use) -> bool:
+    group = FEATURES[use.feature].group
+    if group == "format":
+        return isinstance(change, changes.UpgradeFormat)
+    if group == "transform":
+        return isinstance(change, changes.AddPartitionField | changes.ReplacePartitionField |
+                          changes.UpdatePartitionSpec)
+    if group == "deletes":
+        return isinstance(change, changes.UpgradeFormat) or isinstance(change, changes.SetProperties) and any(
+            c.key.endswith(".mode") for c in change.changes)
+    paths = [change.path] if isinstance(change, changes.AddColumn | changes.WidenType | changes.RenameColumn) else \
+        [c.path for c in change.columns] if isinstance(change, changes.AddColumns) else []
+    if isinstance(change, changes.RenameColumn):
+        paths = [(*change.path[:-1], change.new_name)]
+    return use.column is not None and any(use.column[:len(p)] == p for p in paths)
