@@ -175,7 +175,8 @@ ROWS: tuple[Row, ...] = (
          "type-uuid type-fixed", "yes", SPARK_TEST, "uuid reads as string, fixed as binary"),
     _row("spark", "3.5", "4.0", "type-time type-timestamp_ns type-timestamptz_ns", "no", SPARK_TEST,
          "Cannot convert unknown type to Spark"),
-    _row("spark", "3.5", "4.0", "names-case-only", "no", SPARK_TEST, "COLUMN_ALREADY_EXISTS"),
+    _row("spark", "3.5", "4.0", "names-case-only", "no", SPARK_TEST,
+         "SELECT * reads, a query naming either column is AMBIGUOUS_REFERENCE; DDL: COLUMN_ALREADY_EXISTS"),
     _row("spark", "4.0", None, "format-v1 format-v2", "yes", ICEBERG_ENGINES),
     # DuckDB's iceberg extension: 1.5.5 from PyPI, run here.
     _row("duckdb", "1.5.5", None, f"format-v1 format-v2 format-v3 position-deletes deletion-vectors {_PLAIN_TYPES} "

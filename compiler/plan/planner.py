@@ -35,9 +35,9 @@ from ..model.table import TableHistory
 from ..model.view import CurrentView, desired_view
 from ..parallel import IN_PROCESS, Workers
 from ..policy.refs import ref_name
+from ..policy.units import Duration
 from ..readers.check import change_of, check_changes
 from ..readers.declared import any_declared
-from ..policy.units import Duration
 from .approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from .locate import column_yaml_path
 from .model import (

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from ..desired import desired_table
+from ..diagnostics import Diagnostic, Location
 from ..diff import changes
 from ..diff.changes import Change
-from ..diagnostics import Diagnostic, Location
 from ..iceberg.names import format_name
 from ..iceberg.readers import FEATURES
 from ..loader import LoadedTable, Project
@@ -75,8 +75,8 @@ def _brings(change: Change, use: Use) -> bool:
         return isinstance(change, changes.AddPartitionField | changes.ReplacePartitionField |
                           changes.UpdatePartitionSpec)
     if group == "deletes":
-        return isinstance(change, changes.UpgradeFormat) or isinstance(change, changes.SetProperties) and any(
-            c.key.endswith(".mode") for c in change.changes)
+        return isinstance(change, changes.UpgradeFormat) or (isinstance(change, changes.SetProperties) and any(
+            c.key.endswith(".mode") for c in change.changes))
     paths = [change.path] if isinstance(change, changes.AddColumn | changes.WidenType | changes.RenameColumn) else \
         [c.path for c in change.columns] if isinstance(change, changes.AddColumns) else []
     if isinstance(change, changes.RenameColumn):
