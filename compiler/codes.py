@@ -125,6 +125,9 @@ TP110 = register("TP110", ERROR, "a duration that does not parse, zero for a win
 TP111 = register("TP111", ERROR, "a size that does not parse, zero, or larger than a Java long")
 TP112 = register("TP112", ERROR, "an empty list or text where at least one item is needed (a table needs a column)")
 TP113 = register("TP113", ERROR, "a namespace starting or ending with whitespace: pyiceberg strips it, Spark keeps it")
+TP120 = register("TP120", ERROR, "a `readers:` engine tablepolicy does not know (the finding lists the known ones)")
+TP121 = register("TP121", ERROR, "a `readers:` version that is not a version: dotted numbers, quoted (\"3.5\", \"470\")")
+TP122 = register("TP122", ERROR, "one engine declared twice in one `readers:` list, with different versions")
 # --- TP2xx: columns and types
 TP201 = register("TP201", ERROR, "an unknown type name")
 TP203 = register("TP203", ERROR, "a type that is neither a name nor `{struct: ...}`, `{list: ...}` or `{map: ...}`")
@@ -225,6 +228,9 @@ TG108 = register("TG108", ERROR, "`table_name`: a table name the rule's regular 
 TG109 = register("TG109", ERROR, "`column_name`: a field name the rule's regular expression does not match")
 TG110 = register("TG110", ERROR, "`no_weakening`: a table loosening what its namespace defaults set")
 TG111 = register("TG111", ERROR, "`ref_max_age`: a branch or tag kept longer than the rule's `{min, max}` (or forever)")
+TG112 = register("TG112", ERROR, "`readers`: a table or planned change a declared reader cannot read "
+                 "(a warning where `readers_severity` or the reader's `severity` says so)")
+TG113 = register("TG113", WARNING, "`readers`: a feature no source says a declared reader can read (unknown)")
 
 # --- TC: changes a plan holds, by safety (destructive ones need an `allow_destructive` approval)
 TC101 = register("TC101", SAFE, "create a namespace")

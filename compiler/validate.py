@@ -20,6 +20,8 @@ from .guardrails import check_rules
 from .loader import LoadedNamespace, PolicyText, Project, load_sources, load_text, project_root, read_sources
 from .modelcache import ModelCache
 from .parallel import IN_PROCESS, Workers
+from .plan.locate import column_yaml_path
+from .readers.check import check_readers
 
 PARALLEL_FROM = 200  # files the cache cannot answer; below this, forking costs more than it saves
 
@@ -38,6 +40,7 @@ def validate(path: Path, cache: ModelCache | None = None, environment: LoadedEnv
     diagnostics.extend(check_project(project, models))
     for rules in project.rules:
         diagnostics.extend(check_rules(project, rules))
+    diagnostics.extend(check_readers(project, column_yaml_path))
     maps = [*(t.source for t in project.tables), *(n.source for n in project.namespaces),
             *(r.source for r in project.rules), *(v.source for v in project.views)]
     for source in maps:

@@ -36,6 +36,8 @@ from ..model.view import CurrentView, desired_view
 from ..parallel import IN_PROCESS, Workers
 from ..policy.refs import ref_name
 from ..policy.units import Duration
+from ..readers.check import change_of, check_changes
+from ..readers.declared import any_declared
 from .approvals import UNUSED_APPROVAL, consumed_in, judge, spent_at_create, unused
 from .locate import column_yaml_path
 from .model import (
@@ -124,7 +126,27 @@ def make_plan(
     diagnostics.extend(unused_approvals(project, tables))
     diagnostics.extend(_breaking_for_views(views, tables))
     diagnostics.extend(_unknown_reads(project, views, tables, source, catalog))
+    diagnostics.extend(_unreadable(project, tables, source))
     return PlanResult(plan, diagnostics)
+
+
+def _unreadable(project: Project, tables: list[TablePlan], source: StateSource) -> list[Diagnostic]:
+    """Each change of this plan that a declared reader of its table cannot read (TG112) or that no source says it
+    can (TG113), at the policy's line (tablepolicy.compiler.readers). Checked after every table is planned, so a
+    plan answered from the cache is checked against the readers declared today."""
+    if not any_declared(project):
+        return []
+    declared = {t.name: t for t in project.tables if t.state == "present"}
+    found = []
+    for plan in tables:
+        table = declared.get(plan.table)
+        if plan.kind != "table" or table is None or not plan.changes:
+            continue
+        current = source.table(plan.table) if plan.requirement.exists else None
+        desired = desired_table(project, table).state
+        found += check_changes(project, table, current.state if current is not None else None, desired,
+                               change_of(plan.changes), column_yaml_path)
+    return found
 
 
 def environment_of(project: Project, present: list[LoadedTable]) -> EnvironmentRef | None:

@@ -9,6 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from .. import codes
 from .base import NonEmpty, Spec
+from .readers import Reader, ReaderSeverity
 from .table import PropertyValue
 from .units import PositiveDuration
 
@@ -44,6 +45,11 @@ class Rules(Spec):
         None, min_length=1, json_schema_extra={"format": "regex"},
         description="Regular expression every column name matches (TG109).")
     no_weakening: bool = Field(False, description="A table may not loosen its namespace's settings (TG110).")
+    readers: list[Reader] | None = Field(
+        None, description="The engines that read the tables, each at the oldest version in use: a table or change "
+        "one of them cannot read is a finding (TG112); a namespace or table may declare its own list.")
+    readers_severity: ReaderSeverity = Field(
+        "error", description="Whether what a declared reader cannot read is an error (the default) or a warning.")
     ignore_unmanaged: list[NonEmpty] = Field(
         default_factory=list, description="Glob patterns (*, ?, [...]; * spans dots) over namespace names (ns, a.b) "
         "and table names (ns.table): catalog namespaces and tables git does not declare that drift leaves out. A "

@@ -22,6 +22,7 @@ from ..iceberg.transforms import TransformError, parse_expression
 from .base import NonEmpty, Spec
 from .columns import Column, FieldName
 from .lifecycle import Lifecycle, Workload
+from .readers import Reader
 from .refs import Ref
 
 # the characters tablepolicy.compiler.iceberg.names refuses in any name, as a JSON Schema pattern
@@ -196,6 +197,8 @@ class TablePolicy(Spec):
     )
     workload: Workload | None = Field(None, description="Facts about readers and writers lifecycle must respect.")
     lifecycle: Lifecycle | None = Field(None, description="Maintenance policy (merged over namespace defaults).")
+    readers: list[Reader] | None = Field(
+        None, description="The engines that read this table (replaces its namespace's or the rules' list).")
     refs: list[Ref] = Field(
         default_factory=list, description="Branches and tags other than main, with their retention; one the "
         "table has and git does not declare is left alone unless an apply recorded it as declared.")
@@ -226,3 +229,5 @@ class NamespaceDefaults(Spec):
     properties: dict[NonEmpty, PropertyValue] = Field(default_factory=dict, description="Default table properties.")
     workload: Workload | None = None
     lifecycle: Lifecycle | None = None
+    readers: list[Reader] | None = Field(
+        None, description="The engines that read this namespace's tables (replaces the rules' list).")
