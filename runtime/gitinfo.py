@@ -8,6 +8,7 @@ plan was not made from.
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -22,10 +23,21 @@ def run_git(where: Path, *args: str) -> str | None:
     return result.stdout if result.returncode == 0 else None
 
 
+def in_work_tree(where: Path) -> bool:
+    """Whether git could answer for ``where``: a ``.git`` (a folder, or a worktree's file) in it or a folder
+    above, or GIT_DIR set. Outside one, no git process is started for nothing (a plan outside git, every test in
+    a temporary folder)."""
+    if os.environ.get("GIT_DIR"):
+        return True
+    return any((folder / ".git").exists() for folder in (where.resolve(), *where.resolve().parents))
+
+
 def git_sha(path: Path, *also: Path) -> str | None:
     """HEAD's sha, with ``-dirty`` when anything under ``path`` (or ``also``: an environments folder) differs
     from it; None outside git."""
     where = path if path.is_dir() else path.parent
+    if not in_work_tree(where):
+        return None
     head = (run_git(where, "rev-parse", "HEAD") or "").strip()
     if not head:
         return None

@@ -29,9 +29,9 @@ LOCK = ROOT / "requirements" / "dev.lock"
 VENV = ROOT / ".venv-latest"
 BIN = VENV / "bin"
 # The test that the environment IS the lock: meaningless here, by design.
-LOCK_ONLY = "tests/test_install_lock.py::test_the_environment_is_the_lock"
-YAML_TESTS = ["tests/unit/test_yaml_bounds.py", "tests/unit/test_yaml_depth.py", "tests/test_bad_input_cli.py",
-              "tests/test_corpus.py", "tests/test_cli.py"]
+LOCK_ONLY = "tests/unit/test_install_lock.py::test_the_environment_is_the_lock"
+YAML_TESTS = ["tests/unit/test_yaml_bounds.py", "tests/unit/test_yaml_depth.py", "tests/unit/test_bad_input_cli.py",
+              "tests/unit/test_corpus.py", "tests/process/test_cli.py"]
 PARSERS = {"pyyaml": ["6.0.1", "6.0.2", "6.0.3", None], "ruamel.yaml": ["0.18.0", "0.18.6", "0.18.17", None]}
 
 

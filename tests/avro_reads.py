@@ -1,5 +1,5 @@
 """Count every avro file a process opens (manifest lists and manifests), by path: the measure of "each manifest
-read at most once per run" (bench/fleet.py, tests/test_fleet_reads.py).
+read at most once per run" (bench/fleet.py, tests/process/test_fleet_reads.py).
 
 Every manifest list and manifest is opened through the table's FileIO (``PyArrowFile.open``: pyiceberg's
 ``Snapshot.manifests``, ``ManifestFile.fetch_manifest_entry`` and a scan's planning, runtime/manifests.py's

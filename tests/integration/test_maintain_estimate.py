@@ -7,7 +7,7 @@ commit by pyiceberg, as a streaming writer leaves them:
   b: 4 files of ~1.5 KiB: below min_input_files and the target, left alone;
   c: 2 files of ~8 KiB: below min_input_files, but more than the target together: Spark takes them too, 1 file.
 So 32 files are rewritten into 4, which the dry run predicts exactly (the packing leaves no doubt here; the unit
-tests in tests/test_compaction_estimate.py cover the cases where it gives a range). The bytes Spark writes cannot
+tests in tests/unit/test_compaction_estimate.py cover the cases where it gives a range). The bytes Spark writes cannot
 be known before (it re-encodes 32 footers into 4): the dry run gives the bytes it reads, exactly, and a range for
 the average file size after, which must hold the run's figure.
 """

@@ -141,7 +141,7 @@ CASES = [
 
 # Change kinds that Spark applies and then plans again to nothing in a test other than test_change_kind's CASES:
 # kind -> that test (file::function). With the kinds CASES lists, every change kind must be here or there:
-# tests/test_spark_convergence_kinds.py fails, without a JVM, on a kind in neither.
+# tests/unit/test_spark_convergence_kinds.py fails, without a JVM, on a kind in neither.
 CONVERGED_ELSEWHERE = {
     "create_namespace": "tests/integration/test_plan_evolution.py::test_change_kind",  # converge() makes evo first
     "create_table": "tests/integration/test_plan_evolution.py::test_change_kind",  # each case's table first

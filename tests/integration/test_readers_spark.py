@@ -18,8 +18,8 @@ from pyiceberg.types import FixedType, LongType, NestedField, TimeType, UUIDType
 
 from tablepolicy.compiler.iceberg.readers import support
 from tests.integration.conftest import Lake, sqlite_lake
-from tests.readers.duckdb_reader import VERSION as DUCKDB
-from tests.readers.duckdb_reader import duckdb_rows
+from tests.duckdb_reader import VERSION as DUCKDB
+from tests.duckdb_reader import duckdb_rows
 
 SPARK, PYICEBERG = "3.5", "0.12"
 

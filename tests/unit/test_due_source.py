@@ -16,7 +16,7 @@ from tablepolicy.compiler.maintenance.due import HealthRequest, maintenance_plan
 from tablepolicy.compiler.maintenance.health import OrphanFigures, TableHealth
 from tablepolicy.compiler.maintenance.select import selection
 from tests.integration.evolve import project_of
-from tests.test_maintenance import NOW, POLICY
+from tests.unit.test_maintenance import NOW, POLICY
 
 MIDNIGHT = datetime(2026, 11, 22, tzinfo=UTC)  # of NOW: the retention cutoff is taken at midnight UTC
 

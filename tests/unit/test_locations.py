@@ -1,6 +1,6 @@
 """runtime/locations.py: a location or file path as Iceberg records it (text, the name's characters raw) turned
 into what pyarrow's filesystems, pyiceberg's FileIO and Spark take. The spellings are those Spark's Iceberg 1.10
-and pyiceberg wrote for tables named with these characters (tests/test_hostile_names.py reads them back)."""
+and pyiceberg wrote for tables named with these characters (tests/integration/test_hostile_names.py reads them back)."""
 
 from __future__ import annotations
 
