@@ -126,7 +126,7 @@ TP111 = register("TP111", ERROR, "a size that does not parse, zero, or larger th
 TP112 = register("TP112", ERROR, "an empty list or text where at least one item is needed (a table needs a column)")
 TP113 = register("TP113", ERROR, "a namespace starting or ending with whitespace: pyiceberg strips it, Spark keeps it")
 TP120 = register("TP120", ERROR, "a `readers:` engine tablepolicy does not know (the finding lists the known ones)")
-TP121 = register("TP121", ERROR, "a `readers:` version that is not a version: dotted numbers, quoted (\"3.5\", \"470\")")
+TP121 = register("TP121", ERROR, "a `readers:` version that is not a version: dotted numbers, quoted (\"3.5\")")
 TP122 = register("TP122", ERROR, "one engine declared twice in one `readers:` list, with different versions")
 # --- TP2xx: columns and types
 TP201 = register("TP201", ERROR, "an unknown type name")

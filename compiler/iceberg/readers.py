@@ -115,7 +115,8 @@ class Source:
 
 
 DUCKDB_DOCS = Source("DuckDB iceberg extension", "https://duckdb.org/docs/stable/core_extensions/iceberg/overview")
-DUCKDB_TEST = Source("tested: DuckDB 1.5.5 reads what pyiceberg and Spark read", "tests/integration/test_duckdb_reads.py")
+DUCKDB_TEST = Source("tested: DuckDB 1.5.5 reads what pyiceberg and Spark read",
+                     "tests/integration/test_duckdb_reads.py")
 DUCKDB_SPARK_TEST = Source("tested: DuckDB 1.5.5 on tables Spark writes", "tests/integration/test_readers_spark.py")
 DUCKDB_OBSERVED = Source("observed: DuckDB 1.5.5 on hand-made v3 tables (research run for issue 39)",
                          "https://duckdb.org/docs/stable/core_extensions/iceberg/overview")

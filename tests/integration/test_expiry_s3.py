@@ -17,8 +17,8 @@ from tablepolicy.runtime.erasure.leftovers import reached
 from tablepolicy.runtime.erasure.survey import table_reach
 from tablepolicy.runtime.expiry import expire
 from tablepolicy.runtime.orphans import stored_files
-from tests.s3server import S3Server, s3_server
 from tests.integration.test_orphans_s3 import BUCKET, SCHEMA, make_table
+from tests.s3server import S3Server, s3_server
 
 
 @pytest.fixture(scope="module")

@@ -17,9 +17,9 @@ from pyiceberg.schema import Schema
 from pyiceberg.types import FixedType, LongType, NestedField, TimeType, UUIDType
 
 from tablepolicy.compiler.iceberg.readers import support
-from tests.integration.conftest import Lake, sqlite_lake
 from tests.duckdb_reader import VERSION as DUCKDB
 from tests.duckdb_reader import duckdb_rows
+from tests.integration.conftest import Lake, sqlite_lake
 
 SPARK, PYICEBERG = "3.5", "0.12"
 

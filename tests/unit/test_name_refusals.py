@@ -1,5 +1,6 @@
 """The one name placement refused at validate (compiler/checks/names.py): a namespace starting or ending with
-whitespace, which Spark keeps and pyiceberg strips. Every other hostile name works (tests/integration/test_hostile_names.py)."""
+whitespace, which Spark keeps and pyiceberg strips. Every other hostile name works
+(tests/integration/test_hostile_names.py)."""
 
 from __future__ import annotations
 
