@@ -6,6 +6,7 @@ import os
 import sys
 import types
 from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -470,6 +471,22 @@ def fmt(
 ) -> None:
     """Rewrite policy files in canonical form; comments are kept."""
     run(lambda: commands().fmt(path, check=check, diff=diff))
+
+
+class Shell(StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+    powershell = "powershell"
+
+
+@app.command()
+def completion(shell: Annotated[Shell, typer.Argument(help="The shell: bash, zsh, fish or powershell.")]) -> None:
+    """Print the completion script for SHELL, e.g. eval "$(tablepolicy completion bash)" in ~/.bashrc.
+    Unlike --show-completion, it never guesses the shell from the process that started it."""
+    from typer._completion_shared import get_completion_script  # typer's own scripts, the ones it installs
+
+    typer.echo(get_completion_script(prog_name="tablepolicy", complete_var="_TABLEPOLICY_COMPLETE", shell=shell.value))
 
 
 github_app = typer.Typer(no_args_is_help=True, help="The GitHub side of the policy workflows (the scaffolded "

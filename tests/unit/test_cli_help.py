@@ -64,5 +64,5 @@ def test_usage_of_erase_reads_as_erase(tmp_path: Path) -> None:
 def test_the_command_list_shows_whole_sentences() -> None:
     """The root help wraps each command's first sentence instead of cutting it with "..."."""
     text = runner.invoke(app, ["--help"], env={"COLUMNS": "80"}).output
-    assert ("  drift     Show what the catalog holds that git does not say (the reverse of\n"
-            "            plan), and the namespaces and tables git never mentions.\n") in text
+    assert ("  drift       Show what the catalog holds that git does not say (the reverse of\n"
+            "              plan), and the namespaces and tables git never mentions.\n") in text

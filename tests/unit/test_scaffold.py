@@ -8,8 +8,9 @@ import pytest
 
 from tablepolicy.compiler.project import load_selected
 from tablepolicy.compiler.validate import validate
-from tablepolicy.runtime.scaffold import Scaffold, ScaffoldError, spark_spec
+from tablepolicy.runtime.scaffold import Scaffold, ScaffoldError, retired_calls, spark_spec
 from tablepolicy.runtime.scaffold.source import check_spec
+from tests.cli_runner import tablepolicy
 
 SPEC = "tablepolicy==0.1.0"
 SHA = "3f2a9c1d" * 5
@@ -56,3 +57,45 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ScaffoldError, match=r"already has \.gitignore; nothing was written"):
         Scaffold(tmp_path, SPEC).write()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]
+
+
+OLD_PLAN_JOB = """\
+name: tablepolicy plan
+on: pull_request
+jobs:
+  plan:
+    runs-on: ubuntu-latest
+    steps:
+      - run: tablepolicy plan policies --format markdown > plan.md
+      - run: python -m runtime.github comment --pr 1 --file plan.md --marker tablepolicy-plan
+"""
+
+
+def test_init_names_each_workflow_line_that_still_runs_a_module_no_longer_installed(tmp_path: Path) -> None:
+    """Workflows written by a release before one import root ran ``python -m runtime.github``: init says which
+    line and what to write instead, whether it refuses (the scaffold's files exist) or writes."""
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "tablepolicy-plan.yml").write_text(OLD_PLAN_JOB)
+    (workflows / "nightly.yml").write_text(OLD_PLAN_JOB.replace("comment --pr 1", "reviewed-plan --commit x"))
+    with pytest.raises(ScaffoldError) as refused:
+        Scaffold(tmp_path, "tablepolicy==0.1.0").write()
+    assert (".github/workflows/nightly.yml:8: runs `python -m runtime.github`, which tablepolicy no longer installs "
+            "(everything lives under the tablepolicy package); change it to `tablepolicy github` with the same "
+            "arguments") in str(refused.value)
+    assert ".github/workflows/tablepolicy-plan.yml:8:" in str(refused.value)
+    Scaffold(tmp_path, "tablepolicy==0.1.0").write(force=True)  # the scaffold's own file is replaced ...
+    assert retired_calls(tmp_path) == [  # ... the user's other workflow is theirs to change
+        ".github/workflows/nightly.yml:8: runs `python -m runtime.github`, which tablepolicy no longer installs "
+        "(everything lives under the tablepolicy package); change it to `tablepolicy github` with the same arguments"]
+    assert "python -m" not in (workflows / "tablepolicy-plan.yml").read_text()
+
+
+def test_init_warns_of_a_retired_call_on_the_command_line(tmp_path: Path) -> None:
+    workflows = tmp_path / "repo" / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "nightly.yml").write_text(OLD_PLAN_JOB)
+    run = tablepolicy("init", "repo", "--install", "tablepolicy==0.1.0", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert ("warning: .github/workflows/nightly.yml:8: runs `python -m runtime.github`, which tablepolicy no longer "
+            "installs") in run.stderr
