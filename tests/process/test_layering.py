@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.imports import absolute, house_files, module_name
+
 ROOT = Path(__file__).resolve().parents[2]
 FORBIDDEN_MODULES = (
     "runtime", "tablepolicy.runtime", "tablepolicy.api", "tablepolicy.cli",  # the floors above
@@ -62,10 +64,8 @@ def offences(source: str, package: str = "tablepolicy.compiler") -> list[str]:
     """Every forbidden import or writing call in ``source`` (a module of ``package``), as ``line: what``."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.level:  # resolved as Python does: from ..x -> the parent's x
-            anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-            node = ast.ImportFrom(".".join([*anchor, *([node.module] if node.module else [])]), node.names, 0,
-                                  lineno=node.lineno)
+        if isinstance(node, ast.ImportFrom):  # resolved as Python does: from ..x -> the parent's x
+            node = absolute(node, package)
         if isinstance(node, ast.Import):
             found += [f"{node.lineno}: import {a.name}" for a in node.names if forbidden_module(a.name)]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -214,21 +214,9 @@ def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> 
         assert "blocked" not in result.stderr
 
 
-# The folders at the repository's root and the names they are installed under (pyproject.toml: tablepolicy/compiler
-# and tablepolicy/runtime are links to them, so the wheel has one top-level name).
-MOUNTS = {"compiler": "tablepolicy.compiler", "runtime": "tablepolicy.runtime", "tablepolicy": "tablepolicy"}
-
-
 def source_files(root: Path = ROOT) -> dict[str, Path]:
     """Installed module name -> its file, each file once (the links under tablepolicy/ are not walked twice)."""
-    found = {}
-    for folder, mounted in MOUNTS.items():
-        for file in sorted((root / folder).rglob("*.py")):
-            parts = file.relative_to(root / folder).with_suffix("").parts
-            if folder == "tablepolicy" and parts[0] in ("compiler", "runtime"):
-                continue
-            found[".".join((mounted, *parts)).removesuffix(".__init__")] = file
-    return found
+    return {module_name(file): file for file in house_files()}
 
 
 def imported_names(module: str, file: Path) -> set[str]:
@@ -246,10 +234,7 @@ def imported_names(module: str, file: Path) -> set[str]:
         if isinstance(node, ast.Import):
             named |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, *([base] if base else [])])
+            base = absolute(node, package).module or ""
             named |= {base} | {f"{base}.{alias.name}" for alias in node.names}
     return named
 
