@@ -46,6 +46,7 @@ PathLike = str | os.PathLike[str]
 Where = PathLike | ProjectPaths | Invocation
 CatalogLike = str | CatalogConfig | Target | None  # a Target: the catalog and environment already resolved
 DEFAULT_MASTER = "local[2]"
+READER_CODES = ("TG112", "TG113")  # what a declared reader cannot read, or no source says it can
 
 
 def validate(path: Where = "policies", *, environment: str | None = None) -> Validation:
@@ -137,7 +138,11 @@ def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: 
     project, warnings = load_project(run, use_cache=use_cache)
     with open_reader(run.catalog) as reader:
         planned, findings = plan_with(project, run.project, reader, use_cache=use_cache, today=today or run.today)
-    return PlanOutcome(planned, Diagnostics([*warnings.items, *findings.items]), run.target)
+    # a reader finding of a change the plan makes is said once, as the plan says it (naming the change), not
+    # also as validate said it of the declared state at the same line
+    said = {(d.code, str(d.location)) for d in findings.items if d.code in READER_CODES}
+    kept = [d for d in warnings.items if (d.code, str(d.location)) not in said]
+    return PlanOutcome(planned, Diagnostics([*kept, *findings.items]), run.target)
 
 
 def plan_with(project: Project, path: ProjectPath, reader: CatalogReader, *, use_cache: bool = True,

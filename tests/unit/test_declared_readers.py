@@ -174,3 +174,14 @@ def test_the_readme_reader_table_is_the_module_rendered() -> None:
     block = text.split("<!-- readers:begin -->\n", 1)[1].split("<!-- readers:end -->", 1)[0]
     assert block == markdown_table() + "\n", ("README's reader table differs from compiler/iceberg/readers.py: "
                                               "paste markdown_table() between the readers:begin/end markers")
+
+
+def test_plan_says_a_reader_warning_once_for_the_change_that_brings_it(tmp_path: Path) -> None:
+    """With warnings, validate's finding of the declared state and the plan's finding of the change stand at one
+    line: plan shows the plan's (it names the change), once."""
+    write(tmp_path, {"_rules.yaml": rules("{engine: athena, version: '3'}", extra="  readers_severity: warning\n"),
+                     "ns/t.yaml": TABLE.format(extra="format_version: 3\n")})
+    run = tablepolicy("plan", "policies", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    said = [line for line in run.stderr.splitlines() if "TG112" in line]
+    assert len(said) == 1 and said[0].startswith("policies/ns/t.yaml:2:17: warning TG112"), run.stderr
