@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tablepolicy.compiler.catalog.config import CatalogConfig
-from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.paths import ProjectPath, ProjectPaths, find_project
 from tablepolicy.runtime.caches.folder import cache_dir, caches_on, project_cache
@@ -238,6 +238,7 @@ class BlockedPlanError(TablePolicyError):
 def _decide(
     run: Invocation, *, tables: Sequence[str], only: Sequence[str], locations: Locations,
     on_work: Callable[[object], None] = lambda _t: None, views: list[ViewsHealth] | None = None,
+    unreadable: list[Diagnostic] | None = None,
 ) -> MaintenancePlan:
     """What the lifecycle policy makes due ``now`` on each selected table (``tables``: dotted names; ``only``:
     action names, both checked before the catalog is read)."""
@@ -257,7 +258,26 @@ def _decide(
             from tablepolicy.runtime.view_health import read_views_health
 
             views.append(read_views_health(reader, project, moment))
+        if unreadable is not None:  # health: what a declared reader already cannot read in each table
+            unreadable.extend(_unreadable_now(project, decided, reader))
         return decided
+
+
+def _unreadable_now(project: Project, decided: MaintenancePlan, reader: CatalogReader) -> list[Diagnostic]:
+    from tablepolicy.compiler.plan.locate import column_yaml_path
+    from tablepolicy.compiler.readers.check import unreadable_now
+    from tablepolicy.compiler.readers.declared import any_declared
+
+    if not any_declared(project):
+        return []
+    declared = {t.name: t for t in project.tables}
+    found = []
+    for table in decided.tables:
+        current = reader.table(table.table)
+        if current is not None and table.table in declared:
+            found += unreadable_now(project, declared[table.table], current.state, table.health.position_delete_files,
+                                    table.health.equality_delete_files, column_yaml_path)
+    return found
 
 
 def health(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
@@ -271,8 +291,9 @@ def health(path: Where = "policies", *, catalog: CatalogLike = None, environment
 
     run = invocation(path, catalog=catalog, environment=environment, now=now)
     views: list[ViewsHealth] = []
-    decided = _decide(run, tables=(), only=(), locations=Locations(), views=views)
-    return HealthOutcome(decided, run.target, views[0])
+    unreadable: list[Diagnostic] = []
+    decided = _decide(run, tables=(), only=(), locations=Locations(), views=views, unreadable=unreadable)
+    return HealthOutcome(decided, run.target, views[0], Diagnostics(unreadable))
 
 
 def maintain(

@@ -3,7 +3,7 @@ targeted beside them (the CLI's header and JSON name them)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,8 @@ class HealthOutcome:
     decided: MaintenancePlan
     target: Target
     views: ViewsHealth
+    # what a declared reader already cannot read in a live table (its format, types, the delete files it holds)
+    unreadable: Diagnostics = field(default_factory=Diagnostics)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from ..policy.columns import Column
 from ..yamlsource import Path
 from .declared import any_declared, conflicting_readers, readers_for
 from .findings import Locate, reader_findings
-from .uses import Use, new_uses, uses_of
+from .uses import Use, held_uses, new_uses, uses_of
 
 ColumnLocator = Callable[[list[Column], ColumnPath], Path]  # tablepolicy.compiler.plan.locate.column_yaml_path
 
@@ -42,6 +42,17 @@ def check_changes(project: Project, table: LoadedTable, current: TableState | No
         return []
     return reader_findings(readers, new_uses(current, desired), format_name(desired.name),
                            locator(table, column_path), summaries)
+
+
+def unreadable_now(project: Project, table: LoadedTable, current: TableState, position_delete_files: int,
+                   equality_delete_files: int, column_path: ColumnLocator) -> list[Diagnostic]:
+    """What a declared reader of a live table already cannot read (health): its format, types and transforms as
+    the catalog holds them, and the delete files its current snapshot reads."""
+    readers = readers_for(project, table)
+    if not readers:
+        return []
+    uses = held_uses(current, position_delete_files, equality_delete_files)
+    return reader_findings(readers, uses, format_name(current.name), locator(table, column_path))
 
 
 def locator(table: LoadedTable, column_path: ColumnLocator) -> Locate:

@@ -108,6 +108,19 @@ def _type(kind: IcebergType, path: ColumnPath) -> Iterator[Use]:
                 yield Use(feature, f"column {format_name(path)} {kind}", column=path)
 
 
+def held_uses(current: TableState, position_delete_files: int, equality_delete_files: int) -> list[Use]:
+    """What a live table holds now: its state's uses and the delete files its current snapshot reads (a reader
+    that ignores or cannot read them returns rows that were deleted, or fails)."""
+    found = uses_of(current)
+    if position_delete_files:
+        kind = "deletion-vectors" if current.format_version >= 3 else "position-deletes"
+        found.append(Use(kind, f"holds {position_delete_files} position delete file(s)", ("write_modes",)))
+    if equality_delete_files:
+        found.append(Use("equality-deletes", f"holds {equality_delete_files} equality delete file(s)",
+                         ("write_modes",)))
+    return list(dict.fromkeys(found))
+
+
 def new_uses(current: TableState | None, desired: TableState) -> list[Use]:
     """What ``desired`` uses that ``current`` does not (everything, for a table not yet created)."""
     had = {(u.feature, u.column, u.key) for u in uses_of(current)} if current is not None else set()

@@ -16,7 +16,7 @@ from tablepolicy.compiler.render.maintenance_text import maintenance_json, rende
 from ..events import Event, MaintenanceDecided
 from .exits import Exit
 from .formats import Format, HealthFormat
-from .output import catalog_header, paint, show_maintenance_report
+from .output import catalog_header, paint, show_diagnostics, show_maintenance_report
 
 
 def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path | None = None,
@@ -24,6 +24,7 @@ def health(path: Path, catalog: str | None, *, output: HealthFormat, html: Path 
     outcome = tablepolicy.health(tablepolicy.invocation(path, catalog=catalog, environment=environment))
     plan, target = outcome.decided, outcome.target
     config = target.catalog
+    show_diagnostics(outcome.unreadable)  # what a declared reader already cannot read (stderr: any format)
     if html is not None:
         from tablepolicy.compiler.render.health_html import TableReport, refs_of, render_health_html
 

@@ -185,3 +185,25 @@ def test_plan_says_a_reader_warning_once_for_the_change_that_brings_it(tmp_path:
     assert run.returncode == 0, run.stderr
     said = [line for line in run.stderr.splitlines() if "TG112" in line]
     assert len(said) == 1 and said[0].startswith("policies/ns/t.yaml:2:17: warning TG112"), run.stderr
+
+
+def test_health_reports_what_a_reader_already_cannot_read_in_a_live_table(tmp_path: Path) -> None:
+    """A column added outside git that a declared reader cannot read: validate cannot know it, health reads the
+    catalog and says it, naming the reader, the table and the column."""
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import LongType, NestedField, StringType, TimeType
+
+    from tests.catalog_fixtures import embedded_catalog
+
+    policies = write(tmp_path, {"_rules.yaml": rules("{engine: spark, version: '3.5'}"),
+                                "ns/t.yaml": TABLE.format(extra="")})
+    assert tablepolicy("validate", "policies", cwd=tmp_path).returncode == 0  # git declares nothing spark cannot read
+    catalog = embedded_catalog(policies)
+    catalog.create_namespace("ns")
+    catalog.create_table("ns.t", Schema(NestedField(1, "id", LongType()), NestedField(2, "s", StringType()),
+                                        NestedField(3, "at", TimeType())))
+    run = tablepolicy("health", "policies", cwd=tmp_path)
+    assert ("policies/ns/t.yaml:3:3: error TG112: reader spark 3.5 cannot read time columns: ns.t column at time"
+            in run.stderr), run.stderr
+    as_json = tablepolicy("health", "policies", "--format", "json", cwd=tmp_path)
+    assert "TG112: reader spark 3.5" in as_json.stderr and as_json.stdout.startswith("{")
