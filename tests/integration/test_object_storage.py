@@ -183,7 +183,7 @@ def test_core_loop_on_s3(store: Store, kind: str, tmp_path: Path, monkeypatch: p
 
     # compaction and expiry (ten days on), then an orphan in the table's data folder and maintain again
     with monkeypatch.context() as clock:
-        clock.setattr("tablepolicy.api.datetime", Later)  # the run's instant, read once at the API's edge
+        clock.setattr("tablepolicy.runtime.invocation.datetime", Later)  # the run's instant (runtime/invocation.py)
         run = cli(store, root, "maintain", "policies", "--only", "compaction", "--only", "snapshots", "--format",
                   "json")
     assert run.returncode == 0, run.stdout + run.stderr

@@ -12,7 +12,7 @@ from tablepolicy.compiler.render.markdown import BUDGET, render_markdown
 
 def plan_of(tables: int, changes: int) -> Plan:
     return Plan.model_validate({
-        "target": {"name": "prod", "type": "sql", "uri": "postgresql://etl:***@db/lake"}, "git_sha": "a" * 40,
+        "catalog_ref": {"name": "prod", "type": "sql", "uri": "postgresql://etl:***@db/lake"}, "git_sha": "a" * 40,
         "tables": [TablePlan(table=("sales", f"t{i:04}"), requirement=Requirement(exists=True, uuid="u"), changes=[
             AddColumn(table=("sales", f"t{i:04}"), path=(f"column_with_a_long_name_{c}",), type=StringType(),
                       doc="x" * 40) for c in range(changes)]) for i in range(tables)],
