@@ -96,6 +96,11 @@ def invocation(path: Where = "policies", *, catalog: CatalogLike = None, environ
     targets (refused when they contradict each other) and the run's instant (default: the clock). Every function
     here takes it as its ``path`` and resolves none of it again; one given here is returned as it is."""
     if isinstance(path, Invocation):
+        given = [name for name, value in (("catalog", catalog), ("environment", environment), ("now", now))
+                 if value is not None]
+        if given:  # never one of two answers in silence
+            raise TablePolicyError(f"{', '.join(given)} given beside an Invocation, which already resolved them; "
+                                   "pass them to tablepolicy.invocation(...) instead")
         return path
     return resolve_invocation(project_of(path), catalog, environment, now=now)
 
@@ -220,9 +225,11 @@ def apply(
     assert isinstance(the_plan, PlanModel)
     if the_plan.blocked:
         raise BlockedPlanError("the plan holds destructive changes git has not approved; nothing was applied")
-    run = policies if isinstance(policies, Invocation) else resolve_invocation(
-        project_of(policies), catalog, environment, saved_catalog=the_plan.catalog,
-        saved_environment=the_plan.environment.name if the_plan.environment is not None else None)
+    if isinstance(policies, Invocation):
+        run = invocation(policies, catalog=catalog, environment=environment)
+    else:  # the plan's catalog and environment unless others are asked for
+        run = resolve_invocation(project_of(policies), catalog, environment, saved_catalog=the_plan.catalog,
+                                 saved_environment=the_plan.environment.name if the_plan.environment else None)
     if journal is None:
         journal = (saved.with_name(saved.name + ".journal") if saved is not None
                    else cache_dir(run.project) / f"journal-{plan_id_of(the_plan)}.jsonl")

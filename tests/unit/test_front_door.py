@@ -107,3 +107,10 @@ def test_the_counter_sees_a_second_resolution(project: Path, monkeypatch: pytest
     tablepolicy.api.invocation(project / "policies", environment="dev")
     tablepolicy.api.target(project / "policies", environment="dev")
     assert counts["environment asked for"] == 2 and counts["catalog looked up"] == 2
+
+
+def test_a_flag_beside_an_invocation_is_refused_not_ignored(project: Path) -> None:
+    run = tablepolicy.api.invocation(project / "policies", environment="dev")
+    with pytest.raises(tablepolicy.api.TablePolicyError, match="environment given beside an Invocation"):
+        tablepolicy.api.plan(run, environment="prod")
+    assert tablepolicy.api.invocation(run) is run
