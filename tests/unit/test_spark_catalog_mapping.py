@@ -21,8 +21,14 @@ C = "spark.sql.catalog.c"
 BASE = {C: "org.apache.iceberg.spark.SparkCatalog", f"{C}.cache-enabled": "false",
         f"{C}.io-impl": "org.apache.iceberg.hadoop.HadoopFileIO"}
 S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
-SCHEMES = {"spark.hadoop.fs.s3.impl": S3A, "spark.hadoop.fs.s3n.impl": S3A}
 H = "spark.hadoop.fs.s3a."
+# S3A's retries bounded: a store that stops mid-run ends the run with an error, not minutes of silence
+BOUNDS = {H + "attempts.maximum": "2", H + "retry.limit": "2", H + "retry.interval": "500ms",
+          H + "connection.establish.timeout": "5000", H + "connection.timeout": "20000"}
+SCHEMES = {"spark.hadoop.fs.s3.impl": S3A, "spark.hadoop.fs.s3n.impl": S3A, **BOUNDS}
+# the REST client's waits bounded; views asked of the server (SeaweedFS's /v1/config lists no endpoints)
+REST = {f"{C}.view-endpoints-supported": "true", f"{C}.rest.client.connection-timeout-ms": "5000",
+        f"{C}.rest.client.socket-timeout-ms": "30000"}
 MOTO = {"s3.endpoint": "http://127.0.0.1:9000", "s3.access-key-id": "AKID", "s3.secret-access-key": "SECRET",
         "s3.region": "us-east-1", "s3.path-style-access": "true"}
 MOTO_HADOOP = {**SCHEMES, H + "endpoint": "http://127.0.0.1:9000", H + "connection.ssl.enabled": "false",
@@ -63,23 +69,38 @@ CASES = [
      {**SCHEMES, H + "endpoint": "https://s3.internal", H + "path.style.access": "false"}, True),
     ("rest-token", {"uri": "https://rest.example/api", "token": "TOKEN", "warehouse": "analytics"},
      {**BASE, f"{C}.token": "TOKEN", f"{C}.warehouse": "analytics", f"{C}.type": "rest",
-      f"{C}.uri": "https://rest.example/api"},
+      f"{C}.uri": "https://rest.example/api", **REST},
      SCHEMES, False),
     ("rest-credential", {"type": "rest", "uri": "https://rest.example/api", "credential": "id:secret",
                          "scope": "PRINCIPAL_ROLE:ALL", "oauth2-server-uri": "https://auth.example/token",
                          "prefix": "p", **MOTO},
      {**BASE, f"{C}.credential": "id:secret", f"{C}.scope": "PRINCIPAL_ROLE:ALL",
       f"{C}.oauth2-server-uri": "https://auth.example/token", f"{C}.prefix": "p", f"{C}.type": "rest",
-      f"{C}.uri": "https://rest.example/api"},
-     MOTO_HADOOP, False),
+      f"{C}.uri": "https://rest.example/api", **REST},
+     MOTO_HADOOP, True),
     ("rest-nessie", {"type": "rest", "uri": "http://nessie:19120/iceberg/main"},
-     {**BASE, f"{C}.type": "rest", f"{C}.uri": "http://nessie:19120/iceberg/main"}, SCHEMES, False),
+     {**BASE, f"{C}.type": "rest", f"{C}.uri": "http://nessie:19120/iceberg/main", **REST}, SCHEMES, False),
     ("rest-s3fileio", {"uri": "https://rest.example/api", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
                        "s3.endpoint": "http://minio:9000", "s3.path-style-access": "true"},
      {**BASE, f"{C}.io-impl": "org.apache.iceberg.aws.s3.S3FileIO", f"{C}.s3.endpoint": "http://minio:9000",
-      f"{C}.s3.path-style-access": "true", f"{C}.type": "rest", f"{C}.uri": "https://rest.example/api"},
+      f"{C}.s3.path-style-access": "true", f"{C}.type": "rest", f"{C}.uri": "https://rest.example/api", **REST},
      {**SCHEMES, H + "endpoint": "http://minio:9000", H + "connection.ssl.enabled": "false",
       H + "path.style.access": "true"}, False),
+    # SeaweedFS's REST catalog as tests/seaweed.py defines it: a warehouse that is a name, tables on S3
+    ("rest-seaweedfs", {"type": "rest", "uri": "http://127.0.0.1:8181", "credential": "K:S",
+                        "oauth2-server-uri": "http://127.0.0.1:8181/v1/oauth/tokens", "scope": "catalog",
+                        "warehouse": "warehouse", **MOTO},
+     {**BASE, f"{C}.warehouse": "warehouse", f"{C}.credential": "K:S", f"{C}.scope": "catalog",
+      f"{C}.oauth2-server-uri": "http://127.0.0.1:8181/v1/oauth/tokens", f"{C}.type": "rest",
+      f"{C}.uri": "http://127.0.0.1:8181", **REST},
+     MOTO_HADOOP, True),
+    # the definition's own REST client settings win over the bounds, and others of the kind pass through
+    ("rest-own-timeouts", {"type": "rest", "uri": "http://r", "view-endpoints-supported": "false",
+                           "rest.client.socket-timeout-ms": "120000", "rest.client.max-connections": "4"},
+     {**BASE, f"{C}.type": "rest", f"{C}.uri": "http://r", f"{C}.view-endpoints-supported": "false",
+      f"{C}.rest.client.connection-timeout-ms": "5000", f"{C}.rest.client.socket-timeout-ms": "120000",
+      f"{C}.rest.client.max-connections": "4"},
+     SCHEMES, False),
     ("glue", {"type": "glue", "warehouse": "s3://bucket/wh", "client.region": "eu-central-1"},
      {**BASE, f"{C}.warehouse": "s3://bucket/wh", f"{C}.type": "glue", f"{C}.client.region": "eu-central-1"},
      {**SCHEMES, H + "endpoint.region": "eu-central-1"}, True),
