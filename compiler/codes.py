@@ -199,6 +199,8 @@ TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`
 TP502 = register("TP502", ERROR, "a property Iceberg computes")
 TP503 = register("TP503", ERROR, "a property a policy setting owns: set the setting")
 TP504 = register("TP504", ERROR, "a property both declared (or owned by a setting) and ignored")
+TP505 = register("TP505", ERROR, "a property the catalog server or the engines keep up to date themselves "
+                 "(`schema.name-mapping.default`)")
 # --- TP6xx: erasure requests (`erase --requests FILE`)
 TP601 = register("TP601", ERROR, "a request id listed twice")
 TP602 = register("TP602", ERROR, "a request whose keys reach no table")
