@@ -194,6 +194,8 @@ TP461 = register("TP461", ERROR, "a name declared both as a table and as a view"
 TP462 = register("TP462", WARNING, "a view reading a column this plan drops or renames (the view breaks)")
 TP463 = register("TP463", ERROR, "a view reading a table neither git declares nor the catalog holds (`plan`)")
 TP464 = register("TP464", WARNING, "view SQL sqlglot cannot parse: its tables go unchecked (Spark parses it at apply)")
+TP465 = register("TP465", WARNING, "a view the catalog cannot read (a REST server serving no views): not planned, "
+                 "the tables beside it plan and apply")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")

@@ -58,8 +58,8 @@ def on_object_storage(location: str) -> bool:
 
 def uses_object_storage(config: CatalogConfig) -> bool:
     """The catalog's tables are on S3 as far as its definition tells: an ``s3://`` warehouse, Glue, or S3 settings
-    (a REST catalog's warehouse is usually a name, its tables on S3 all the same) read through Hadoop's FileIO. Where a selected table really
-    lives is checked from its location (``doctor``: runtime/doctor.py)."""
+    read through Hadoop's FileIO (a REST catalog's warehouse is usually a name, its tables on S3 all the same).
+    Where a selected table really lives is checked from its location (``doctor``: runtime/doctor.py)."""
     props = config.properties
     hadoop_io = props.get("io-impl", HADOOP_FILE_IO) == HADOOP_FILE_IO  # S3FileIO needs no S3A
     return (on_object_storage(props.get("warehouse", "")) or config.kind == "glue"

@@ -52,7 +52,7 @@ class Rest:
     def catalog(self) -> Any:
         from pyiceberg.catalog import load_catalog
 
-        return load_catalog(NAME, **self.server.catalog_properties())
+        return load_catalog(NAME, **self.server.catalog_properties(), **{"view-endpoints-supported": "true"})
 
     def write(self, relative: str, text: str) -> Path:
         path = self.root / "policies" / relative
@@ -253,3 +253,48 @@ def test_branches_and_tags(rest: Rest) -> None:
     refs = rest.catalog().load_table("shop.orders").metadata.refs
     assert refs["audit"].snapshot_ref_type == "branch" and refs["baseline"].snapshot_ref_type == "tag", refs
     assert refs["audit"].max_ref_age_ms == 7 * 24 * 3600 * 1000
+
+
+VIEW = "view: shop.big_orders\nsql: SELECT id, qty FROM shop.orders WHERE qty > 1\ncolumns: {id: the key, qty: null}\n"
+
+
+def test_views_on_the_rest_catalog(rest: Rest) -> None:
+    """SeaweedFS serves Iceberg views though its /v1/config lists no endpoints: both engines are told to ask
+    (view-endpoints-supported). Created, re-planned to nothing, its SQL changed (one replace), read through Spark."""
+    rest.write("shop/big_orders.yaml", VIEW)
+    run = rest.ok("apply", "policies", "--auto-approve")
+    assert "shop.big_orders" in run.stdout, run.stdout
+    rest.no_changes()
+    view = rest.catalog().load_view("shop.big_orders")
+    assert "qty > 1" in view.metadata.versions[-1].representations[0].root.sql
+    rest.write("shop/big_orders.yaml", VIEW.replace("qty > 1", "qty > 2"))
+    rest.ok("apply", "policies", "--auto-approve")
+    rest.no_changes()
+    rows = spark_session().sql(f"SELECT id FROM {NAME}.shop.big_orders ORDER BY id").collect()
+    assert [r.id for r in rows] == [3], rows
+    run = rest.ok("import", "shop.big_orders", "--out", str(rest.root / "imported"))
+    assert list((rest.root / "imported").rglob("big_orders.yaml")), run.stdout
+
+
+def test_a_server_without_views_refuses_the_views_alone(rest: Rest, tmp_path: Path) -> None:
+    """With views turned off for the catalog (as for a server serving none), the view is refused at its file naming
+    why (TP465, a warning), left out of the plan, while the table beside it plans and applies."""
+    props = {**rest.server.catalog_properties(), "view-endpoints-supported": "false"}
+    (tmp_path / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {NAME: props}}))
+    (tmp_path / "policies" / "shop").mkdir(parents=True)
+    (tmp_path / "policies" / "shop" / "big_orders.yaml").write_text(VIEW)
+    orders = (rest.root / "policies" / "shop" / "orders.yaml").read_text()
+    (tmp_path / "policies" / "shop" / "orders.yaml").write_text(orders.replace("commit.retry.num-retries: 7",
+                                                                               "commit.retry.num-retries: 9"))
+    run = tablepolicy("plan", "policies", cwd=tmp_path, env={"TABLEPOLICY_CATALOG": NAME})
+    rest.outputs += [run.stdout, run.stderr]
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "big_orders.yaml:1:1: warning TP465: view shop.big_orders is not planned: cannot read view" in run.stderr, \
+        run.stderr
+    assert "view-endpoints-supported" in run.stderr, run.stderr
+    assert "7 -> 9" in run.stdout and "big_orders" not in run.stdout, run.stdout
+    run = tablepolicy("apply", "policies", "--auto-approve", cwd=tmp_path, env={"TABLEPOLICY_CATALOG": NAME})
+    rest.outputs += [run.stdout, run.stderr]
+    assert run.returncode == 0 and "TP465" in run.stderr, run.stdout + run.stderr
+    assert rest.catalog().load_table("shop.orders").properties["commit.retry.num-retries"] == "9"
+    assert "qty > 2" in rest.catalog().load_view("shop.big_orders").metadata.versions[-1].representations[0].root.sql
