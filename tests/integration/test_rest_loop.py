@@ -298,3 +298,25 @@ def test_a_server_without_views_refuses_the_views_alone(rest: Rest, tmp_path: Pa
     assert run.returncode == 0 and "TP465" in run.stderr, run.stdout + run.stderr
     assert rest.catalog().load_table("shop.orders").properties["commit.retry.num-retries"] == "9"
     assert "qty > 2" in rest.catalog().load_view("shop.big_orders").metadata.versions[-1].representations[0].root.sql
+
+
+def test_doctor_asks_for_the_s3a_jars_where_a_selected_table_is_on_s3(rest: Rest, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A REST definition naming its warehouse and no S3 settings (keys from the environment, as on a cloud
+    runner): the definition alone does not say S3, the table's location does. With the S3A jars hidden, doctor
+    names them, and the table that needs them."""
+    props = {k: v for k, v in rest.server.catalog_properties().items() if not k.startswith("s3.")}
+    (tmp_path / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {NAME: props}}))
+    (tmp_path / "policies" / "shop").mkdir(parents=True)
+    (tmp_path / "policies" / "shop" / "orders.yaml").write_text(
+        (rest.root / "policies" / "shop" / "orders.yaml").read_text())
+    monkeypatch.setattr("tablepolicy.runtime.spark.jars.s3a_jar_dir", lambda: tmp_path / "no-jars")
+    run = tablepolicy("doctor", "policies", "--format", "json", cwd=tmp_path, env={"TABLEPOLICY_CATALOG": NAME})
+    rest.outputs += [run.stdout, run.stderr]
+    checks = {c["check"]: c for c in json.loads(run.stdout)["checks"]}
+    assert "s3a jars" in checks, checks
+    assert str(tmp_path / "no-jars") in checks["s3a jars"]["detail"], checks["s3a jars"]
+    assert "needed for the tables on S3: shop.orders" in checks["s3a jars"]["detail"], checks["s3a jars"]
+    (tmp_path / "policies" / "shop" / "orders.yaml").unlink()  # no table selected on S3: nothing asks for them
+    run = tablepolicy("doctor", "policies", "--format", "json", cwd=tmp_path, env={"TABLEPOLICY_CATALOG": NAME})
+    assert "s3a jars" not in {c["check"] for c in json.loads(run.stdout)["checks"]}, run.stdout

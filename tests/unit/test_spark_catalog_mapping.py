@@ -159,3 +159,17 @@ def test_s3a_jars_fall_back_to_maven_only_for_object_storage(monkeypatch: pytest
     assert [str(tmp_path / n) for n in jars.S3A_JARS] == plan.jars[-2:]
     assert not set(jars.S3A_PACKAGES) & set(plan.packages)
     assert jars.resolve_jars("sqlite", "/opt/a.jar", object_storage=True).jars == ["/opt/a.jar"]  # explicit wins
+
+
+def test_a_table_on_s3_asks_for_the_s3a_jars_when_the_definition_does_not(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A REST catalog naming its warehouse, without S3 settings (keys from the environment): the definition alone
+    asks for no S3A; a run touching a table on S3 does (SparkOptions.object_storage, set by apply from the plan's
+    metadata locations). The jars hidden: Maven's coordinates, the fallback for machines with internet."""
+    monkeypatch.setattr(jars, "s3a_jar_dir", lambda: tmp_path / "no-jars")
+    config = CatalogConfig("c", {"type": "rest", "uri": "http://rest:8181", "warehouse": "analytics"})
+    assert spark_catalog(config).object_storage is False
+    alone = session_conf(config, SparkOptions())
+    assert not any("hadoop-aws" in v for v in alone.values())
+    touched = session_conf(config, SparkOptions(object_storage=True))
+    assert set(jars.S3A_PACKAGES) <= set(touched["spark.jars.packages"].split(","))
