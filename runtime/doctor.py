@@ -157,13 +157,19 @@ def connection(config: CatalogConfig) -> tuple[Check, Catalog | None]:
         namespaces = sorted(".".join(n) for n in catalog.list_namespaces())
     except Exception as exc:
         return Check("connection", False, f"cannot list the namespaces of catalog '{config.name}': {_reason(exc)}",
-                     _connection_fix(config)), None
+                     _connection_fix(config, _reason(exc))), None
     listed = ", ".join(namespaces[:5]) + (", ..." if len(namespaces) > 5 else "")
     return Check("connection", True, f"listed {len(namespaces)} namespace(s)" + (f" ({listed})" if listed else "")
                  ), catalog
 
 
-def _connection_fix(config: CatalogConfig) -> str:
+def _connection_fix(config: CatalogConfig, reason: str = "") -> str:
+    """What to check first, from the error when it tells (a REST server refusing the credential: the credential)."""
+    if config.kind == "rest" and "refused the catalog's credentials" in reason:
+        return ("fix the catalog's credential (CLIENT_ID:SECRET) or token, then its oauth2-server-uri and scope; "
+                "the uri answers")
+    if config.kind == "rest" and "warehouse" in reason:
+        return "set the catalog's warehouse to one the REST server serves; the uri answers"
     match config.kind:
         case "sql":
             return ("check the catalog's uri (database host, port, name, user and password) and that the database "

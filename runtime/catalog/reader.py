@@ -60,6 +60,8 @@ def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
             warnings.simplefilter("ignore")
             catalog = load_catalog(config.name, **properties)
         _concurrent_sqlite(catalog)
+        if config.kind == "rest":  # one listing: a refused credential or an unknown warehouse is said here, once
+            catalog.list_namespaces()
         return catalog
     except Exception as exc:  # pyiceberg raises many kinds; the user needs one clear line
         raise CatalogError(f"cannot open {config.describe()}: {explain_catalog_error(exc, config)}") from None
@@ -108,6 +110,14 @@ def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
                 "ReadTimeout", "TimeoutError", "ConnectionRefusedError", "OSError", "ProgrammingError"):
         return (f"the catalog cannot be reached or opened ({first or kind}); check that it runs and that "
                 f"{setting(config, 'uri')} names the right host, port, database and credentials")
+    if config.kind == "rest" and (kind in ("OAuthError", "NotAuthorizedError", "ForbiddenError", "UnauthorizedError")
+                                  or re.search(r"invalid_client|invalid_scope|unauthorized_client|NotAuthorized|"
+                                               r"Forbidden|\b40[13]\b", text)):
+        return (f"the REST server refused the catalog's credentials ({first or kind}); check "
+                f"{setting(config, 'credential')} (CLIENT_ID:SECRET, or 'token'), with its 'oauth2-server-uri' and "
+                "'scope'")
+    if config.kind == "rest" and "warehouse" in text.lower():
+        return f"{first}; set {setting(config, 'warehouse')} to a warehouse the REST server serves"
     if "warehouse" in text.lower():
         return (f"{first}; set {setting(config, 'warehouse')} to the location of its tables "
                 "(a file:// path or s3:// URI)")
