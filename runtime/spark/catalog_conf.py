@@ -33,8 +33,11 @@ TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvide
 # Iceberg's RESTCatalog: a server whose /v1/config lists no endpoints (SeaweedFS 4.48 among them) is taken to serve
 # no view endpoints, and Spark refuses every view before asking; with this set the server answers for itself. Its
 # HTTP client waits without bound by default: these bound it (a definition's own value wins).
+# The access-delegation header pyiceberg sends by default goes to Spark's RESTCatalog too (Iceberg Java sends none
+# unless told), so both engines ask the server for the same thing; other header.* settings pass through as written.
+DELEGATION = "header.X-Iceberg-Access-Delegation"
 REST_DEFAULTS = {"view-endpoints-supported": "true", "rest.client.connection-timeout-ms": "5000",
-                 "rest.client.socket-timeout-ms": "30000"}
+                 "rest.client.socket-timeout-ms": "30000", DELEGATION: "vended-credentials"}
 # S3A retries a dead endpoint for minutes with Hadoop's defaults (20 attempts, 7 retries with backoff, 60 s
 # timeouts): a store that stops mid-run must end the run with an error within a bound (README, "Catalogs").
 # Set in the session before it starts; --spark-conf spark.hadoop.fs.s3a.* overrides each.
@@ -90,7 +93,7 @@ def spark_catalog(config: CatalogConfig) -> SparkCatalog:
         case "rest":
             conf |= {f"{prefix}.type": "rest", f"{prefix}.uri": props["uri"]}
             conf |= {f"{prefix}.{k}": props.get(k, v) for k, v in REST_DEFAULTS.items()}
-            conf |= {f"{prefix}.{k}": v for k, v in sorted(props.items()) if k.startswith("rest.client.")}
+            conf |= {f"{prefix}.{k}": v for k, v in sorted(props.items()) if k.startswith(("rest.client.", "header."))}
         case "glue":
             conf |= {f"{prefix}.type": "glue"}
             if "client.region" in props:

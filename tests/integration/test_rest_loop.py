@@ -320,3 +320,19 @@ def test_doctor_asks_for_the_s3a_jars_where_a_selected_table_is_on_s3(rest: Rest
     (tmp_path / "policies" / "shop" / "orders.yaml").unlink()  # no table selected on S3: nothing asks for them
     run = tablepolicy("doctor", "policies", "--format", "json", cwd=tmp_path, env={"TABLEPOLICY_CATALOG": NAME})
     assert "s3a jars" not in {c["check"] for c in json.loads(run.stdout)["checks"]}, run.stdout
+
+
+def test_the_server_vends_no_credentials(rest: Rest) -> None:
+    """Asked for vended credentials (the header pyiceberg sends, and Spark's side is told to send), SeaweedFS 4.48
+    answers loadTable with an empty config: both engines read the table files with the definition's own s3.* keys
+    (README, "Catalogs")."""
+    import urllib.request
+
+    token = rest.server.token()
+    request = urllib.request.Request(f"{rest.server.uri}/v1/{WAREHOUSE}/namespaces/shop/tables/orders",
+                                     headers={"Authorization": f"Bearer {token}",
+                                              "X-Iceberg-Access-Delegation": "vended-credentials"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        answer = json.load(response)
+    assert answer["metadata-location"].startswith(f"s3://{WAREHOUSE}/shop/orders/metadata/")
+    assert answer.get("config", {}) == {} and not answer.get("storage-credentials"), answer.get("config")

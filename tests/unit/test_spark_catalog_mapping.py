@@ -28,7 +28,9 @@ BOUNDS = {H + "attempts.maximum": "2", H + "retry.limit": "2", H + "retry.interv
 SCHEMES = {"spark.hadoop.fs.s3.impl": S3A, "spark.hadoop.fs.s3n.impl": S3A, **BOUNDS}
 # the REST client's waits bounded; views asked of the server (SeaweedFS's /v1/config lists no endpoints)
 REST = {f"{C}.view-endpoints-supported": "true", f"{C}.rest.client.connection-timeout-ms": "5000",
-        f"{C}.rest.client.socket-timeout-ms": "30000"}
+        f"{C}.rest.client.socket-timeout-ms": "30000",
+        # pyiceberg asks for vended credentials by default; Spark's RESTCatalog is told to ask the same
+        f"{C}.header.X-Iceberg-Access-Delegation": "vended-credentials"}
 MOTO = {"s3.endpoint": "http://127.0.0.1:9000", "s3.access-key-id": "AKID", "s3.secret-access-key": "SECRET",
         "s3.region": "us-east-1", "s3.path-style-access": "true"}
 MOTO_HADOOP = {**SCHEMES, H + "endpoint": "http://127.0.0.1:9000", H + "connection.ssl.enabled": "false",
@@ -99,7 +101,13 @@ CASES = [
                            "rest.client.socket-timeout-ms": "120000", "rest.client.max-connections": "4"},
      {**BASE, f"{C}.type": "rest", f"{C}.uri": "http://r", f"{C}.view-endpoints-supported": "false",
       f"{C}.rest.client.connection-timeout-ms": "5000", f"{C}.rest.client.socket-timeout-ms": "120000",
-      f"{C}.rest.client.max-connections": "4"},
+      f"{C}.rest.client.max-connections": "4", f"{C}.header.X-Iceberg-Access-Delegation": "vended-credentials"},
+     SCHEMES, False),
+    # headers as the definition writes them, for both engines: delegation turned to remote signing, another added
+    ("rest-headers", {"type": "rest", "uri": "http://r", "header.X-Iceberg-Access-Delegation": "remote-signing",
+                      "header.X-Tenant": "analytics"},
+     {**BASE, f"{C}.type": "rest", f"{C}.uri": "http://r", **REST,
+      f"{C}.header.X-Iceberg-Access-Delegation": "remote-signing", f"{C}.header.X-Tenant": "analytics"},
      SCHEMES, False),
     ("glue", {"type": "glue", "warehouse": "s3://bucket/wh", "client.region": "eu-central-1"},
      {**BASE, f"{C}.warehouse": "s3://bucket/wh", f"{C}.type": "glue", f"{C}.client.region": "eu-central-1"},
