@@ -132,7 +132,8 @@ def main() -> None:
     assert rest.end == sql.end, (rest.end, sql.end)
     print(f"{'':28} {rest.label:>18} {sql.label:>20} {'ratio':>7}")
     for key in rest.wall:
-        print(f"{key + ' (wall s)':28} {rest.wall[key]:18.2f} {sql.wall[key]:20.2f} {rest.wall[key] / sql.wall[key]:7.2f}")
+        r, s = rest.wall[key], sql.wall[key]
+        print(f"{key + ' (wall s)':28} {r:18.2f} {s:20.2f} {r / s:7.2f}")
     for key in rest.steps:
         r, s = rest.steps[key], sql.steps.get(key, 0.0)
         print(f"{key + ' (step s)':28} {r:18.2f} {s:20.2f} {(r / s if s else float('nan')):7.2f}")
