@@ -194,11 +194,15 @@ TP461 = register("TP461", ERROR, "a name declared both as a table and as a view"
 TP462 = register("TP462", WARNING, "a view reading a column this plan drops or renames (the view breaks)")
 TP463 = register("TP463", ERROR, "a view reading a table neither git declares nor the catalog holds (`plan`)")
 TP464 = register("TP464", WARNING, "view SQL sqlglot cannot parse: its tables go unchecked (Spark parses it at apply)")
+TP465 = register("TP465", WARNING, "a view the catalog cannot read (a REST server serving no views): not planned, "
+                 "the tables beside it plan and apply")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")
 TP503 = register("TP503", ERROR, "a property a policy setting owns: set the setting")
 TP504 = register("TP504", ERROR, "a property both declared (or owned by a setting) and ignored")
+TP505 = register("TP505", ERROR, "a property the catalog server or the engines keep up to date themselves "
+                 "(`schema.name-mapping.default`)")
 # --- TP6xx: erasure requests (`erase --requests FILE`)
 TP601 = register("TP601", ERROR, "a request id listed twice")
 TP602 = register("TP602", ERROR, "a request whose keys reach no table")

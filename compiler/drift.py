@@ -25,13 +25,13 @@ from .diff.properties import owned_keys
 from .iceberg.names import format_name, natural_key
 from .importer import Inventory
 from .loader import Project
-from .model.properties import DECLARED_REFS, declared_in
+from .model.properties import DECLARED_REFS, SERVER_PROPERTIES, declared_in
 from .model.table import TableState
 from .plan.model import Plan
 
 Name = tuple[str, ...]
 # properties engines set on their own: never listed as another tool's
-ENGINE_KEYS = frozenset({"owner", "write.parquet.compression-codec", "comment"})
+ENGINE_KEYS = frozenset({"owner", "write.parquet.compression-codec", "comment", *SERVER_PROPERTIES})
 
 
 class TableSource(Protocol):

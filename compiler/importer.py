@@ -33,6 +33,7 @@ from .model.properties import (
     ICEBERG_RESERVED,
     LIFECYCLE_PROPERTIES,
     MANAGED_PROPERTIES,
+    SERVER_PROPERTIES,
     SPARK_RESERVED,
     declared_in,
 )
@@ -271,7 +272,7 @@ def _ref(ref: RefState) -> CommentedMap:
 
 def _free_property(key: str) -> bool:
     return not (key in SPARK_RESERVED or key in ICEBERG_RESERVED or key in MANAGED_PROPERTIES
-                or key.startswith("tablepolicy."))
+                or key in SERVER_PROPERTIES or key.startswith("tablepolicy."))
 
 
 def _column(f: NestedField) -> CommentedMap:

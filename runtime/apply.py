@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -42,6 +42,7 @@ from .invocation import Invocation
 from .journal import Journal
 from .lock import catalog_locks
 from .redaction import register
+from .spark.catalog_conf import on_object_storage
 from .spark.session import SparkOptions, start_in_background
 
 if TYPE_CHECKING:
@@ -227,6 +228,8 @@ def apply_plan(
             in_progress = check_requirements(plan, reader, plan_id, journaled_tables)
             if verify:
                 check_against_policies(plan, reader, policies, in_progress, environment, overlay_read=overlay_read)
+            if any(on_object_storage(t.requirement.metadata_location or "") for t in plan.tables):
+                options = replace(options, object_storage=True)  # a table it changes is on S3
             session = session or start_in_background(catalog, options)
             spark = session.result()
             # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless

@@ -15,7 +15,7 @@ import importlib.util
 import os
 import re
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,9 +77,11 @@ class DoctorReport:
                 "checks": [c.as_json() for c in self.checks]}
 
 
-def doctor(target: Target, *, write_probe: bool = False, master: str | None = None) -> DoctorReport:
+def doctor(target: Target, *, write_probe: bool = False, master: str | None = None,
+           tables: Sequence[tuple[str, ...]] = ()) -> DoctorReport:
     """Every check for ``target``'s catalog; ``write_probe``: also write, read back and delete one object under
-    the warehouse; ``master``: the Spark master to reach (None: not checked)."""
+    the warehouse; ``master``: the Spark master to reach (None: not checked); ``tables``: the selected tables,
+    whose locations say what Spark needs beside the warehouse (one on S3: the S3A jars)."""
     config = target.catalog
     checks = [configuration(config)]
     connected, catalog = connection(config)
@@ -90,10 +92,36 @@ def doctor(target: Target, *, write_probe: bool = False, master: str | None = No
     checks += guarded("warehouse", lambda: storage(config, warehouse, properties, write_probe=write_probe,
                                                    created=created))
     checks += guarded("java", lambda: [java()]) + guarded("pyspark", lambda: [pyspark()])
-    checks += guarded("spark jars", lambda: jars(config))
+    on_s3 = guarded_value(lambda: tables_on_s3(catalog, tables), [])
+    checks += guarded("spark jars", lambda: jars(config, on_s3))
     if master is not None:
         checks += guarded("spark master", lambda: [spark_master(master)])
     return DoctorReport(config, target, [_redacted(config, c) for c in checks])
+
+
+def tables_on_s3(catalog: Catalog | None, tables: Sequence[tuple[str, ...]]) -> list[str]:
+    """The selected tables the catalog holds on S3 (``s3://``, ``s3a://``, ``s3n://``), read from their locations
+    (a REST catalog answers with the metadata: no file is read); a table that does not exist yet is none."""
+    from .spark.catalog_conf import on_object_storage
+
+    found = []
+    for name in tables if catalog is not None else ():
+        try:
+            location = catalog.load_table(name).location()  # type: ignore[union-attr]
+        except Exception:  # not created yet, or unreadable: the connection check speaks for the catalog
+            continue
+        if on_object_storage(location):
+            found.append(".".join(name))
+    return found
+
+
+def guarded_value(run: Callable[[], list[str]], default: list[str]) -> list[str]:
+    try:
+        return run()
+    except Exception:
+        if os.environ.get("TABLEPOLICY_DEBUG"):
+            raise
+        return default
 
 
 def guarded(name: str, run: Callable[[], list[Check]]) -> list[Check]:
@@ -129,13 +157,19 @@ def connection(config: CatalogConfig) -> tuple[Check, Catalog | None]:
         namespaces = sorted(".".join(n) for n in catalog.list_namespaces())
     except Exception as exc:
         return Check("connection", False, f"cannot list the namespaces of catalog '{config.name}': {_reason(exc)}",
-                     _connection_fix(config)), None
+                     _connection_fix(config, _reason(exc))), None
     listed = ", ".join(namespaces[:5]) + (", ..." if len(namespaces) > 5 else "")
     return Check("connection", True, f"listed {len(namespaces)} namespace(s)" + (f" ({listed})" if listed else "")
                  ), catalog
 
 
-def _connection_fix(config: CatalogConfig) -> str:
+def _connection_fix(config: CatalogConfig, reason: str = "") -> str:
+    """What to check first, from the error when it tells (a REST server refusing the credential: the credential)."""
+    if config.kind == "rest" and "refused the catalog's credentials" in reason:
+        return ("fix the catalog's credential (CLIENT_ID:SECRET) or token, then its oauth2-server-uri and scope; "
+                "the uri answers")
+    if config.kind == "rest" and "warehouse" in reason:
+        return "set the catalog's warehouse to one the REST server serves; the uri answers"
     match config.kind:
         case "sql":
             return ("check the catalog's uri (database host, port, name, user and password) and that the database "
@@ -298,8 +332,9 @@ def pyspark() -> Check:
     return Check("pyspark", True, f"{version} (Spark 3.5)")
 
 
-def jars(config: CatalogConfig) -> list[Check]:
-    """The jars a Spark session for ``config`` would load, as runtime/spark/jars.py resolves them for it."""
+def jars(config: CatalogConfig, on_s3: Sequence[str] = ()) -> list[Check]:
+    """The jars a Spark session for ``config`` would load, as runtime/spark/jars.py resolves them for it; ``on_s3``:
+    selected tables on S3, which need the S3A jars whatever the warehouse says."""
     from tablepolicy.compiler.errors import CatalogError
 
     from .spark.catalog_conf import spark_catalog
@@ -311,15 +346,20 @@ def jars(config: CatalogConfig) -> list[Check]:
         return [Check("spark catalog", False, str(exc), "use a catalog type and backend Spark's Iceberg catalogs "
                                                         "support")]
     driver = derived.jdbc_driver
-    plan = resolve_jars(driver, None, derived.object_storage)
+    storage = derived.object_storage or bool(on_s3)
+    plan = resolve_jars(driver, None, storage)
     checks = [_jar("iceberg runtime", "iceberg-spark-runtime", plan.jars, plan.packages, ICEBERG_PACKAGE)]
     if driver is None:
         checks.append(Check("jdbc driver", True, f"none needed ({config.kind} catalog)"))
     else:
         checks.append(_jar(f"jdbc driver ({driver})", "sqlite-jdbc" if driver == "sqlite" else driver, plan.jars,
                            plan.packages, driver))
-    if derived.object_storage:
-        checks.append(s3a(plan.packages))
+    if storage:
+        check = s3a(plan.packages)
+        if on_s3 and not derived.object_storage:  # the definition alone would not have asked for them
+            shown = ", ".join(on_s3[:3]) + (", ..." if len(on_s3) > 3 else "")
+            check = replace(check, detail=f"{check.detail}; needed for the tables on S3: {shown}")
+        checks.append(check)
     return checks
 
 
@@ -377,3 +417,17 @@ def _reason(exc: BaseException) -> str:
 def _redacted(config: CatalogConfig, check: Check) -> Check:
     clean: Callable[[str], str] = config.redact
     return replace(check, detail=clean(check.detail), fix=clean(check.fix))
+
+
+def selected_tables(path: Path) -> list[tuple[str, ...]]:
+    """The tables the policies under ``path`` declare present (none when it holds no policies, or unreadable ones:
+    validate speaks for them)."""
+    from tablepolicy.compiler.loader import load_project
+
+    if not path.exists():
+        return []
+    try:
+        project, _ = load_project(path)
+    except Exception:
+        return []
+    return [t.name for t in project.tables if t.state == "present"]

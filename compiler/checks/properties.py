@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from .. import codes
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import LoadedNamespace
-from ..model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SPARK_RESERVED
+from ..model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SERVER_PROPERTIES, SPARK_RESERVED
 from ..policy.table import PropertyValue
 from ..yamlsource import Path, SourceMap
 from .context import TableContext
@@ -23,6 +23,10 @@ def property_findings(properties: dict[str, PropertyValue], source: SourceMap, a
         elif key in ICEBERG_RESERVED:
             yield Diagnostic(codes.TP502, Severity.ERROR, where,
                              f"'{key}' is computed by Iceberg and cannot be set", "remove it")
+        elif key in SERVER_PROPERTIES:
+            yield Diagnostic(codes.TP505, Severity.ERROR, where,
+                             f"'{key}' is kept up to date by the catalog server and the engines, not by git",
+                             f"remove it: {SERVER_PROPERTIES[key]}")
         elif key in MANAGED_PROPERTIES:
             yield Diagnostic(codes.TP503, Severity.ERROR, where,
                              f"property '{key}' is managed by the policy setting '{MANAGED_PROPERTIES[key]}'",

@@ -9,7 +9,7 @@ left alone, and ``ignore_properties`` removes keys from the comparison entirely.
 from __future__ import annotations
 
 from .. import codes
-from ..model.properties import MANAGED_PROPERTIES, STAMP_KEYS, declared_in
+from ..model.properties import MANAGED_PROPERTIES, SERVER_PROPERTIES, STAMP_KEYS, declared_in
 from ..model.table import TableState
 from ..policy.units import Duration
 from . import changes
@@ -25,7 +25,7 @@ def owned_keys(current: TableState, desired: TableState) -> set[str]:
     keys.discard("format-version")
     if "write.distribution-mode" not in desired.properties:
         keys.discard("write.distribution-mode")  # WRITE ORDERED BY sets it as a side effect
-    return keys - desired.ignore_properties - STAMP_KEYS
+    return keys - desired.ignore_properties - STAMP_KEYS - set(SERVER_PROPERTIES)
 
 
 def diff_properties(current: TableState, desired: TableState) -> list[Change]:

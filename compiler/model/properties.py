@@ -103,6 +103,16 @@ SPARK_RESERVED: dict[str, str] = {
     "is_managed_location": "reserved by Spark",
 }
 
+# Keys a catalog server or the engines maintain on their own, rewriting them at every commit: never imported into
+# git, never planned (a value copied into git goes stale with the next schema change, and setting it back would
+# break readers), never listed as drift, refused in a policy (TP505). key -> who keeps it and why.
+SERVER_PROPERTIES: dict[str, str] = {
+    "schema.name-mapping.default": (
+        "Iceberg's name mapping (field ids for data files written without them): REST servers such as SeaweedFS "
+        "set it on every table and rewrite it after every commit, and Spark and pyiceberg update it when the "
+        "schema changes; leave it to them"),
+}
+
 # Keys Iceberg computes and exposes read-only.
 ICEBERG_RESERVED = frozenset(
     {

@@ -28,6 +28,7 @@ from ..diff.refs import diff_refs
 from ..diff.refusals import Refusal
 from ..diff.views import broken_views, diff_view
 from ..effective import namespace_chain, overlaid_settings
+from ..errors import CatalogError
 from ..heap import settled_heap
 from ..iceberg.names import format_name, natural_key, parse_name
 from ..loader import LoadedTable, LoadedView, Project
@@ -115,8 +116,9 @@ def make_plan(
     tables += [t for t in (_tombstone(t, source) for t in project.tables if t.state == "absent") if t]
     tables.sort(key=lambda t: natural_key(t.table))
     # views after every table: a view's SELECT is resolved when it is created, over tables this plan may create
-    tables += [_plan_view(v, source) for v in views]
-    tables += [t for t in (_view_tombstone(v, source) for v in project.views if v.state == "absent") if t]
+    tables += [t for t in (_readable(v, _plan_view, source, diagnostics) for v in views) if t]
+    tables += [t for t in (_readable(v, _view_tombstone, source, diagnostics) for v in project.views
+                           if v.state == "absent") if t]
     declared = {t.name for t in project.tables}
     managed = ({t.name[:-1] for t in project.tables} | {v.name[:-1] for v in project.views}
                | {ns.name for ns in project.namespaces})
@@ -284,6 +286,20 @@ def _tombstone(table: LoadedTable, source: StateSource) -> TablePlan | None:
     return TablePlan(table=table.name, policy_file=table.source.file, requirement=requirement_of(current),
                      changes=[changes.DropTable(table=table.name, uuid=current.uuid)],
                      consumed_approvals=consumed_in(current.state.properties))
+
+
+def _readable(view: LoadedView, plan: Callable[[LoadedView, StateSource], TablePlan | None], source: StateSource,
+              diagnostics: Diagnostics) -> TablePlan | None:
+    """The view's plan; where the catalog cannot read the view (a REST server serving no views), a warning at the
+    view's file naming the catalog's answer (TP465), the view left out of the plan (apply never touches it) and
+    the tables beside it planned and applied all the same."""
+    try:
+        return plan(view, source)
+    except CatalogError as exc:
+        diagnostics.add(Diagnostic(codes.TP465, Severity.WARNING, view.source.key(("view",)),
+                                   f"view {format_name(view.name)} is not planned: {exc}",
+                                   "declare this view for a catalog that serves views, or remove its file"))
+        return None
 
 
 def _plan_view(view: LoadedView, source: StateSource) -> TablePlan:

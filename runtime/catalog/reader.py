@@ -12,7 +12,7 @@ import shutil
 import tempfile
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -49,6 +49,8 @@ def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
     properties = dict(config.properties)
     if properties.get("py-io-impl", PYARROW_IO) == PYARROW_IO:  # Iceberg's paths read as text, not URIs
         properties["py-io-impl"] = PYICEBERG_IO
+    if config.kind == "rest":  # as Spark's side (runtime/spark/catalog_conf.py): the server answers for its views
+        properties.setdefault("view-endpoints-supported", "true")
     if root is not None and create:
         (root / "warehouse").mkdir(parents=True, exist_ok=True)
     elif root is not None and not (root / "catalog.db").exists():
@@ -58,6 +60,8 @@ def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
             warnings.simplefilter("ignore")
             catalog = load_catalog(config.name, **properties)
         _concurrent_sqlite(catalog)
+        if config.kind == "rest":  # one listing: a refused credential or an unknown warehouse is said here, once
+            catalog.list_namespaces()
         return catalog
     except Exception as exc:  # pyiceberg raises many kinds; the user needs one clear line
         raise CatalogError(f"cannot open {config.describe()}: {explain_catalog_error(exc, config)}") from None
@@ -106,6 +110,14 @@ def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
                 "ReadTimeout", "TimeoutError", "ConnectionRefusedError", "OSError", "ProgrammingError"):
         return (f"the catalog cannot be reached or opened ({first or kind}); check that it runs and that "
                 f"{setting(config, 'uri')} names the right host, port, database and credentials")
+    if config.kind == "rest" and (kind in ("OAuthError", "NotAuthorizedError", "ForbiddenError", "UnauthorizedError")
+                                  or re.search(r"invalid_client|invalid_scope|unauthorized_client|NotAuthorized|"
+                                               r"Forbidden|\b40[13]\b", text)):
+        return (f"the REST server refused the catalog's credentials ({first or kind}); check "
+                f"{setting(config, 'credential')} (CLIENT_ID:SECRET, or 'token'), with its 'oauth2-server-uri' and "
+                "'scope'")
+    if config.kind == "rest" and "warehouse" in text.lower():
+        return f"{first}; set {setting(config, 'warehouse')} to a warehouse the REST server serves"
     if "warehouse" in text.lower():
         return (f"{first}; set {setting(config, 'warehouse')} to the location of its tables "
                 "(a file:// path or s3:// URI)")
@@ -337,9 +349,12 @@ class CatalogReader:
         """The view as the catalog holds it now (None: no view of that name), read without a JVM: a SQL
         catalog's row with iceberg_type VIEW (Iceberg's JDBC catalog, schema V1) and its metadata file."""
         engine = getattr(self.catalog, "engine", None)
+        if engine is None and self.config.kind == "rest":
+            return self._rest_view(name)
         if engine is None:
             raise CatalogError(f"cannot read view {'.'.join(name)}: tablepolicy reads views from SQL catalogs "
-                               f"(Iceberg's JDBC catalog) only, and {self.config.describe()} is none")
+                               f"(Iceberg's JDBC catalog) and REST catalogs only, and {self.config.describe()} is "
+                               "neither")
         from sqlalchemy import text
 
         query = text("SELECT metadata_location FROM iceberg_tables WHERE catalog_name = :catalog AND "
@@ -385,8 +400,13 @@ class CatalogReader:
         Walks the namespaces through the catalog's own API, so any catalog type lists the same way."""
         from tablepolicy.compiler.importer import Inventory  # the policy writer's modules, loaded only by import
 
-        namespaces: set[tuple[str, ...]] = set()
         tables: set[tuple[str, ...]] = set()
+        namespaces = self._walk(lambda child: tables.update(map(tuple, self.catalog.list_tables(child))))
+        return Inventory(frozenset(namespaces), frozenset(tables), frozenset(self.view_names(namespaces)))
+
+    def _walk(self, visit: Callable[[tuple[str, ...]], object] = lambda _n: None) -> set[tuple[str, ...]]:
+        """Every namespace, nested ones included, each passed to ``visit`` as it is found."""
+        namespaces: set[tuple[str, ...]] = set()
         pending: list[tuple[str, ...]] = [()]
         try:
             while pending:
@@ -396,20 +416,59 @@ class CatalogReader:
                         continue  # a catalog that answers with itself or another level would loop
                     namespaces.add(child)
                     pending.append(child)
-                    tables.update(map(tuple, self.catalog.list_tables(child)))
+                    visit(child)
         except Exception as exc:
             raise CatalogError(f"cannot list the namespaces and tables of {self.config.describe()}: "
                                f"{_clean(exc, self.config)}") from None
-        return Inventory(frozenset(namespaces), frozenset(tables), frozenset(self.view_names()))
+        return namespaces
+
+    def _rest_view(self, name: tuple[str, ...]) -> CurrentView | None:
+        """A REST catalog's view: its load-view answer (the metadata location and document), through pyiceberg's
+        authenticated session; the server's own words when it refuses (one serving no view endpoints among them),
+        for this view alone."""
+        from pyiceberg.catalog.rest import Capability, Endpoints
+        from requests import HTTPError
+
+        catalog: Any = self.catalog
+        if Capability.V1_LOAD_VIEW not in catalog._supported_endpoints:
+            raise CatalogError(f"cannot read view {'.'.join(name)} from {self.config.describe()}: the server lists no "
+                               "view endpoints in its /v1/config answer and view-endpoints-supported is false; if it "
+                               "serves views, set view-endpoints-supported: true in the catalog's definition, else "
+                               "declare views for another catalog (its tables plan and apply without them)")
+        try:
+            url = catalog.url(Endpoints.load_view, prefixed=True, namespace=catalog._encode_namespace_path(name[:-1]),
+                              view=name[-1])
+            response = catalog._session.get(url)
+            if response.status_code == 404 and "NoSuchView" in response.text:
+                return None
+            response.raise_for_status()
+            answer = json.loads(response.text)
+            return current_view(name, str(answer["metadata-location"]), answer["metadata"])
+        except HTTPError as exc:
+            said = _server_said(exc.response)
+            raise CatalogError(f"cannot read view {'.'.join(name)} from {self.config.describe()}: the server answered "
+                               f"{said}; if it serves no views, declare views for another catalog (its tables plan "
+                               "and apply without them)") from None
+        except (ViewFormatError, ValueError, KeyError, OSError) as exc:
+            raise CatalogError(f"cannot read view {'.'.join(name)} from {self.config.describe()}: "
+                               f"{_clean(exc, self.config)}") from None
 
     @property
     def reads_views(self) -> bool:
-        """Whether this catalog's views can be read (a SQL catalog: Iceberg's JDBC catalog)."""
-        return getattr(self.catalog, "engine", None) is not None
+        """Whether this catalog's views can be read (a SQL catalog: Iceberg's JDBC catalog; a REST catalog)."""
+        return getattr(self.catalog, "engine", None) is not None or self.config.kind == "rest"
 
-    def view_names(self) -> list[tuple[str, ...]]:
-        """Every view of a SQL catalog (none for other catalogs, whose views are not read)."""
+    def view_names(self, namespaces: set[tuple[str, ...]] | None = None) -> list[tuple[str, ...]]:
+        """Every view of a SQL or REST catalog (none for other catalogs, whose views are not read); ``namespaces``:
+        a REST catalog's, when already walked."""
         engine = getattr(self.catalog, "engine", None)
+        if engine is None and self.config.kind == "rest":
+            walked = self._walk() if namespaces is None else namespaces
+            try:
+                return sorted(tuple(v) for ns in sorted(walked) for v in self.catalog.list_views(ns))
+            except Exception as exc:
+                raise CatalogError(f"cannot list the views of {self.config.describe()}: "
+                                   f"{_clean(exc, self.config)}") from None
         if engine is None:
             return []
         from sqlalchemy import text
@@ -425,3 +484,12 @@ class CatalogReader:
             raise CatalogError(f"cannot list the views of {self.config.describe()}: {_clean(exc, self.config)}") \
                 from None
         return sorted((*str(ns).split("."), str(name)) for ns, name in rows)
+
+
+def _server_said(response: Any) -> str:
+    """A REST error answer in a few words: ``404 NoSuchViewException: ...`` (the status and the server's message)."""
+    try:
+        error = json.loads(response.text)["error"]
+        return f"{response.status_code} {error.get('type', '')}: {error.get('message', '')}".strip()
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return f"{getattr(response, 'status_code', '?')} {getattr(response, 'text', '')[:200]}".strip()

@@ -10,8 +10,12 @@ Three stores, chosen by the catalog:
   pid, command, since, heartbeat) for error messages and ``tablepolicy unlock``; it is not the lock.
 - Another SQL database: the row is the lock (an INSERT on a primary key is atomic), kept alive by a
   heartbeat.
-- SQLite catalog or no SQL catalog: a lock file (beside the SQLite database, so every run against it
-  shares the files wherever it starts), kept alive by a heartbeat. SQLite gets files rather than rows so no
+- Another catalog (REST, Glue, Hive) whose definition names ``tablepolicy.lock-location: s3://bucket/prefix``: an
+  object per table written with S3's conditional writes (``If-None-Match: *`` to take it, ``If-Match`` on its
+  ETag to beat and to remove it: objects.py), kept alive by a heartbeat; every runner of the catalog sees it.
+- SQLite catalog, or another catalog without a lock location: a lock file (beside the SQLite database, so every
+  run against it shares the files wherever it starts; else in the work tree's .tablepolicy/), kept alive by a
+  heartbeat. SQLite gets files rather than rows so no
   second writer contends with Spark's JDBC connection for the database file.
 
 A heartbeat thread refreshes the holder's ``heartbeat`` every interval (15 s; ``TABLEPOLICY_LOCK_HEARTBEAT``
@@ -42,9 +46,10 @@ from .holder import (
     lock_key,
     utc,
 )
+from .objects import LOCK_LOCATION, ObjectStore, ObjectStoreError, S3Settings
 from .rows import AdvisoryStore, RowStore
 
-__all__ = ["HEARTBEAT_ENV", "AdvisoryStore", "FileStore", "Found", "Holder", "LockHeldError", "LockLostError",
-           "LockSettingError", "LockStore", "RowStore", "UnlockError", "ago", "catalog_locks", "heartbeat_seconds",
-           "hold", "judge", "lock_engine", "lock_file_name", "lock_key", "lock_store", "store_for", "table_locks",
-           "utc"]
+__all__ = ["HEARTBEAT_ENV", "LOCK_LOCATION", "AdvisoryStore", "FileStore", "Found", "Holder", "LockHeldError",
+           "LockLostError", "LockSettingError", "LockStore", "ObjectStore", "ObjectStoreError", "RowStore",
+           "S3Settings", "UnlockError", "ago", "catalog_locks", "heartbeat_seconds", "hold", "judge", "lock_engine",
+           "lock_file_name", "lock_key", "lock_store", "store_for", "table_locks", "utc"]

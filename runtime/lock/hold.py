@@ -14,7 +14,8 @@ from typing import Any
 
 from ..catalog.reader import CatalogReader
 from .files import FileStore
-from .holder import Holder, LockLostError, LockStore, heartbeat_seconds
+from .holder import Holder, LockLostError, LockSettingError, LockStore, heartbeat_seconds
+from .objects import LOCK_LOCATION, ObjectStore, S3Settings
 from .rows import AdvisoryStore, RowStore
 
 
@@ -26,9 +27,17 @@ def lock_engine(reader: CatalogReader) -> object | None:
 
 def lock_store(reader: CatalogReader, fallback_dir: Path) -> LockStore:
     """The store every run against the same catalog shares: PostgreSQL advisory locks, rows in another SQL
-    database, files beside a SQLite catalog's database, else files in ``fallback_dir``."""
+    database, files beside a SQLite catalog's database; for other catalogs (REST, Glue, Hive) objects at the
+    definition's ``tablepolicy.lock-location`` (S3 conditional writes), else files in ``fallback_dir`` (seen by
+    the runs of this work tree only: doctor says so)."""
     engine = lock_engine(reader)
     sqlite = getattr(reader.catalog, "engine", None)
+    location = reader.config.properties.get(LOCK_LOCATION)
+    if sqlite is None and location:
+        try:
+            return ObjectStore(S3Settings.of(location, reader.config.properties))
+        except ValueError as exc:
+            raise LockSettingError(f"{reader.config.describe()}: {exc}") from None
     directory = fallback_dir
     if engine is None and sqlite is not None and sqlite.url.database:
         directory = Path(sqlite.url.database).resolve().parent

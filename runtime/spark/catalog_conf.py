@@ -30,6 +30,19 @@ HADOOP_FILE_IO = "org.apache.iceberg.hadoop.HadoopFileIO"
 S3A_FILESYSTEM = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
+# Iceberg's RESTCatalog: a server whose /v1/config lists no endpoints (SeaweedFS 4.48 among them) is taken to serve
+# no view endpoints, and Spark refuses every view before asking; with this set the server answers for itself. Its
+# HTTP client waits without bound by default: these bound it (a definition's own value wins).
+# The access-delegation header pyiceberg sends by default goes to Spark's RESTCatalog too (Iceberg Java sends none
+# unless told), so both engines ask the server for the same thing; other header.* settings pass through as written.
+DELEGATION = "header.X-Iceberg-Access-Delegation"
+REST_DEFAULTS = {"view-endpoints-supported": "true", "rest.client.connection-timeout-ms": "5000",
+                 "rest.client.socket-timeout-ms": "30000", DELEGATION: "vended-credentials"}
+# S3A retries a dead endpoint for minutes with Hadoop's defaults (20 attempts, 7 retries with backoff, 60 s
+# timeouts): a store that stops mid-run must end the run with an error within a bound (README, "Catalogs").
+# Set in the session before it starts; --spark-conf spark.hadoop.fs.s3a.* overrides each.
+S3A_BOUNDS = {"attempts.maximum": "2", "retry.limit": "2", "retry.interval": "500ms",
+              "connection.establish.timeout": "5000", "connection.timeout": "20000"}
 NESSIE_HINT = ("pyiceberg 0.12 has no 'nessie' catalog type; Nessie serves the Iceberg REST API: define the catalog "
                "as type: rest with uri: http://HOST:19120/iceberg/BRANCH (e.g. .../iceberg/main)")
 
@@ -44,6 +57,16 @@ class SparkCatalog:
 
 def on_object_storage(location: str) -> bool:
     return urlparse(location).scheme.lower() in S3_SCHEMES
+
+
+def uses_object_storage(config: CatalogConfig) -> bool:
+    """The catalog's tables are on S3 as far as its definition tells: an ``s3://`` warehouse, Glue, or S3 settings
+    read through Hadoop's FileIO (a REST catalog's warehouse is usually a name, its tables on S3 all the same).
+    Where a selected table really lives is checked from its location (``doctor``: runtime/doctor.py)."""
+    props = config.properties
+    hadoop_io = props.get("io-impl", HADOOP_FILE_IO) == HADOOP_FILE_IO  # S3FileIO needs no S3A
+    return (on_object_storage(props.get("warehouse", "")) or config.kind == "glue"
+            or (hadoop_io and any(k.startswith("s3.") for k in props)))
 
 
 def spark_catalog(config: CatalogConfig) -> SparkCatalog:
@@ -69,6 +92,8 @@ def spark_catalog(config: CatalogConfig) -> SparkCatalog:
             conf |= {f"{prefix}.{k}": v for k, v in extra.items()}
         case "rest":
             conf |= {f"{prefix}.type": "rest", f"{prefix}.uri": props["uri"]}
+            conf |= {f"{prefix}.{k}": props.get(k, v) for k, v in REST_DEFAULTS.items()}
+            conf |= {f"{prefix}.{k}": v for k, v in sorted(props.items()) if k.startswith(("rest.client.", "header."))}
         case "glue":
             conf |= {f"{prefix}.type": "glue"}
             if "client.region" in props:
@@ -80,7 +105,7 @@ def spark_catalog(config: CatalogConfig) -> SparkCatalog:
         case other:
             raise CatalogError(f"catalog type '{other}' has no Spark mapping; set 'type' of catalog '{config.name}' "
                                "(.pyiceberg.yaml) to sql, rest, glue or hive")
-    storage = on_object_storage(props.get("warehouse", "")) or config.kind == "glue"
+    storage = uses_object_storage(config)
     hadoop = hadoop_s3(props)
     if config.kind == "sql" and not props.get("warehouse"):  # Iceberg's JDBC catalog cannot start without one
         raise CatalogError(
@@ -108,6 +133,7 @@ def hadoop_s3(props: dict[str, str]) -> dict[str, str]:
     """
     h = "spark.hadoop.fs.s3a."
     conf = {"spark.hadoop.fs.s3.impl": S3A_FILESYSTEM, "spark.hadoop.fs.s3n.impl": S3A_FILESYSTEM}
+    conf |= {h + k: v for k, v in S3A_BOUNDS.items()}
     endpoint = props.get("s3.endpoint")
     if endpoint:
         conf[h + "endpoint"] = endpoint

@@ -35,6 +35,9 @@ class SparkOptions:
     master: str = "local[2]"
     conf: dict[str, str] = field(default_factory=dict)
     app_name: str = "tablepolicy"
+    # a table the run touches is on S3 though the catalog's definition does not say so: the S3A jars are needed
+    # (Maven's when none are installed), as for an s3:// warehouse
+    object_storage: bool = False
 
     @classmethod
     def from_flags(cls, master: str, conf: list[str]) -> SparkOptions:
@@ -63,7 +66,8 @@ def check_java() -> str:
 def session_conf(catalog: CatalogConfig, options: SparkOptions) -> dict[str, str]:
     """Every Spark setting of the session, user settings last so they win."""
     derived = spark_catalog(catalog)
-    jars = resolve_jars(derived.jdbc_driver, options.conf.get("spark.jars"), derived.object_storage)
+    jars = resolve_jars(derived.jdbc_driver, options.conf.get("spark.jars"),
+                        derived.object_storage or options.object_storage)
     java_opts = f"-Djava.library.path={':'.join(jars.library_path)}" if jars.library_path else ""
     conf = {
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",

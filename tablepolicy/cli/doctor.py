@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from tablepolicy.runtime.doctor import Check, DoctorReport
+from tablepolicy.runtime.doctor import Check, DoctorReport, selected_tables
 from tablepolicy.runtime.doctor import doctor as run_checks
 from tablepolicy.runtime.target import resolve_target
 
@@ -19,7 +19,8 @@ from .output import catalog_header, info, paint
 
 def doctor(path: Path, catalog: str | None, *, environment: str | None, write_probe: bool, master: str | None,
            output: DoctorFormat) -> int:
-    report = run_checks(resolve_target(path, catalog, environment), write_probe=write_probe, master=master)
+    report = run_checks(resolve_target(path, catalog, environment), write_probe=write_probe, master=master,
+                        tables=selected_tables(path))
     show_doctor(report, output)
     return Exit.OK if report.ok else Exit.ERROR
 

@@ -106,12 +106,13 @@ def key_of(path: str) -> str:
     return path.split("://", 1)[-1].removeprefix(f"{BUCKET}/")
 
 
-def stored(store: Store, prefix: str) -> dict[str, bytes]:
-    """Every object under ``prefix``, read with boto3: key -> bytes."""
+def stored(store: Store, prefix: str, bucket: str = BUCKET) -> dict[str, bytes]:
+    """Every object under ``prefix``, read with boto3: key -> bytes (``store``: anything with ``s3.client()``, the
+    REST server's store among them: tests/integration/test_rest_erase.py)."""
     client: Any = store.s3.client()
-    keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix)
+    keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
             for o in page.get("Contents", [])]
-    return {key: client.get_object(Bucket=BUCKET, Key=key)["Body"].read() for key in keys}
+    return {key: client.get_object(Bucket=bucket, Key=key)["Body"].read() for key in keys}
 
 
 @dataclass(frozen=True)
@@ -123,14 +124,14 @@ class Scan:
     bounds_with_keys: dict[str, list[str]]  # manifest object -> the erased keys its bounds hold
 
 
-def scan(store: Store, prefix: str) -> Scan:
+def scan(store: Store, prefix: str, bucket: str = BUCKET) -> Scan:
     """The independent check: every parquet object read by plain pyarrow from boto3's bytes, by column name;
     every avro object's column bounds decoded by the schema in its own header (tests/integration/manifest_scan)."""
     rows: dict[str, int] = {}
     bounds: dict[str, list[str]] = {}
     parquet = deletes = manifests = 0
     with tempfile.TemporaryDirectory() as folder:
-        for key, body in stored(store, prefix).items():
+        for key, body in stored(store, prefix, bucket).items():
             if key.endswith(".parquet"):
                 parquet += 1
                 data = pq.read_table(pa.BufferReader(body)).flatten()
