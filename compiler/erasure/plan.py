@@ -171,6 +171,8 @@ def erasure_plan(
                            for c, kind in zip(erasure.key, kinds, strict=True))
             diagnostics.extend(_misfits(requests, index, loaded.name, erasure.key, kinds, column_value))
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
+            if request.deadline is not None:  # the request's own deadline, when earlier than the policy's SLA
+                deadline = min(deadline, request.deadline)
             subjects.append(Subject(request.id, values, deadline))
         if subjects:
             plans.append(TableErasure(loaded.name, columns, tuple(subjects), ref_rules(effective.origins, erasure)))

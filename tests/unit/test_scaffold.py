@@ -41,7 +41,12 @@ def test_init_writes_a_repository_that_validates(tmp_path: Path) -> None:
     assert table.startswith("# yaml-language-server: $schema=../../policy.schema.json\n")
     project, diagnostics = validate(tmp_path / "policies")
     assert [d.render() for d in diagnostics.errors] == []
-    assert [t.declared for t in project.tables] == ["analytics.page_views"]
+    assert [t.declared for t in project.tables] == ["analytics.page_views", "privacy.erasure_requests"]
+    requests = (tmp_path / "policies/privacy/erasure_requests.yaml").read_text()  # erase's request table, not a file
+    assert "--requests-table privacy.erasure_requests" in (
+        tmp_path / ".github/workflows/tablepolicy-erase.yml").read_text()
+    assert "requests.yaml" not in (tmp_path / ".github/workflows/tablepolicy-erase.yml").read_text()
+    assert "{name: keys, type: {map: {key: string, value: string}}" in requests
     # the environment overlay names the table and the catalog the example configuration defines, within the rules
     for environment in (None, "prod"):
         _, _, found = load_selected(tmp_path / "policies", environment=environment, every_environment=True)
