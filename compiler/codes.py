@@ -185,6 +185,7 @@ TP446 = register("TP446", ERROR,
                  "erasure `expire` for a ref the table declares in `refs:` (apply would create it again)")
 TP447 = register("TP447", WARNING,
                  "erasure `expire` naming no tag or branch of the table: dropped already, or misspelled (`erase`)")
+TP448 = register("TP448", ERROR, "an erasure batch_margin longer than its `within` (the SLA)")
 TP450 = register(
     "TP450", ERROR, "a ref named `main`: the main branch is implicit (`lifecycle.snapshots` sets its retention)")
 TP451 = register("TP451", ERROR, "a branch or tag declared twice in one table")

@@ -8,6 +8,7 @@ done. ``erase_status`` reads only the ledger and the catalog (no JVM). What a ru
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from tablepolicy.compiler.erasure.batching import Batch, batched
 from tablepolicy.compiler.erasure.ledger import (
     Entry,
     RequestStatus,
@@ -111,6 +113,8 @@ class ErasureOutcome:
     today: date
     dry_run: bool
     request_store: Scrubbed | None = None  # the request table erased of the keys of the requests done
+    held: tuple[TableErasure, ...] = ()  # tables whose pending requests wait for batching (not erased this run)
+    batches: tuple[Batch, ...] = ()  # per table erased: the requests due and those batched with them
 
     @property
     def complete(self) -> bool:
@@ -247,6 +251,8 @@ def erase(
                                reached.requests)
             if todo.findings.has_errors:
                 raise PolicyError(todo.findings)
+            batching = batched(todo.tables, today)  # tables whose requests are all held wait for a later run
+            todo = dataclasses.replace(todo, tables=batching.run)
             session = None
             if todo.tables and not dry_run:  # started only if a step needs Spark (runtime/erasure/commits.py)
                 from .spark.session import SessionOnDemand, SparkOptions
@@ -259,7 +265,7 @@ def erase(
 
                 previews = tuple(preview_erasure(todo.tables, config, warnings.append))
             progress(ErasureDecided(tuple(reached.tables), tuple(todo.tables), tuple(todo.done), today, dry_run,
-                                    previews, tuple(warnings), reached.findings))
+                                    previews, tuple(warnings), reached.findings, tuple(batching.held)))
             erased: list[ErasedTable] = []
             if not dry_run and session is not None:
                 received = {r.id: r.received for r in reached.requests.model.requests}
@@ -277,7 +283,7 @@ def erase(
             if reached.source is not None and reached.source.table is not None and not dry_run:
                 store = _erase_request_store(reader, reached.source.table, entries, certificate, progress)
     return ErasureOutcome(chosen, reached, tuple(todo.tables), tuple(todo.done), tuple(erased),
-                          certificate, today, dry_run, store)
+                          certificate, today, dry_run, store, tuple(batching.held), batching.batches)
 
 
 def _erase_request_store(reader: CatalogReader, table: str, entries: list[Entry],
@@ -327,7 +333,8 @@ def proof_document(outcome: ErasureOutcome, erased_at: datetime) -> str:
 
     ids = [r.id for r in outcome.reached.requests.model.requests]
     return proof_json(outcome.target.catalog.summary(), erased_at, ids, [t.document for t in outcome.tables],
-                      list(outcome.skipped), list(outcome.certificate), outcome.today)
+                      list(outcome.skipped), list(outcome.certificate), outcome.today,
+                      [b.as_json() for b in outcome.batches])
 
 
 def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests_file: RequestSource | Path | None,
@@ -342,10 +349,18 @@ def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests
             reached = read_requests(project, requests_file, reader, today)
             recorded = ledger.entries([format_name(t.table) for t in reached.tables])
             received = {r.id: r.received for r in reached.requests.model.requests}
-            entries = [recorded.get((e.request, e.table), e) for e in planned_entries(reached.tables, received)]
+            entries = [_with_run_day(recorded.get((e.request, e.table)), e)
+                       for e in planned_entries(reached.tables, received)]
         else:
             entries = list(ledger.entries(format_name(t.name) for t in project.tables).values())
         return ErasureStatus(chosen, tuple(statuses(entries)), today, ledger.where, ledger.note)
+
+
+def _with_run_day(recorded: Entry | None, planned: Entry) -> Entry:
+    """The ledger's entry when it has one (a pending one keeps the planned day a run erases it)."""
+    if recorded is None:
+        return planned
+    return dataclasses.replace(recorded, runs_on=planned.runs_on) if recorded.state == State.PENDING else recorded
 
 
 def mask_value(text: str, value: str) -> str:

@@ -67,6 +67,10 @@ def erase(
         info(_indent(render_status(list(outcome.certificate), outcome.today, lambda t, c: paint(t, c))))
         for line in _debris_lines([t.proof for t in outcome.tables]):
             info(f"  {line}")
+    for batch in outcome.batches:
+        if batch.joined:
+            info(f"  {batch.table}: one rewrite for {len(batch.due) + len(batch.joined)} request(s): due "
+                 f"{_few(batch.due)}; batched with them before their own run day: {_few(batch.joined)}")
     if outcome.request_store is not None:
         store = outcome.request_store
         info(f"  request table {store.table}: the keys of {', '.join(store.requests)} replaced by their fingerprint; "
@@ -81,8 +85,15 @@ def _show_plan(decided: ErasureDecided) -> None:
         info(f"  {warning}")
     for preview in decided.previews:
         info(render_preview(preview).rstrip("\n"))
-    if not decided.todo:
+    for table in decided.held:
+        day = min(s.deadline - table.margin for s in table.subjects if table.margin is not None)
+        deadline = min(s.deadline for s in table.subjects)
+        info(f"- {format_name(table.table)}: {len(table.subjects)} request(s) held for batching "
+             f"(lifecycle.erasure.batch_margin): runs on {day}, earliest deadline {deadline}")
+    if not decided.todo and not decided.held:
         info("Nothing to erase: every request is done on every table it reaches.")
+    elif not decided.todo:
+        info("Nothing to erase today: every pending request is held for batching.")
 
 
 def _show_reached(reached: list[TableErasure], todo: list[TableErasure], done: list[Entry], today: date) -> None:

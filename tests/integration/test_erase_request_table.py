@@ -190,3 +190,57 @@ def test_a_bad_row_refuses_the_run_and_erases_nothing(lake: Lake, policies: Path
     assert code == 1 and code_expected in output, output
     assert users(lake) == before  # the good request is not erased either: the table is refused as a whole
     assert request_rows(lake)["REQ-GOOD"]["keys"] == [("user_id", "bad-row-kept")]
+
+
+BATCHED = """
+table: privacy.batched_events
+columns:
+  - {name: event_id, type: long, required: true}
+  - {name: user_id, type: string}
+lifecycle:
+  erasure: {key: [user_id], within: 30d, batch_margin: 1d}
+"""
+
+
+def test_held_requests_are_erased_together_in_one_rewrite_before_their_deadline(
+        lake: Lake, policies: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Simulated days from fixed dates (the run's instant is given): requests of day 0 and day 10 wait, and the run
+    of day 29 (day 0's deadline minus the 1-day margin) erases both with one rewrite."""
+    import tablepolicy
+
+    for key, value in lake.config.properties.items():
+        monkeypatch.setenv(f"PYICEBERG_CATALOG__LAKE__{key.upper()}", value)
+    converge(lake, BATCHED)
+    (policies / "privacy" / "batched_events.yaml").write_text(BATCHED)
+    lake.spark.sql("INSERT INTO lake.privacy.batched_events VALUES " + ", ".join(
+        f"({i}, '{u}')" for i, u in enumerate(["b-zero", "b-ten", "b-kept"] * 3)))
+    lake.reload()
+    requests = tmp_path / "requests.jsonl"  # outside any git work tree
+    day = datetime(2026, 11, 1, 9, tzinfo=UTC)
+    lines = ['{"id": "REQ-B0", "received": "2026-11-01", "keys": {"user_id": "b-zero"}}']
+
+    def run(on: datetime) -> tablepolicy.ErasureOutcome:
+        requests.write_text("\n".join(lines) + "\n")
+        outcome = tablepolicy.erase(policies, requests=requests, catalog="lake", now=on)
+        lake.reload()
+        return outcome
+
+    def batched_users() -> list[str]:
+        return sorted(r.user_id for r in lake.spark.sql("SELECT user_id FROM lake.privacy.batched_events").collect())
+
+    first = run(day)  # privacy.events (no margin) erases the request at once; batched_events holds it
+    assert [t.table for t in first.held] == [("privacy", "batched_events")]
+    assert [t.proof.table for t in first.tables] == [("privacy", "events")]
+    assert batched_users() == sorted(["b-zero", "b-ten", "b-kept"] * 3)
+    lines.append('{"id": "REQ-B10", "received": "2026-11-11", "keys": {"user_id": "b-ten"}}')
+    assert [t.table for t in run(day + timedelta(days=10)).held] == [("privacy", "batched_events")]
+    status = tablepolicy.erase_status(policies, catalog="lake", requests=requests, today=date(2026, 11, 11))
+    runs = {s.request: (s.runs_on, s.deadline) for s in status.statuses}
+    assert runs == {"REQ-B0": (date(2026, 11, 30), date(2026, 12, 1)), "REQ-B10": (date(2026, 12, 10),
+                                                                                   date(2026, 12, 11))}
+
+    last = run(day + timedelta(days=29))
+    assert [(b.due, b.joined) for b in last.batches] == [(("REQ-B0",), ("REQ-B10",))]
+    assert len(last.tables) == 1 and last.complete
+    assert batched_users() == ["b-kept"] * 3
+    assert all(s.deadline >= date(2026, 11, 30) for s in last.certificate)  # erased on day 29: none late
