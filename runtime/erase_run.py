@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from tablepolicy.compiler.paths import ProjectPaths
 
     from .catalog.reader import CatalogReader
+    from .lake_ledger import LakeLedger
     from .ledger import Ledger
     from .request_table import Scrubbed
     from .spark.session import SessionOnDemand
@@ -304,7 +305,7 @@ def _erase_request_store(reader: CatalogReader, table: str, entries: list[Entry]
 
 
 def _erase_table(
-    table: TableErasure, config: CatalogConfig, ledger: Ledger, received: dict[str, date], salt: str,
+    table: TableErasure, config: CatalogConfig, ledger: Ledger | LakeLedger, received: dict[str, date], salt: str,
     paths: ProjectPaths, session: SessionOnDemand, started: datetime, debris_age: timedelta | None,
     progress: ProgressCallback,
 ) -> ErasedTable:

@@ -244,3 +244,34 @@ def test_held_requests_are_erased_together_in_one_rewrite_before_their_deadline(
     assert len(last.tables) == 1 and last.complete
     assert batched_users() == ["b-kept"] * 3
     assert all(s.deadline >= date(2026, 11, 30) for s in last.certificate)  # erased on day 29: none late
+
+
+def test_the_ledger_in_the_lake_is_seen_by_a_runner_on_another_machine(lake: Lake, policies: Path,
+                                                                        tmp_path: Path) -> None:
+    """``tablepolicy-ledger: table``: the ledger is Iceberg tables of the catalog; a second project folder (another
+    runner, no file of the first) skips what the first erased."""
+    from tablepolicy.runtime.lake_ledger import LEDGER
+
+    lake.spark.sql("INSERT INTO lake.privacy.events VALUES (400, 'lake-ledger-subject', "
+                   "TIMESTAMP '2026-11-03 10:00:00+00:00')")
+    other = tmp_path / "runner-2" / "policies"
+    other.mkdir(parents=True)
+    for file in (policies / "privacy").iterdir():
+        (other / file.name).write_text(file.read_text())
+    received = datetime.now(UTC).date()
+    text = f'{{"id": "REQ-LAKE", "received": "{received}", "keys": {{"user_id": "lake-ledger-subject"}}}}\n'
+    setting = {"PYICEBERG_CATALOG__LAKE__TABLEPOLICY_LEDGER": "table"}
+    env = {f"PYICEBERG_CATALOG__LAKE__{key.upper()}": value for key, value in lake.config.properties.items()}
+    runner = CliRunner(env={**env, **setting, "NO_COLOR": "1"})
+
+    first = runner.invoke(app, ["erase", str(policies), "--requests", "-", "--catalog", "lake"], input=text)
+    lake.reload()
+    assert first.exit_code == 0, first.output
+    assert "lake-ledger-subject" not in users(lake)
+    rows = open_catalog(lake.config).load_table(LEDGER).scan().to_arrow().to_pylist()
+    assert [(r["request_id"], r["state"]) for r in rows if r["request_id"] == "REQ-LAKE"] == [("REQ-LAKE", "done")]
+    second = runner.invoke(app, ["erase", str(other), "--requests", "-", "--catalog", "lake"], input=text)
+    assert second.exit_code == 0, second.output
+    assert "skipped 1 request(s) already erased and proven" in second.output
+    status = runner.invoke(app, ["erase", "status", str(other), "--catalog", "lake"])
+    assert "REQ-LAKE  done" in status.output, status.output
