@@ -193,6 +193,12 @@ def retired_calls(root: Path) -> list[str]:
         except OSError:
             continue
         for number, line in enumerate(lines, 1):
+            if "tablepolicy erase" in line and re.search(r"(--requests|-r)[ =](?![\"']?[-/$~])\S", line):
+                found.append(f"{file.relative_to(root)}:{number}: erase reads a requests file of the repository: its "
+                             "key values are in git history, which no erasure reaches; read the request table "
+                             "instead (--requests-table privacy.erasure_requests; init --force rewrites this "
+                             "workflow), then purge the file: git filter-repo --path FILE --invert-paths")
+                continue
             call = next((c for c in RETIRED_CALLS if c in line), None)
             if call is None:
                 continue

@@ -179,3 +179,28 @@ def test_a_tracked_requests_file_is_a_finding_and_a_policy_or_untracked_file_is_
     assert [(d.code, d.location.file.endswith("privacy/requests.csv")) for d in findings.items] == [("TP619", True)]
     assert "holding the key values of 1 request(s)" in findings.items[0].message
     assert "git filter-repo --path privacy/requests.csv --invert-paths" in (findings.items[0].hint or "")
+
+
+def test_a_table_request_whose_key_does_not_fit_its_column_is_refused_with_its_id() -> None:
+    from tablepolicy.compiler.desired import desired_table
+    from tablepolicy.compiler.erasure.plan import erasure_plan
+    from tests.integration.evolve import project_of
+
+    project = project_of("""
+table: ads.clicks
+columns:
+  - {name: account, type: long}
+lifecycle:
+  erasure: {key: [account], within: 30d, batch_margin: 2d}
+""")
+    state = desired_table(project, project.tables[0]).state
+    found = table_requests("privacy.r", [row("REQ-7", keys=(("account", "7"),)),
+                                         row("REQ-X", keys=(("account", "x7"),), deadline=date(2026, 11, 20))])
+    assert found.loaded is not None
+    tables, findings = erasure_plan(project, found.loaded, {state.name: state})
+    assert messages(findings) == ["privacy.r[REQ-X].keys: error TP603: request 'REQ-X': account = 'x7' does not fit "
+                                  "the integer key column of ads.clicks"]
+    [table] = tables
+    assert [(s.request, s.values, s.deadline) for s in table.subjects] == [
+        ("REQ-7", (7,), date(2026, 12, 2)), ("REQ-X", ("x7",), date(2026, 11, 20))]  # its own earlier deadline
+    assert table.margin is not None and table.margin.days == 2

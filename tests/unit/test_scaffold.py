@@ -61,3 +61,23 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path: Path) -> None:
     with pytest.raises(ScaffoldError, match=r"already has \.gitignore; nothing was written"):
         Scaffold(tmp_path, SPEC).write()
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore"]
+
+
+def test_init_names_an_old_erase_workflow_that_reads_requests_from_git(tmp_path: Path) -> None:
+    """The erase workflow of earlier releases read privacy/requests.yaml from the repository: init, asked again,
+    names that line and the fix (the request table; purging the file from history)."""
+    from tablepolicy.runtime.scaffold import retired_calls
+
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "tablepolicy-erase.yml").write_text(
+        "jobs:\n  erase:\n    steps:\n      - run: |\n"
+        "          tablepolicy erase policies/ --requests privacy/requests.yaml --proof erasure-proof.json\n"
+        "      - run: tablepolicy erase status policies/ --requests-table privacy.erasure_requests\n"
+        "      - run: tablepolicy erase policies/ --requests - < /secure/requests.csv\n"
+        "      - run: tablepolicy erase policies/ --requests \"$RUNNER_TEMP/requests.csv\"\n")
+    [found] = retired_calls(tmp_path)
+    assert found.startswith(".github/workflows/tablepolicy-erase.yml:5: erase reads a requests file of the repository")
+    assert "--requests-table privacy.erasure_requests" in found and "git filter-repo" in found
+    with pytest.raises(ScaffoldError, match="erase reads a requests file of the repository"):
+        Scaffold(tmp_path, SPEC).write()
