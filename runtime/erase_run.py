@@ -148,10 +148,12 @@ def debris_min_age(text: str, flag: str = "--debris-min-age") -> timedelta:
         raise TablePolicyError(f"{flag}: {exc}") from None
 
 
-def read_requests(project: Project, source: RequestSource | Path, reader: CatalogReader, today: date) -> Reached:
+def read_requests(project: Project, source: RequestSource | Path, reader: CatalogReader, today: date | None
+                  ) -> Reached:
     """Read the requests (a file: format by extension; standard input: by its first line; a request table: its
     pending rows) and plan them on the project's tables; every finding raises at once, before anything is
-    erased or recorded."""
+    erased or recorded. ``today``: the run's day, after which no request can have arrived (TP616); None for
+    ``erase status``, which only shows them."""
     if isinstance(source, Path):
         source = RequestSource(file=source)
     if source.table is not None:
@@ -163,7 +165,7 @@ def read_requests(project: Project, source: RequestSource | Path, reader: Catalo
         requests, diagnostics = found.loaded, found.findings
     else:
         requests, diagnostics = _read_file(source)
-    dated = date_findings(requests, today)
+    dated = date_findings(requests, today) if today is not None else Diagnostics()
     if dated.has_errors:
         raise PolicyError(dated)
     states = {t.name: current.state for t in project.tables if (current := reader.table(t.name)) is not None}
@@ -347,7 +349,7 @@ def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests
     with CatalogReader(chosen.catalog, create=False) as reader, \
             opened_ledger(reader, cache_dir(paths), create=False) as ledger:
         if requests_file is not None:
-            reached = read_requests(project, requests_file, reader, today)
+            reached = read_requests(project, requests_file, reader, None)
             recorded = ledger.entries([format_name(t.table) for t in reached.tables])
             received = {r.id: r.received for r in reached.requests.model.requests}
             entries = [_with_run_day(recorded.get((e.request, e.table)), e)
