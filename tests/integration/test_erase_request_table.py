@@ -1,8 +1,10 @@
-"""erase --requests-table on real Spark (embedded SQLite catalog and a PostgreSQL catalog): the privacy portal
+"""erase --requests-table on real Spark (embedded SQLite catalog): the privacy portal
 appends requests to an Iceberg table declared like any other (init's policy); erase reads the pending rows, erases
 the subjects, then empties their keys in the request table (the ledger's fingerprint instead), expires its older
 snapshots and deletes their files, so no byte under the request table's location holds a key. A bad request table
-or row refuses the run before anything is erased."""
+or row refuses the run before anything is erased. Also here: requests on standard input, a requests file in a git
+work tree refused, batching over simulated days, and the ledger in the lake seen from a second project folder
+(the lake ledger on PostgreSQL and S3: tests/integration/test_lake_ledger.py)."""
 
 from __future__ import annotations
 

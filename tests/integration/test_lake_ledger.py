@@ -2,7 +2,8 @@
 catalog, a PostgreSQL catalog and a SQLite catalog whose warehouse is S3 (moto on 127.0.0.1). What one runner
 records, another runner (its own catalog connection, another project folder with no file of the first) reads; a
 project file ledger of an earlier version is carried over once, with a message; drift never lists the ledger's
-namespace as unmanaged. No JVM: the ledger is written through pyiceberg."""
+namespace as unmanaged; and the request table is erased of its done requests' keys on each store
+(runtime/request_table.py). No JVM: both are written through pyiceberg."""
 
 from __future__ import annotations
 
@@ -115,3 +116,60 @@ def test_the_ledger_tables_are_iceberg_tables_of_the_catalog_and_never_unmanaged
     inventory = Inventory(frozenset({("tablepolicy",), ("ads",)}), frozenset({LEDGER, ("ads", "x")}))
     listed, _ = unmanaged(Project(root=tmp_path), inventory)
     assert listed.namespaces == (("ads",),) and listed.tables == (("ads", "x"),)
+
+
+def stored_bytes(properties: dict[str, str], location: str) -> bytes:
+    """Every object under ``location`` (a local folder or an S3 prefix), read apart from pyiceberg."""
+    if location.startswith("s3"):
+        import boto3
+
+        bucket, _, prefix = location.split("://", 1)[1].partition("/")
+        client = boto3.client("s3", endpoint_url=properties["s3.endpoint"], region_name=properties["s3.region"],
+                              aws_access_key_id=properties["s3.access-key-id"],
+                              aws_secret_access_key=properties["s3.secret-access-key"])
+        keys = [o["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+                for o in page.get("Contents", [])]
+        return b"".join(client.get_object(Bucket=bucket, Key=k)["Body"].read() for k in sorted(keys))
+    root = Path(location.removeprefix("file:"))
+    return b"".join(p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file())
+
+
+def test_the_request_table_is_erased_of_its_keys_in_every_store(properties: dict[str, str], tmp_path: Path) -> None:
+    """runtime/request_table.py on each store: the done requests' rows keep only the fingerprint, the snapshots that
+    held the keys are expired and no object under the table's location holds a key; a pending request is kept."""
+    import pyarrow as pa
+    from pyiceberg.schema import Schema
+    from pyiceberg.types import DateType, MapType, NestedField, StringType
+
+    from tablepolicy.runtime.request_table import read_table, scrub
+
+    name = f"lake_{tmp_path.name[-12:]}".replace("-", "_")
+    catalog = catalog_of(properties, name).catalog
+    namespace = f"privacy_{name}"
+    catalog.create_namespace(namespace)
+    table = catalog.create_table((namespace, "requests"), schema=Schema(
+        NestedField(1, "id", StringType(), required=True), NestedField(2, "received", DateType(), required=True),
+        NestedField(3, "deadline", DateType()),
+        NestedField(4, "keys", MapType(5, StringType(), 6, StringType(), value_required=False), required=True),
+        NestedField(7, "status", StringType()), NestedField(8, "fingerprint", StringType())))
+    subjects = {"REQ-1": "first-subject@example.com", "REQ-2": "second-subject@example.com",
+                "REQ-3": "still-pending@example.com"}
+    for request, key in subjects.items():  # a commit each, as a portal appends them
+        table.append(pa.Table.from_pylist([{"id": request, "received": date(2026, 11, 2), "deadline": None,
+                                            "keys": [("user_id", key)], "status": "pending", "fingerprint": None}],
+                                          schema=table.schema().as_arrow()))
+    found = read_table(catalog, (namespace, "requests"))
+    assert found.loaded is not None and [r.id for r in found.loaded.model.requests] == ["REQ-1", "REQ-2", "REQ-3"]
+
+    done = scrub(catalog, (namespace, "requests"), {"REQ-1": "salt:" + "a" * 64, "REQ-2": "salt:" + "b" * 64},
+                 lambda _message: None)
+    assert done.requests == ("REQ-1", "REQ-2") and done.snapshots_checked == 1 and done.snapshots_expired >= 3
+    table = catalog.load_table((namespace, "requests"))
+    rows = {r["id"]: (r["status"], r["keys"], r["fingerprint"]) for r in table.scan().to_arrow().to_pylist()}
+    assert rows == {"REQ-1": ("done", [], "salt:" + "a" * 64), "REQ-2": ("done", [], "salt:" + "b" * 64),
+                    "REQ-3": ("pending", [("user_id", subjects["REQ-3"])], None)}
+    stored = stored_bytes(properties, table.location())
+    assert subjects["REQ-1"].encode() not in stored and subjects["REQ-2"].encode() not in stored
+    assert subjects["REQ-3"].encode() in stored  # the check reads what is there: the pending key is found
+    again = read_table(catalog, (namespace, "requests"))
+    assert again.loaded is not None and [r.id for r in again.loaded.model.requests] == ["REQ-3"]
