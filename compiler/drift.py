@@ -14,6 +14,7 @@ hides is counted, so nothing disappears silently. Properties other tools set are
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -91,8 +92,15 @@ def ignored(name: Name, patterns: Iterable[str]) -> bool:
     return any(fnmatchcase(candidate, pattern) for pattern in patterns for candidate in candidates)
 
 
+OWN_NAMESPACE = ("tablepolicy",)  # tablepolicy's own tables (the erasure ledger in the lake): never unmanaged
+
+
 def unmanaged(project: Project, inventory: Inventory) -> tuple[Unmanaged, Unmanaged]:
-    """(listed, ignored): what the catalog holds outside what git mentions, split by the ignore patterns."""
+    """(listed, ignored): what the catalog holds outside what git mentions, split by the ignore patterns
+    (tablepolicy's own namespace left out)."""
+    inventory = dataclasses.replace(
+        inventory, namespaces=frozenset(n for n in inventory.namespaces if n[:1] != OWN_NAMESPACE),
+        tables=frozenset(t for t in inventory.tables if t[:1] != OWN_NAMESPACE))
     declared = {t.name for t in project.tables}
     managed = ({t.name[:-1] for t in project.tables} | {v.name[:-1] for v in project.views}
                | {ns.name for ns in project.namespaces})

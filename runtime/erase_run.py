@@ -8,14 +8,16 @@ done. ``erase_status`` reads only the ledger and the catalog (no JVM). What a ru
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics
+from tablepolicy.compiler.diagnostics import Diagnostic, Diagnostics, Location, Severity
+from tablepolicy.compiler.erasure.batching import Batch, batched
 from tablepolicy.compiler.erasure.ledger import (
     Entry,
     RequestStatus,
@@ -26,7 +28,13 @@ from tablepolicy.compiler.erasure.ledger import (
     subject_entries,
 )
 from tablepolicy.compiler.erasure.plan import ErasurePreview, TableErasure, erasure_plan
-from tablepolicy.compiler.erasure.requests import LoadedRequests, load_requests, requests_format
+from tablepolicy.compiler.erasure.requests import (
+    LoadedRequests,
+    date_findings,
+    load_requests,
+    requests_format,
+    sniffed_format,
+)
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.loader import Project, display_path
@@ -41,8 +49,34 @@ if TYPE_CHECKING:
     from tablepolicy.compiler.paths import ProjectPaths
 
     from .catalog.reader import CatalogReader
+    from .lake_ledger import LakeLedger
     from .ledger import Ledger
+    from .request_table import Scrubbed
     from .spark.session import SessionOnDemand
+
+
+STDIN = Path("-")
+
+
+@dataclass(frozen=True)
+class RequestSource:
+    """Where a run reads its requests: a file outside any git work tree, standard input (``-``), or a request
+    table in the target catalog (compiler/erasure/request_table.py). Personal data never comes from git."""
+
+    file: Path | None = None
+    table: str | None = None
+    stdin: Callable[[], str] | None = None  # standard input's text (the CLI's; default sys.stdin)
+
+    def __post_init__(self) -> None:
+        if (self.file is None) == (self.table is None):
+            raise TablePolicyError("give the requests with exactly one of --requests FILE (or - for standard "
+                                   "input) and --requests-table NAMESPACE.TABLE")
+
+    @property
+    def name(self) -> str:
+        if self.table is not None:
+            return self.table
+        return "<stdin>" if self.file == STDIN else display_path(self.file)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -53,6 +87,7 @@ class Reached:
     tables: list[TableErasure]
     debris_ages: dict[tuple[str, ...], timedelta]  # table -> its lifecycle.orphan_files.older_than, if declared
     findings: Diagnostics  # warnings: a request listed twice alike
+    source: RequestSource | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +113,9 @@ class ErasureOutcome:
     certificate: tuple[RequestStatus, ...]
     today: date
     dry_run: bool
+    request_store: Scrubbed | None = None  # the request table erased of the keys of the requests done
+    held: tuple[TableErasure, ...] = ()  # tables whose pending requests wait for batching (not erased this run)
+    batches: tuple[Batch, ...] = ()  # per table erased: the requests due and those batched with them
 
     @property
     def complete(self) -> bool:
@@ -110,27 +148,79 @@ def debris_min_age(text: str, flag: str = "--debris-min-age") -> timedelta:
         raise TablePolicyError(f"{flag}: {exc}") from None
 
 
-def read_requests(project: Project, requests_file: Path, reader: CatalogReader) -> Reached:
-    """Parse the file (format by extension) and plan it on the project's tables; every finding raises at once."""
-    name = display_path(requests_file)
-    kind = requests_format(name)
-    if isinstance(kind, Diagnostic):
-        raise PolicyError(Diagnostics([kind]))
-    try:
-        text = requests_file.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise TablePolicyError(f"--requests {name}: it is not UTF-8 text; save it as UTF-8") from None
-    except OSError as exc:
-        raise TablePolicyError(f"--requests {name}: cannot read it ({(exc.strerror or 'unreadable').lower()}); give "
-                               "the path of a readable requests file") from None
-    requests, diagnostics = load_requests(text, name)
-    if requests is None:
-        raise PolicyError(diagnostics)
+def read_requests(project: Project, source: RequestSource | Path, reader: CatalogReader, today: date | None
+                  ) -> Reached:
+    """Read the requests (a file: format by extension; standard input: by its first line; a request table: its
+    pending rows) and plan them on the project's tables; every finding raises at once, before anything is
+    erased or recorded. ``today``: the run's day, after which no request can have arrived (TP616); None for
+    ``erase status``, which only shows them."""
+    if isinstance(source, Path):
+        source = RequestSource(file=source)
+    if source.table is not None:
+        from .request_table import read_table, table_name
+
+        found = read_table(reader.catalog, table_name(source.table))
+        if found.loaded is None:
+            raise PolicyError(found.findings)
+        requests, diagnostics = found.loaded, found.findings
+    else:
+        requests, diagnostics = _read_file(source)
+    dated = date_findings(requests, today) if today is not None else Diagnostics()
+    if dated.has_errors:
+        raise PolicyError(dated)
     states = {t.name: current.state for t in project.tables if (current := reader.table(t.name)) is not None}
     tables, findings = erasure_plan(project, requests, states)
     if findings.has_errors:
         raise PolicyError(findings)
-    return Reached(requests, tables, _debris_ages(project), diagnostics)
+    return Reached(requests, tables, _debris_ages(project), diagnostics, source)
+
+
+def _read_file(source: RequestSource) -> tuple[LoadedRequests, Diagnostics]:
+    """A requests file, refused inside a git work tree (TP618), or standard input."""
+    name = source.name
+    if source.file == STDIN:
+        import sys
+
+        text = source.stdin() if source.stdin is not None else sys.stdin.read()
+        requests, diagnostics = load_requests(text, name, sniffed_format(text))
+    else:
+        assert source.file is not None
+        kind = requests_format(name)
+        if isinstance(kind, Diagnostic):
+            raise PolicyError(Diagnostics([kind]))
+        refused = in_git_finding(source.file)
+        if refused is not None:
+            raise PolicyError(Diagnostics([refused]))
+        try:
+            text = source.file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise TablePolicyError(f"--requests {name}: it is not UTF-8 text; save it as UTF-8") from None
+        except OSError as exc:
+            raise TablePolicyError(f"--requests {name}: cannot read it ({(exc.strerror or 'unreadable').lower()}); "
+                                   "give the path of a readable requests file") from None
+        requests, diagnostics = load_requests(text, name)
+    if requests is None:
+        raise PolicyError(diagnostics)
+    return requests, diagnostics
+
+
+def in_git_finding(file: Path) -> Diagnostic | None:
+    """TP618 when ``file`` lies in a git work tree: its raw key values are one ``git add`` away from a history
+    that no erasure reaches (every clone and fork keeps it)."""
+    from .gitinfo import work_tree
+
+    root = work_tree(file.parent if file.parent != Path("") else Path("."))
+    if root is None:
+        return None
+    name = display_path(file)
+    inside = file.resolve().relative_to(root)
+    return Diagnostic(
+        "TP618", Severity.ERROR, Location(name),
+        f"requests file {name} is inside the git work tree {root}: the key values it holds would enter git "
+        "history, which no erasure reaches",
+        f"move it out of the repository, pipe it (erase --requests - < FILE), or append the requests to the request "
+        f"table (erase --requests-table privacy.erasure_requests); if it was ever committed, purge it from history: "
+        f"git filter-repo --path {inside} --invert-paths")
 
 
 def _debris_ages(project: Project) -> dict[tuple[str, ...], timedelta]:
@@ -146,7 +236,7 @@ def _debris_ages(project: Project) -> dict[tuple[str, ...], timedelta]:
 
 
 def erase(
-    paths: ProjectPaths, requests_file: Path, chosen: Target, project: Project, *, dry_run: bool,
+    paths: ProjectPaths, requests_file: RequestSource | Path, chosen: Target, project: Project, *, dry_run: bool,
     spark: Mapping[str, Any], now: datetime, debris_age: timedelta | None, progress: ProgressCallback,
 ) -> ErasureOutcome:
     """The body of tablepolicy.erase (tablepolicy/api.py checks the arguments and finds the project)."""
@@ -155,7 +245,8 @@ def erase(
 
     config = chosen.catalog
     with CatalogReader(config, create=False) as reader:
-        reached = read_requests(project, requests_file, reader)  # every finding before the ledger is touched
+        today = now.date()
+        reached = read_requests(project, requests_file, reader, today)  # every finding before the ledger is touched
         with opened_ledger(reader, cache_dir(paths), create=not dry_run) as ledger:
             if ledger.note:
                 progress(LedgerNote(ledger.note))
@@ -163,7 +254,8 @@ def erase(
                                reached.requests)
             if todo.findings.has_errors:
                 raise PolicyError(todo.findings)
-            today = now.date()
+            batching = batched(todo.tables, today)  # tables whose requests are all held wait for a later run
+            todo = dataclasses.replace(todo, tables=batching.run)
             session = None
             if todo.tables and not dry_run:  # started only if a step needs Spark (runtime/erasure/commits.py)
                 from .spark.session import SessionOnDemand, SparkOptions
@@ -176,7 +268,7 @@ def erase(
 
                 previews = tuple(preview_erasure(todo.tables, config, warnings.append))
             progress(ErasureDecided(tuple(reached.tables), tuple(todo.tables), tuple(todo.done), today, dry_run,
-                                    previews, tuple(warnings), reached.findings))
+                                    previews, tuple(warnings), reached.findings, tuple(batching.held)))
             erased: list[ErasedTable] = []
             if not dry_run and session is not None:
                 received = {r.id: r.received for r in reached.requests.model.requests}
@@ -188,13 +280,34 @@ def erase(
                     done = _erase_table(table, config, ledger, received, salt, paths, session, now, age, progress)
                     erased.append(done)
                     progress(TableErased(done.proof, done.entries, done.document))
-    entries = [*todo.done, *(e for t in erased for e in t.entries)]
+            entries = [*todo.done, *(e for t in erased for e in t.entries)]
+            certificate = tuple(statuses(entries))
+            store = None
+            if reached.source is not None and reached.source.table is not None and not dry_run:
+                store = _erase_request_store(reader, reached.source.table, entries, certificate, progress)
     return ErasureOutcome(chosen, reached, tuple(todo.tables), tuple(todo.done), tuple(erased),
-                          tuple(statuses(entries)), today, dry_run)
+                          certificate, today, dry_run, store, tuple(batching.held), batching.batches)
+
+
+def _erase_request_store(reader: CatalogReader, table: str, entries: list[Entry],
+                         certificate: tuple[RequestStatus, ...], progress: ProgressCallback) -> Scrubbed | None:
+    """Once requests are done and proven on every table they reach, their keys leave the request table: each
+    row keeps the ledger's fingerprint (the first table's, in name order), and the table's history is expired."""
+    from .request_table import scrub, table_name
+
+    done = {s.request for s in certificate if s.state == State.DONE}
+    fingerprints: dict[str, str] = {}
+    for entry in sorted(entries, key=lambda e: e.table):
+        if entry.request in done and entry.fingerprint:
+            fingerprints.setdefault(entry.request, entry.fingerprint)
+    if not fingerprints:
+        return None
+    return scrub(reader.catalog, table_name(table), fingerprints,
+                 lambda message: progress(ErasureProgress(message)))
 
 
 def _erase_table(
-    table: TableErasure, config: CatalogConfig, ledger: Ledger, received: dict[str, date], salt: str,
+    table: TableErasure, config: CatalogConfig, ledger: Ledger | LakeLedger, received: dict[str, date], salt: str,
     paths: ProjectPaths, session: SessionOnDemand, started: datetime, debris_age: timedelta | None,
     progress: ProgressCallback,
 ) -> ErasedTable:
@@ -223,11 +336,12 @@ def proof_document(outcome: ErasureOutcome, erased_at: datetime) -> str:
 
     ids = [r.id for r in outcome.reached.requests.model.requests]
     return proof_json(outcome.target.catalog.summary(), erased_at, ids, [t.document for t in outcome.tables],
-                      list(outcome.skipped), list(outcome.certificate), outcome.today)
+                      list(outcome.skipped), list(outcome.certificate), outcome.today,
+                      [b.as_json() for b in outcome.batches])
 
 
-def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests_file: Path | None, today: date
-                 ) -> ErasureStatus:
+def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests_file: RequestSource | Path | None,
+                 today: date) -> ErasureStatus:
     """The body of tablepolicy.erase_status."""
     from .catalog.reader import CatalogReader
     from .ledger import opened_ledger
@@ -235,13 +349,21 @@ def erase_status(paths: ProjectPaths, chosen: Target, project: Project, requests
     with CatalogReader(chosen.catalog, create=False) as reader, \
             opened_ledger(reader, cache_dir(paths), create=False) as ledger:
         if requests_file is not None:
-            reached = read_requests(project, requests_file, reader)
+            reached = read_requests(project, requests_file, reader, None)
             recorded = ledger.entries([format_name(t.table) for t in reached.tables])
             received = {r.id: r.received for r in reached.requests.model.requests}
-            entries = [recorded.get((e.request, e.table), e) for e in planned_entries(reached.tables, received)]
+            entries = [_with_run_day(recorded.get((e.request, e.table)), e)
+                       for e in planned_entries(reached.tables, received)]
         else:
             entries = list(ledger.entries(format_name(t.name) for t in project.tables).values())
         return ErasureStatus(chosen, tuple(statuses(entries)), today, ledger.where, ledger.note)
+
+
+def _with_run_day(recorded: Entry | None, planned: Entry) -> Entry:
+    """The ledger's entry when it has one (a pending one keeps the planned day a run erases it)."""
+    if recorded is None:
+        return planned
+    return dataclasses.replace(recorded, runs_on=planned.runs_on) if recorded.state == State.PENDING else recorded
 
 
 def mask_value(text: str, value: str) -> str:

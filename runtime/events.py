@@ -73,6 +73,7 @@ class ErasureDecided:
     previews: tuple[ErasurePreview, ...]
     preview_warnings: tuple[str, ...]  # what the dry run could not read exactly (a ref it cannot survey)
     findings: Diagnostics
+    held: tuple[TableErasure, ...] = ()  # tables whose requests wait for batching (lifecycle.erasure.batch_margin)
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,12 @@ def in_work_tree(where: Path) -> bool:
     return any((folder / ".git").exists() for folder in (where.resolve(), *where.resolve().parents))
 
 
+def work_tree(where: Path) -> Path | None:
+    """The git work tree ``where`` lies in (the folder holding ``.git``), or None; no git process is started."""
+    return next((folder for folder in (where.resolve(), *where.resolve().parents) if (folder / ".git").exists()),
+                None)
+
+
 def git_sha(path: Path, *also: Path) -> str | None:
     """HEAD's sha, with ``-dirty`` when anything under ``path`` (or ``also``: an environments folder) differs
     from it; None outside git."""

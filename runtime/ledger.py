@@ -10,8 +10,10 @@ catalog gets them in ``tablepolicy-erasure-ledger.db`` beside its database file,
 between two of Spark's commits made Spark's next commit fail with SQLITE_BUSY_SNAPSHOT, seen in
 tests/integration/test_erase_ledger.py, before every commit renewed its connections: runtime/spark/sqlite_pool.py.)
 
-A catalog without a SQL database (REST, Glue, Hive) has nowhere to put it: the ledger is then the SQLite
-file ``.tablepolicy/erasure-ledger.db`` of the project, and every command that uses it says so.
+A catalog without a SQL database (REST, Glue, Hive, an in-memory SQLite), or one whose definition sets
+``tablepolicy-ledger: table``, keeps the ledger as Iceberg tables in the catalog (runtime/lake_ledger.py), where
+every runner sees it; a project file ``.tablepolicy/erasure-ledger.db`` an earlier version kept for such catalogs
+is carried over once.
 """
 
 from __future__ import annotations
@@ -27,44 +29,25 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Column, MetaData, String, Table, Text, create_engine, inspect, select
+from sqlalchemy import Table, create_engine, inspect, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Engine
 
 from tablepolicy.compiler import jsontext
-from tablepolicy.compiler.erasure.ledger import Entry, State
+from tablepolicy.compiler.erasure.ledger import Entry
 from tablepolicy.compiler.errors import CatalogError
+
+from .ledger_rows import ledger_table, metadata, proof_table
+from .ledger_rows import parse_state as _state
+from .ledger_rows import parse_time as _time
+from .ledger_rows import row_of as _row
+from .ledger_rows import stamp as _stamp
 
 LEDGER_FILE = "erasure-ledger.db"
 SQLITE_LEDGER_FILE = "tablepolicy-erasure-ledger.db"  # beside a SQLite catalog's database file
 SQLITE_TIMEOUT_SECONDS = 30  # a concurrent erase holding the ledger file: wait, as the catalog's busy timeout does
 # INSERT ... ON CONFLICT, as both dialects spell it (their Insert classes share the methods, not a base class)
 _UPSERTS: dict[str, Callable[[Table], Any]] = {"sqlite": sqlite.insert, "postgresql": postgresql.insert}
-
-metadata = MetaData()
-ledger_table = Table(
-    "tablepolicy_erasure_ledger", metadata,
-    Column("catalog_name", String(255), primary_key=True),
-    Column("request_id", String(255), primary_key=True),
-    Column("table_name", String(1000), primary_key=True),
-    Column("received", String(10), nullable=False),  # ISO dates and UTC timestamps as text: the same on every DB
-    Column("deadline", String(10), nullable=False),
-    Column("state", String(16), nullable=False),
-    Column("keys_hash", String(100), nullable=False),
-    Column("proof_id", String(32)),
-    Column("first_seen", String(32), nullable=False),
-    Column("updated", String(32), nullable=False),
-    Column("done_at", String(32)),
-)
-proof_table = Table(
-    "tablepolicy_erasure_proofs", metadata,
-    Column("proof_id", String(32), primary_key=True),
-    Column("catalog_name", String(255), nullable=False),
-    Column("table_name", String(1000), nullable=False),
-    Column("recorded", String(32), nullable=False),
-    Column("proof", Text, nullable=False),
-)
-
 
 @dataclass
 class Ledger:
@@ -124,7 +107,9 @@ class Ledger:
             for row in connection.execute(query).mappings():
                 proof = None
                 if row["proof_id"] is not None:
-                    proof = proofs.setdefault(row["proof_id"], jsontext.loads(row["proof"]))
+                    proof = proofs.get(row["proof_id"])
+                    if proof is None:  # once per proof (setdefault parsed it again for every row)
+                        proof = proofs[row["proof_id"]] = jsontext.loads(row["proof"])
                 entry = Entry(row["request_id"], row["table_name"], date.fromisoformat(row["received"]),
                               date.fromisoformat(row["deadline"]), _state(row["state"]), row["keys_hash"], proof,
                               _time(row["updated"]), _time(row["done_at"]))
@@ -164,9 +149,45 @@ class Ledger:
             self.engine.dispose()
 
 
+LAKE_SETTING = "tablepolicy-ledger"  # a catalog property: "table" keeps a SQL catalog's ledger in Iceberg tables too
+
+
+def in_lake(reader: Any) -> bool:
+    """Whether the catalog keeps the ledger as Iceberg tables (runtime/lake_ledger.py): a catalog without a SQL
+    database file or server (REST, Glue, Hive, in-memory SQLite), or one whose definition asks for it."""
+    engine = getattr(reader.catalog, "engine", None)
+    if str(reader.config.properties.get(LAKE_SETTING, "")).strip().lower() == "table":
+        return True
+    if engine is None:
+        return True
+    return engine.url.get_backend_name() == "sqlite" and engine.url.database in (None, "", ":memory:")
+
+
 @contextlib.contextmanager
-def opened_ledger(reader: Any, project_dir: Path, *, create: bool) -> Iterator[Ledger]:
-    """The ledger of the catalog ``reader`` reads (a CatalogReader: its SQL catalog's engine, if any)."""
+def opened_ledger(reader: Any, project_dir: Path, *, create: bool) -> Iterator[Any]:
+    """The ledger of the catalog ``reader`` reads (a CatalogReader): SQL tables beside a SQL catalog's, else Iceberg
+    tables in the catalog. A project file ledger left by an earlier version is carried over by the first run that
+    writes (status reads it meanwhile, and says so)."""
+    if in_lake(reader):
+        from .lake_ledger import LakeLedger
+
+        old = project_dir / LEDGER_FILE
+        lake = LakeLedger(reader.catalog, reader.config.name, create=create)
+        if create:
+            lake.carry_over(old)
+        elif old.is_file():
+            engine = create_engine(f"sqlite:///{old}")
+            ledger = Ledger(engine, reader.config.name, str(old),
+                            f"{old} is an erasure ledger not carried over into {lake.where} yet: the next erase "
+                            "carries it over; until then it is read from there", own_engine=True,
+                            exists=inspect(engine).has_table(ledger_table.name))
+            try:
+                yield ledger
+            finally:
+                ledger.close()
+            return
+        yield lake
+        return
     ledger = Ledger.open(getattr(reader.catalog, "engine", None), reader.config.name, reader.config.kind,
                          project_dir, create=create)
     try:
@@ -181,28 +202,3 @@ def new_salt() -> str:
 
 def now_utc() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
-
-
-def _row(catalog: str, entry: Entry, now: str, proof_id: str | None) -> dict[str, Any]:
-    """``now``: the run's instant as stored (_stamp)."""
-    return {"catalog_name": catalog, "request_id": entry.request, "table_name": entry.table,
-            "received": entry.received.isoformat(), "deadline": entry.deadline.isoformat(), "state": entry.state,
-            "keys_hash": entry.fingerprint, "proof_id": proof_id, "first_seen": now, "updated": now,
-            "done_at": now if entry.state == State.DONE else None}
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _time(text: str | None) -> datetime | None:
-    return None if text is None else datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-
-
-def _state(text: str) -> State:
-    try:
-        return State(text)
-    except ValueError:
-        pass
-    raise CatalogError(f"the erasure ledger holds an unknown state {text!r}; this tablepolicy knows "
-                       "pending, done, held and failed")

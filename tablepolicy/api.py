@@ -61,18 +61,29 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
     if caches_on(where):
         saved = saved_validation(where, name, flag)
         if saved.answer is not None:  # nothing changed since a run that kept its findings
-            return Validation(saved.answer[1], saved.answer[0])
+            return Validation(_with_tracked_requests(where, saved.answer[1]), saved.answer[0])
         cache = project_cache(where, saved.index)
     if cache is None:
         _, files, findings = _validated(where, None, name, flag).selected()
-        return Validation(findings, files)
+        return Validation(_with_tracked_requests(where, findings), files)
     overlays = overlay_digests(where)  # before the run reads them: an overlay edited meanwhile is not vouched for
     cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
     whole = _validated(where, cache, name, flag, saved.listed)
     if cache.saved:
         save_verdict(where, name, flag, whole.verdict(), cache, whole.listed, overlays)
     _, files, findings = whole.selected()
-    return Validation(findings, files)
+    return Validation(_with_tracked_requests(where, findings), files)
+
+
+def _with_tracked_requests(where: ProjectPaths, findings: Diagnostics) -> Diagnostics:
+    """The findings and TP619 for each requests file holding key values that git tracks in the project's work tree
+    (read from git's index: never cached, a file staged since the last run counts)."""
+    from tablepolicy.runtime.tracked_requests import tracked_requests
+
+    tracked = tracked_requests(where.root)
+    if not tracked.items:
+        return findings
+    return Diagnostics([*findings.items, *tracked.items])
 
 
 def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str,
@@ -408,13 +419,16 @@ def catalog(name: str | None = None, path: PathLike = "policies") -> CatalogConf
 
 
 def erase(
-    path: Where = "policies", *, requests: PathLike, catalog: CatalogLike = None, environment: str | None = None,
-    dry_run: bool = False, proof: PathLike | None = None, spark_master: str = DEFAULT_MASTER,
+    path: Where = "policies", *, requests: PathLike | None = None, requests_table: str | None = None,
+    catalog: CatalogLike = None, environment: str | None = None, dry_run: bool = False,
+    proof: PathLike | None = None, spark_master: str = DEFAULT_MASTER,
     spark_conf: Mapping[str, str] | None = None, debris_min_age: timedelta | str | None = None,
     now: datetime | None = None, progress: ProgressCallback | None = None,
 ) -> ErasureOutcome:
-    """Erase the data subjects of ``requests`` (a .yaml, .csv or .jsonl file) physically from the tables that
-    declare erasure: delete, rewrite, expire, prove, record in the ledger (requests done earlier are skipped).
+    """Erase the data subjects of ``requests`` (a .yaml, .csv or .jsonl file outside any git work tree, or ``-``:
+    standard input) or of ``requests_table`` (the pending rows of a request table in the catalog, whose keys are
+    then replaced by their fingerprint and its history expired) physically from the tables that declare erasure:
+    delete, rewrite, expire, prove, record in the ledger (requests done earlier are skipped).
     ``dry_run``: what the requests reach and every statement a run starts with, read without a JVM.
     ``proof``: also write the proof file (no key value in it). ``debris_min_age``: unreadable files no snapshot
     reads are deleted only when older (default: the table's orphan_files.older_than, else 3d). ``progress``: told
@@ -427,7 +441,8 @@ def erase(
     run = invocation(path, catalog=catalog, environment=environment, now=now)
     project, _ = load_project(run)
     conf = [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())]
-    outcome = erasure.erase(run.project, Path(requests), run.target, project, dry_run=dry_run,
+    source = erasure.RequestSource(file=Path(requests) if requests is not None else None, table=requests_table)
+    outcome = erasure.erase(run.project, source, run.target, project, dry_run=dry_run,
                             spark={"master": spark_master, "conf": conf}, now=run.now, debris_age=age,
                             progress=progress or (lambda _e: None))
     if proof is not None and not dry_run:
@@ -436,12 +451,14 @@ def erase(
 
 
 def erase_status(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
-                 requests: PathLike | None = None, today: date | None = None) -> ErasureStatus:
+                 requests: PathLike | None = None, requests_table: str | None = None,
+                 today: date | None = None) -> ErasureStatus:
     """Each erasure request of the ledger (or of ``requests``, those the ledger does not know yet as pending) on
     the selected tables, without a JVM: done with its proof, pending, held or overdue as of ``today``."""
     from tablepolicy.runtime import erase_run as erasure
 
     run = invocation(path, catalog=catalog, environment=environment)
     project, _ = load_project(run)
-    return erasure.erase_status(run.project, run.target, project, Path(requests) if requests is not None else None,
-                                today or run.today)
+    source = None if requests is None and requests_table is None else erasure.RequestSource(
+        file=Path(requests) if requests is not None else None, table=requests_table)
+    return erasure.erase_status(run.project, run.target, project, source, today or run.today)

@@ -151,6 +151,11 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
                          f"erasure needs '{'key' if not erasure.key else 'within'}'",
                          "e.g. erasure: {key: [user_id], within: 30d}")
         return
+    if erasure.batch_margin is not None and erasure.batch_margin.millis > erasure.within.millis:
+        yield Diagnostic(codes.TP448, Severity.ERROR, ctx.at(("lifecycle", "erasure", "batch_margin")),
+                         f"erasure batch_margin {erasure.batch_margin} is longer than within {erasure.within}: a "
+                         "request would be due before it arrived",
+                         "a margin shorter than within, e.g. batch_margin: 2d with within: 30d (held until 28 days in)")
     yield from check_erasure_refs(ctx)
     # partition values that are a key or a prefix of one
     revealing = {f.source: f.transform.kind for f in partition_fields(ctx.table.policy)

@@ -48,6 +48,7 @@ class Entry:
     proof: Mapping[str, Any] | None = None  # the table's proof of the run that last recorded this entry
     updated: datetime | None = None
     done_at: datetime | None = None
+    runs_on: date | None = None  # pending and held for batching: the day a run erases it (never stored)
 
     def overdue(self, today: date) -> bool:
         return self.state != State.DONE and self.deadline < today
@@ -76,6 +77,12 @@ class RequestStatus:
     @property
     def deadline(self) -> date:
         return min(e.deadline for e in self.entries)
+
+    @property
+    def runs_on(self) -> date | None:
+        """The first day a run erases it on a table it is pending on, when held for batching."""
+        days = [e.runs_on for e in self.entries if e.state == State.PENDING and e.runs_on is not None]
+        return min(days) if days else None
 
     def overdue(self, today: date) -> bool:
         return any(e.overdue(today) for e in self.entries)
@@ -149,9 +156,12 @@ def statuses(entries: Iterable[Entry]) -> list[RequestStatus]:
 
 
 def planned_entries(tables: Iterable[TableErasure], received: Mapping[str, date]) -> list[Entry]:
-    """A pending entry per (request, table) a requests file reaches (``received``: by request id)."""
-    return [Entry(s.request, format_name(t.table), received[s.request], s.deadline, State.PENDING)
-            for t in tables for s in t.subjects]
+    """A pending entry per (request, table) a requests file reaches (``received``: by request id), with the day a
+    run erases it when the table batches requests."""
+    from .batching import runs_on
+
+    return [Entry(s.request, format_name(t.table), received[s.request], s.deadline, State.PENDING,
+                  runs_on=runs_on(s, t)) for t in tables for s in t.subjects]
 
 
 def subject_entry(table: TableErasure, subject: Subject, received: date, state: State, salt: str) -> Entry:

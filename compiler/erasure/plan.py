@@ -63,6 +63,7 @@ class TableErasure:
     columns: tuple[ColumnPath, ...]
     subjects: tuple[Subject, ...]
     rules: tuple[RefRule, ...] = ()  # by ref name
+    margin: timedelta | None = None  # lifecycle.erasure.batch_margin: requests held until deadline - margin
 
     def requests(self) -> list[str]:
         return sorted({s.request for s in self.subjects})
@@ -171,9 +172,13 @@ def erasure_plan(
                            for c, kind in zip(erasure.key, kinds, strict=True))
             diagnostics.extend(_misfits(requests, index, loaded.name, erasure.key, kinds, column_value))
             deadline = request.received + timedelta(milliseconds=erasure.within.millis)
+            if request.deadline is not None:  # the request's own deadline, when earlier than the policy's SLA
+                deadline = min(deadline, request.deadline)
             subjects.append(Subject(request.id, values, deadline))
         if subjects:
-            plans.append(TableErasure(loaded.name, columns, tuple(subjects), ref_rules(effective.origins, erasure)))
+            margin = None if erasure.batch_margin is None else timedelta(milliseconds=erasure.batch_margin.millis)
+            plans.append(TableErasure(loaded.name, columns, tuple(subjects), ref_rules(effective.origins, erasure),
+                                      margin))
     for index, request in enumerate(requests.model.requests):
         if request.id not in reached:
             diagnostics.add(Diagnostic(

@@ -138,6 +138,7 @@ class Request:
     id: str
     received: date
     keys: dict[str, KeyValue]  # key column (nested ones with a dot: user.uid) -> value
+    deadline: date | None = None  # a deadline of its own (the request table's column): the earlier one applies
 
 
 @dataclass(frozen=True)
@@ -184,7 +185,7 @@ class JsonLinesPositions:
 
 
 @dataclass(frozen=True)
-class _Kept:
+class KeptPositions:
     """The positions of the requests kept after dropping repeated ones."""
 
     source: Positions
@@ -214,13 +215,51 @@ def requests_format(file: str) -> RequestsFormat | Diagnostic:
                       f"name the file with one of {ACCEPTED}")
 
 
-def load_requests(text: str, file: str) -> tuple[LoadedRequests | None, Diagnostics]:
-    """Parse a requests file in the format its name's extension says; every finding of the file at once."""
+def sniffed_format(text: str) -> RequestsFormat:
+    """The format of requests read from standard input, which has no extension: a JSON object on the first line
+    is JSON lines, ``requests:`` (or a YAML document start) is YAML, anything else CSV (a header line)."""
+    first = next((line.strip() for line in text.removeprefix("\ufeff").splitlines() if line.strip()), "")
+    if first.startswith("{"):
+        return "jsonl"
+    if first.startswith(("requests:", "---", "#")):
+        return "yaml"
+    return "csv"
+
+
+def load_requests(
+    text: str, file: str, kind: RequestsFormat | None = None
+) -> tuple[LoadedRequests | None, Diagnostics]:
+    """Parse a requests file in the format its name's extension says (or ``kind``, for standard input); every
+    finding of the file at once."""
     diagnostics = Diagnostics()
-    kind = requests_format(file)
-    if isinstance(kind, Diagnostic):
-        diagnostics.add(kind)
-        return None, diagnostics
+    if kind is None:
+        found = requests_format(file)
+        if isinstance(found, Diagnostic):
+            diagnostics.add(found)
+            return None, diagnostics
+        kind = found
+    return _load(text, file, kind, diagnostics)
+
+
+def date_findings(requests: LoadedRequests, today: date) -> Diagnostics:
+    """A request received after ``today`` (TP616: a typo, or a clock gone wrong: its deadline would be late by
+    design) or whose own deadline is before it was received (TP617). Checked before anything is erased."""
+    findings = Diagnostics()
+    for index, request in enumerate(requests.model.requests):
+        if request.received > today:
+            findings.error("TP616", requests.at(index, "received"),
+                           f"request '{request.id}' was received on {request.received}, after today ({today})",
+                           "fix the received date: a request cannot arrive in the future")
+        if request.deadline is not None and request.deadline < request.received:
+            findings.error("TP617", requests.at(index, "deadline"),
+                           f"request '{request.id}' has deadline {request.deadline}, before it was received "
+                           f"({request.received})",
+                           "fix the deadline (or leave it empty: the policy's lifecycle.erasure.within applies)")
+    return findings
+
+
+def _load(text: str, file: str, kind: RequestsFormat, diagnostics: Diagnostics
+          ) -> tuple[LoadedRequests | None, Diagnostics]:
     positions: Positions
     match kind:
         case "yaml":
@@ -233,11 +272,11 @@ def load_requests(text: str, file: str) -> tuple[LoadedRequests | None, Diagnost
         diagnostics.error("TP103", Location(file, 1, 1), "the requests file holds no request",
                           "one request per record: " + ("a header, then id,received,key..." if kind == "csv"
                                                         else '{"id": ..., "received": ..., "keys": {...}}'))
-    kept = _unique(requests, positions, diagnostics)
+    kept = unique_requests(requests, positions, diagnostics)
     if diagnostics.has_errors:
         return None, diagnostics
     if len(kept) < len(requests):
-        positions = _Kept(positions, tuple(kept))
+        positions = KeptPositions(positions, tuple(kept))
     return LoadedRequests(Requests(tuple(requests[i] for i in kept)), positions), diagnostics
 
 
@@ -258,10 +297,11 @@ def _load_yaml(text: str, file: str, diagnostics: Diagnostics) -> tuple[LoadedRe
         diagnostics.extend(findings_from(exc, ErasureRequests, parsed.data, parsed.source))
         return None, diagnostics
     requests = [Request(r.id, r.received, dict(r.keys)) for r in validated.requests]
-    kept = _unique(requests, parsed.source, diagnostics)
+    kept = unique_requests(requests, parsed.source, diagnostics)
     if diagnostics.has_errors:
         return None, diagnostics
-    return LoadedRequests(Requests(tuple(requests[i] for i in kept)), _Kept(parsed.source, tuple(kept))), diagnostics
+    kept_positions = KeptPositions(parsed.source, tuple(kept))
+    return LoadedRequests(Requests(tuple(requests[i] for i in kept)), kept_positions), diagnostics
 
 
 # --- YAML of one request per line --------------------------------------------------------------------------
@@ -338,7 +378,7 @@ def _flow_mapping(line: str, pos: int) -> dict[str, Any] | None:
     return None
 
 
-def _unique(requests: list[Request], positions: Positions, diagnostics: Diagnostics) -> list[int]:
+def unique_requests(requests: list[Request], positions: Positions, diagnostics: Diagnostics) -> list[int]:
     """Indices of the requests to keep: a request listed again with the same content is counted once (a
     warning); the same id with other content is an error (TP601)."""
     first: dict[str, int] = {}

@@ -80,6 +80,11 @@ class Erasure(Spec):
 
     key: list[NonEmpty] | None = Field(None, min_length=1, description="Key columns that identify a data subject.")
     within: PositiveDuration | None = Field(None, description="Time allowed until the rows are physically gone.")
+    batch_margin: Duration | None = Field(
+        None, description="Hold new requests until their deadline minus this margin, so one run (one rewrite of "
+                          "the files holding keys) erases every request that arrived meanwhile; a request closer "
+                          "to its deadline than the margin runs at once. At most `within` (TP448). Unset: every "
+                          "request runs on the next erase.")
     holds: list[NonEmpty] | None = Field(
         None, min_length=1,
         description="Tags or branches under legal hold: erasure keeps the files they reach and reports the "

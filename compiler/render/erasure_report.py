@@ -102,13 +102,15 @@ def render_status(statuses: list[RequestStatus], today: date, paint: Paint) -> s
     for status in statuses:
         label = _label(status, today)
         lines.append(f"{status.request.ljust(width)}  {paint(label.ljust(7), _COLOURS[label])}  received "
-                     f"{status.received}, deadline {status.deadline}{_sla(status.sla_met)}")
+                     f"{status.received}, deadline {status.deadline}{_runs(status, today)}{_sla(status.sla_met)}")
         for entry in status.entries:
             when = f" {entry.done_at.date()}" if entry.state == "done" and entry.done_at else ""
             summary = proof_summary(entry.proof, entry.request)
             detail = f": {_proof_text(summary)}" if summary is not None and entry.state != "pending" else ""
             overdue = f" (OVERDUE since {entry.deadline})" if entry.overdue(today) else ""
-            lines.append(f"    {entry.table}: {entry.state}{when}{overdue}{detail}")
+            held = (f" (held for batching: runs on {entry.runs_on})" if entry.state == "pending" and entry.runs_on
+                    and entry.runs_on > today else "")
+            lines.append(f"    {entry.table}: {entry.state}{when}{held}{overdue}{detail}")
     total = counts(statuses, today)
     lines.append(f"{len(statuses)} request(s): " + ", ".join(f"{total[s]} {s}" for s in STATES)
                  + (paint(f"; {total['overdue']} OVERDUE", "red") if total["overdue"] else "")
@@ -116,10 +118,19 @@ def render_status(statuses: list[RequestStatus], today: date, paint: Paint) -> s
     return "\n".join(lines) + "\n"
 
 
+def _runs(status: RequestStatus, today: date) -> str:
+    """When a pending request held for batching runs: its day, or the next run once that day has come."""
+    day = status.runs_on
+    if status.state != "pending" or day is None:
+        return ""
+    return f", runs on {day}" if day > today else ", runs on the next erase"
+
+
 def status_document(statuses: list[RequestStatus], today: date) -> dict[str, Any]:
     """The same as JSON: for monitoring, and as the certificate inside the proof file."""
     return {"today": today.isoformat(), "counts": counts(statuses, today), "requests": [{
         "id": s.request, "received": s.received.isoformat(), "deadline": s.deadline.isoformat(), "state": s.state,
+        "runs_on": s.runs_on.isoformat() if s.runs_on else None,
         "overdue": s.overdue(today), "sla_met": s.sla_met, "tables": [{
             "table": e.table, "state": e.state, "deadline": e.deadline.isoformat(), "overdue": e.overdue(today),
             "done_at": e.done_at.isoformat() if e.done_at else None, "sla_met": e.sla_met,
@@ -133,7 +144,7 @@ def status_json(statuses: list[RequestStatus], today: date, catalog: Mapping[str
 
 def proof_json(
     catalog: Mapping[str, str], erased_at: datetime, requests: list[str], tables: list[dict[str, Any]],
-    skipped: list[Entry], certificate: list[RequestStatus], today: date,
+    skipped: list[Entry], certificate: list[RequestStatus], today: date, batches: list[dict[str, Any]] | None = None,
 ) -> str:
     """The proof file of one run: the requests it read, each table's proof as the engine wrote it (with no key
     value left in it), complete when every table's is, the (request, table) pairs the ledger had done
@@ -143,4 +154,5 @@ def proof_json(
         "complete": all(t["complete"] for t in tables), "tables": tables,
         "skipped": [{"request": e.request, "table": e.table, "done_at": e.done_at.isoformat() if e.done_at else None}
                     for e in skipped],
+        "batches": batches or [],
         "certificate": status_document(certificate, today)}, indent=2, ensure_ascii=False) + "\n"

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from tablepolicy.compiler.erasure.request_table import POLICY_COLUMNS
 from tablepolicy.compiler.schema import policy_json_schema_text
 
 SCHEMA_FILE = "policy.schema.json"
@@ -86,6 +87,22 @@ lifecycle:
   erasure: {key: [user_id], within: 30d}
 """
 
+REQUEST_TABLE = f"""\
+# Erasure requests live here, never in git (its history cannot be erased). The privacy portal appends one row
+# per request with status pending; the daily erase workflow runs
+#   tablepolicy erase --requests-table privacy.erasure_requests
+# then replaces each request's keys, once erased and proven on every table, by the ledger's salted fingerprint
+# and expires this table's older snapshots: the request store is erased like the tables it serves.
+table: privacy.erasure_requests
+description: Erasure requests (id, received, deadline, keys, status); keys emptied once erased and proven
+owner: privacy
+columns:
+{POLICY_COLUMNS}write_modes: {{delete: copy-on-write, update: copy-on-write, merge: copy-on-write}}
+lifecycle:
+  snapshots: {{max_age: 1d, min_keep: 1}}
+  orphan_files: {{older_than: 3d}}
+"""
+
 RULES = """\
 # Org rules every table keeps; `tablepolicy validate` reports each break with its TG code.
 rules:
@@ -140,6 +157,12 @@ repos:
         language: system
         pass_filenames: false
         files: ^policies/
+      - id: tablepolicy-no-requests-in-git
+        name: no erasure requests in git (TP619)
+        entry: tablepolicy validate policies/
+        language: system
+        pass_filenames: false
+        files: \\.(ya?ml|csv|jsonl|ndjson)$
 """
 
 # Workflows pin each action by commit SHA (its release in a comment); Dependabot proposes the next release's SHA.
@@ -170,6 +193,12 @@ def retired_calls(root: Path) -> list[str]:
         except OSError:
             continue
         for number, line in enumerate(lines, 1):
+            if "tablepolicy erase" in line and re.search(r"(--requests|-r)[ =](?![\"']?[-/$~])\S", line):
+                found.append(f"{file.relative_to(root)}:{number}: erase reads a requests file of the repository: its "
+                             "key values are in git history, which no erasure reaches; read the request table "
+                             "instead (--requests-table privacy.erasure_requests; init --force rewrites this "
+                             "workflow), then purge the file: git filter-repo --path FILE --invert-paths")
+                continue
             call = next((c for c in RETIRED_CALLS if c in line), None)
             if call is None:
                 continue
@@ -192,7 +221,8 @@ class Scaffold:
             self.root / ".github" / "workflows" / name: workflow(name, self.spec) for name in WORKFLOWS
         }
         for path, text in ((policies / "_rules.yaml", RULES), (policies / "analytics" / "_namespace.yaml",
-                           EXAMPLE_NAMESPACE), (policies / "analytics" / "page_views.yaml", EXAMPLE_TABLE)):
+                           EXAMPLE_NAMESPACE), (policies / "analytics" / "page_views.yaml", EXAMPLE_TABLE),
+                           (policies / "privacy" / "erasure_requests.yaml", REQUEST_TABLE)):
             files[path] = schema_header(path, self.root) + text if path.name != "_rules.yaml" else text
         files[self.root / SCHEMA_FILE] = policy_json_schema_text()
         files[self.root / "environments" / "prod.yaml"] = ENVIRONMENT

@@ -101,6 +101,13 @@ def check_spark_conf(conf: list[str] | None) -> None:
         raise typer.BadParameter("--spark-conf takes key=value")
 
 
+def check_requests(requests: Path | None, table: str | None) -> None:
+    """Exactly one source of requests: a file (or - for standard input) or the request table."""
+    if (requests is None) == (table is None):
+        raise typer.BadParameter("give exactly one of --requests FILE (- for standard input) and --requests-table "
+                                 "NAMESPACE.TABLE")
+
+
 def commands() -> types.ModuleType:
     """The command bodies, imported once a command runs: importing pyiceberg reads its configuration, whose
     errors must reach the user as one line (run checks it first), and --help stays fast."""
@@ -315,13 +322,18 @@ erase_app = typer.Typer(cls=DefaultCommandGroup, help="Erase data subjects' rows
                         "'erase status' shows where each request stands.", no_args_is_help=False,
                         rich_markup_mode=None)
 app.add_typer(erase_app, name="erase")
-RequestsFile = Annotated[Path, typer.Option(
-    "--requests", "-r", help="The erasure requests file: .yaml/.yml, .csv or .jsonl/.ndjson (by its extension).")]
+RequestsFile = Annotated[Path | None, typer.Option(
+    "--requests", "-r", help="An erasure requests file outside any git work tree: .yaml/.yml, .csv or .jsonl/.ndjson "
+    "(by its extension); - reads standard input (its format by its first line).")]
+RequestsTable = Annotated[str | None, typer.Option(
+    "--requests-table", envvar="TABLEPOLICY_REQUESTS_TABLE", help="The request table in the catalog (e.g. "
+    "privacy.erasure_requests): its pending rows are erased, then their keys replaced by fingerprints.")]
 
 
 @erase_app.command("run", cls=DefaultCommand, hidden=True)
 def erase(
-    requests: RequestsFile,
+    requests: RequestsFile = None,
+    requests_table: RequestsTable = None,
     path: PolicyPath = Path("policies"),
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
@@ -341,8 +353,10 @@ def erase(
     'tablepolicy erase status [PATH]' lists each request: done, pending, held or OVERDUE.
     """
     check_spark_conf(spark_conf)
+    check_requests(requests, requests_table)
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
-                                conf=spark_conf or [], environment=env, debris_age=debris_min_age),
+                                conf=spark_conf or [], environment=env, debris_age=debris_min_age,
+                                requests_table=requests_table),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
 
 
@@ -353,12 +367,16 @@ def erase_status(
     requests: Annotated[Path | None, typer.Option(
         "--requests", "-r", help="Also list this file's requests the ledger does not know yet (as pending).")]
     = None,
+    requests_table: RequestsTable = None,
     output: Annotated[StatusFormat, typer.Option("--format", "-f", help="text or json.")] = StatusFormat.text,
     env: EnvName = None,
 ) -> None:
     """Each erasure request from the ledger (no JVM): done with its proof, pending, held or OVERDUE (received +
     lifecycle.erasure.within has passed). Exit 1 if any request is overdue."""
-    run(lambda: erasure().status(path, catalog, requests_file=requests, output=output, environment=env))
+    if requests is not None and requests_table is not None:
+        check_requests(requests, requests_table)
+    run(lambda: erasure().status(path, catalog, requests_file=requests, output=output, environment=env,
+                                 requests_table=requests_table))
 
 
 @app.command()

@@ -34,8 +34,8 @@ def clock() -> datetime:
 
 
 def erase(
-    path: Path, requests_file: Path, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
-    conf: list[str], environment: str | None = None, debris_age: str | None = None,
+    path: Path, requests_file: Path | None, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
+    conf: list[str], environment: str | None = None, debris_age: str | None = None, requests_table: str | None = None,
 ) -> int:
     """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared)."""
     override = debris_min_age(debris_age) if debris_age is not None else None
@@ -56,7 +56,8 @@ def erase(
             case _:
                 pass  # maintain's events: not sent by erase
 
-    outcome = tablepolicy.erase(run, requests=requests_file, dry_run=dry_run, proof=proof, spark_master=master,
+    outcome = tablepolicy.erase(run, requests=requests_file, requests_table=requests_table, dry_run=dry_run,
+                                proof=proof, spark_master=master,
                                 spark_conf=dict(item.split("=", 1) for item in conf), debris_min_age=override,
                                 progress=told)
     if dry_run:
@@ -66,6 +67,15 @@ def erase(
         info(_indent(render_status(list(outcome.certificate), outcome.today, lambda t, c: paint(t, c))))
         for line in _debris_lines([t.proof for t in outcome.tables]):
             info(f"  {line}")
+    for batch in outcome.batches:
+        if batch.joined:
+            info(f"  {batch.table}: one rewrite for {len(batch.due) + len(batch.joined)} request(s): due "
+                 f"{_few(batch.due)}; batched with them before their own run day: {_few(batch.joined)}")
+    if outcome.request_store is not None:
+        store = outcome.request_store
+        info(f"  request table {store.table}: the keys of {', '.join(store.requests)} replaced by their fingerprint; "
+             f"{store.snapshots_expired} older snapshot(s) expired, {store.files_deleted} file(s) deleted; "
+             f"{store.snapshots_checked} snapshot(s) left, none holds their keys")
     return Exit.OK if outcome.complete else Exit.ERROR
 
 
@@ -75,8 +85,15 @@ def _show_plan(decided: ErasureDecided) -> None:
         info(f"  {warning}")
     for preview in decided.previews:
         info(render_preview(preview).rstrip("\n"))
-    if not decided.todo:
+    for table in decided.held:
+        day = min(s.deadline - table.margin for s in table.subjects if table.margin is not None)
+        deadline = min(s.deadline for s in table.subjects)
+        info(f"- {format_name(table.table)}: {len(table.subjects)} request(s) held for batching "
+             f"(lifecycle.erasure.batch_margin): runs on {day}, earliest deadline {deadline}")
+    if not decided.todo and not decided.held:
         info("Nothing to erase: every request is done on every table it reaches.")
+    elif not decided.todo:
+        info("Nothing to erase today: every pending request is held for batching.")
 
 
 def _show_reached(reached: list[TableErasure], todo: list[TableErasure], done: list[Entry], today: date) -> None:
@@ -159,14 +176,14 @@ def _utc(moment: datetime) -> str:
 
 def status(
     path: Path, catalog: str | None, *, requests_file: Path | None, output: StatusFormat,
-    environment: str | None = None,
+    environment: str | None = None, requests_table: str | None = None,
 ) -> int:
     """Each request of the ledger (or of ``requests_file``) on the tables of ``path``; exit 1 if one is overdue."""
     run = tablepolicy.invocation(path, catalog=catalog, environment=environment)
     target = run.target
     if output is StatusFormat.text:
         catalog_header(target)
-    found = tablepolicy.erase_status(run, requests=requests_file)
+    found = tablepolicy.erase_status(run, requests=requests_file, requests_table=requests_table)
     if found.note:
         _ledger_note(found.note)
     if output is StatusFormat.json:

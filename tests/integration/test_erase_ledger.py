@@ -113,7 +113,7 @@ def test_help_shows_the_run_options_and_the_status_command(tmp_path: Path, monke
     assert "Usage: tablepolicy erase status [OPTIONS] [path]" in status_help and "--format" in status_help
     assert "erase" in runner.invoke(app, ["--help"]).output
     missing = runner.invoke(app, ["erase", "policies"])
-    assert missing.exit_code == 2 and "Missing option '--requests'" in missing.output
+    assert missing.exit_code == 2 and "give exactly one of --requests FILE" in missing.output
     monkeypatch.chdir(tmp_path)  # the oldest form: no path (policies/ of the working directory), no subcommand
     (tmp_path / "policies").mkdir()
     (tmp_path / "policies" / "events.yaml").write_text(POLICY)

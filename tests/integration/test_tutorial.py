@@ -123,7 +123,11 @@ def erasure_proven(ran: Ran) -> None:
     assert [t["table"] for t in proof["tables"]] == ["analytics.page_views"]
     assert all(t["complete"] is True for t in proof["tables"])
     users = catalog(ran.cwd).load_table("analytics.page_views").scan().to_arrow().column("user_id").to_pylist()
-    assert "u1" not in users and "u2" in users
+    assert "u0" not in users and "u1" in users  # portal.py's subject: the first user id of load_rows.py's rows
+    requests = catalog(ran.cwd).load_table("privacy.erasure_requests")
+    [row] = requests.scan().to_arrow().to_pylist()
+    assert row["keys"] == [] and row["status"] == "done" and row["fingerprint"]  # the request table erased too
+    assert len(requests.metadata.snapshots) == 1
 
 
 def imported(ran: Ran) -> None:
@@ -166,7 +170,9 @@ EXPECTED: list[tuple[str, int, Check]] = [
     ("tablepolicy import 'sales.*' --out policies/", 0, imported),
     ("tablepolicy validate", 0, shows("0 error(s)")),
     ("tablepolicy plan", 0, plan_sets_only_owners),
-    ("tablepolicy erase --requests privacy/requests.yaml --proof proof.json", 0, erasure_proven),
+    ("python portal.py", 0, shows()),
+    ("tablepolicy erase --requests-table privacy.erasure_requests --proof proof.json", 0, erasure_proven),
+    ("tablepolicy erase status", 0, shows("REQ-0001  done")),
     ("tablepolicy plan --out plan.json", 0, shows("+ create branch audit")),
     ("tablepolicy apply plan.json", 0, shows("Apply complete")),
     ("python wap_write.py", 0, shows("3 rows written to branch audit; main still reads")),
@@ -175,7 +181,7 @@ EXPECTED: list[tuple[str, int, Check]] = [
 ]
 
 FILES = ["policies/analytics/page_views.yaml", "load_rows.py", "another_team.py", "policies/sales/_namespace.yaml",
-         "privacy/requests.yaml", "policies/analytics/page_views.yaml", "wap_write.py", "wap_publish.py"]
+         "portal.py", "policies/analytics/page_views.yaml", "wap_write.py", "wap_publish.py"]
 
 
 def test_the_tutorial_and_this_table_name_the_same_commands() -> None:

@@ -65,7 +65,7 @@ def test_json_lists_unmanaged_namespaces_and_tables(project: Path) -> None:
                                    "uri": f"sqlite:///{project / '.lake' / 'catalog.db'}"}
     assert [(t["table"], t["status"]) for t in document["tables"]] == [
         ("ads.click_log", "in_sync"), ("logs.app_events", "in_sync"), ("org.team.events", "in_sync"),
-        ("security.cloudtrail_mgmt", "in_sync")]
+        ("privacy.erasure_requests", "in_sync"), ("security.cloudtrail_mgmt", "in_sync")]
     assert document["undeclared"] == []
     assert document["unmanaged"] == {
         "namespaces": [{"namespace": "scratch", "name": ["scratch"], "tables": 2},

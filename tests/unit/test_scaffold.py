@@ -42,7 +42,12 @@ def test_init_writes_a_repository_that_validates(tmp_path: Path) -> None:
     assert table.startswith("# yaml-language-server: $schema=../../policy.schema.json\n")
     project, diagnostics = validate(tmp_path / "policies")
     assert [d.render() for d in diagnostics.errors] == []
-    assert [t.declared for t in project.tables] == ["analytics.page_views"]
+    assert [t.declared for t in project.tables] == ["analytics.page_views", "privacy.erasure_requests"]
+    requests = (tmp_path / "policies/privacy/erasure_requests.yaml").read_text()  # erase's request table, not a file
+    assert "--requests-table privacy.erasure_requests" in (
+        tmp_path / ".github/workflows/tablepolicy-erase.yml").read_text()
+    assert "requests.yaml" not in (tmp_path / ".github/workflows/tablepolicy-erase.yml").read_text()
+    assert "{name: keys, type: {map: {key: string, value: string}}" in requests
     # the environment overlay names the table and the catalog the example configuration defines, within the rules
     for environment in (None, "prod"):
         _, _, found = load_selected(tmp_path / "policies", environment=environment, every_environment=True)
@@ -99,3 +104,22 @@ def test_init_warns_of_a_retired_call_on_the_command_line(tmp_path: Path) -> Non
     assert run.returncode == 0, run.stderr
     assert ("warning: .github/workflows/nightly.yml:8: runs `python -m runtime.github`, which tablepolicy no longer "
             "installs") in run.stderr
+
+def test_init_names_an_old_erase_workflow_that_reads_requests_from_git(tmp_path: Path) -> None:
+    """The erase workflow of earlier releases read privacy/requests.yaml from the repository: init, asked again,
+    names that line and the fix (the request table; purging the file from history)."""
+    from tablepolicy.runtime.scaffold import retired_calls
+
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "tablepolicy-erase.yml").write_text(
+        "jobs:\n  erase:\n    steps:\n      - run: |\n"
+        "          tablepolicy erase policies/ --requests privacy/requests.yaml --proof erasure-proof.json\n"
+        "      - run: tablepolicy erase status policies/ --requests-table privacy.erasure_requests\n"
+        "      - run: tablepolicy erase policies/ --requests - < /secure/requests.csv\n"
+        "      - run: tablepolicy erase policies/ --requests \"$RUNNER_TEMP/requests.csv\"\n")
+    [found] = retired_calls(tmp_path)
+    assert found.startswith(".github/workflows/tablepolicy-erase.yml:5: erase reads a requests file of the repository")
+    assert "--requests-table privacy.erasure_requests" in found and "git filter-repo" in found
+    with pytest.raises(ScaffoldError, match="erase reads a requests file of the repository"):
+        Scaffold(tmp_path, SPEC).write()
