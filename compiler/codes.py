@@ -111,6 +111,8 @@ TP005 = register("TP005", ERROR, "nesting deeper than 200 levels")
 TP006 = register("TP006", ERROR, "a folder (or selection) holding no policy files (`*.yaml`, `*.yml`, any case)")
 TP007 = register("TP007", ERROR, "a policy file that cannot be read (permissions, a device, ...)")
 TP008 = register("TP008", ERROR, "a policy file that is not UTF-8")
+TP009 = register("TP009", ERROR, "a tablepolicy version the repository does not accept (`required_version` in "
+                 "`_rules.yaml`)")
 # --- TP1xx: structure
 TP101 = register("TP101", ERROR, "a name holding a control character (a tab is allowed in a column name)")
 TP102 = register("TP102", ERROR, "an unknown key (with a \"did you mean\")")

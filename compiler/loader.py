@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from . import codes
+from . import __version__, codes
 from .diagnostics import Diagnostic, Diagnostics, Location, Severity
 from .errors import TablePolicyError
 from .heap import settled_heap
@@ -27,6 +27,7 @@ from .policy.errors import findings_from
 from .policy.rules import Rules, RulesFile
 from .policy.table import NamespaceDefaults, TablePolicy
 from .policy.view import ViewPolicy
+from .versions import accepts
 from .yamlsource import SourceMap, YamlDocument, parse_yaml
 
 if TYPE_CHECKING:
@@ -347,6 +348,13 @@ def load_text(
     parsed.source = source
     if isinstance(model, RulesFile):
         project.rules.append(LoadedRules(model.rules, parsed.source))
+        if model.required_version is not None and not accepts(model.required_version, __version__):
+            diagnostics.add(Diagnostic(
+                codes.TP009, Severity.ERROR, parsed.source.value(("required_version",)),
+                f"this repository requires tablepolicy {model.required_version}; the installed tablepolicy is "
+                f"{__version__}",
+                "install a version it accepts (the workflows' install line names the one CI runs), or change "
+                "required_version in a reviewed pull request"))
     elif isinstance(model, TablePolicy):
         project.tables.append(LoadedTable.of(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):

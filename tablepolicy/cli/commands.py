@@ -45,12 +45,15 @@ def init(directory: Path, *, install: str, force: bool) -> int:
 
     try:
         line = install_line(install, directory)
-        written = Scaffold(directory, line.spec).write(force=force)
+        outcomes = Scaffold(directory, line.spec, line.wheel).write(force=force)
     except (ScaffoldError, InstallSourceError) as exc:
         error(str(exc))
         return Exit.ERROR
-    for path in written:
-        info(f"wrote {display_path(path)}")
+    for outcome in outcomes:
+        if outcome.note:
+            warning(f"{outcome.action} {display_path(outcome.path)}: {outcome.note}")
+        else:
+            info(f"{outcome.action} {display_path(outcome.path)}")
     for stale in retired_calls(directory):  # the repository's other workflows, written by an earlier release
         warning(stale)
     info(f"Workflows install {line.spec!r} ({line.origin}; change with --install). Next: tablepolicy validate "
