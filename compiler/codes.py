@@ -113,6 +113,7 @@ TP007 = register("TP007", ERROR, "a policy file that cannot be read (permissions
 TP008 = register("TP008", ERROR, "a policy file that is not UTF-8")
 TP009 = register("TP009", ERROR, "a tablepolicy version the repository does not accept (`required_version` in "
                  "`_rules.yaml`)")
+TP010 = register("TP010", WARNING, "a table policy file outside `policies/`, which is not part of the project")
 # --- TP1xx: structure
 TP101 = register("TP101", ERROR, "a name holding a control character (a tab is allowed in a column name)")
 TP102 = register("TP102", ERROR, "an unknown key (with a \"did you mean\")")

@@ -2,8 +2,11 @@
 
 The root is found by walking up from the path (a file's folder first) to the nearest folder named
 ``policies``; a folder that holds a ``policies/`` folder is that project. Anything else (a folder of
-policy files with another name, or a lone file outside any ``policies/``) is a project of its own.
-The embedded catalog (``.lake/``) and the caches (``.tablepolicy/``) live beside the policies folder.
+policy files with another name, or a lone file outside any ``policies/``) is a project of its own, unless it lies
+inside a project (a folder holding ``policies/``, no higher than the git work tree's top) whose catalog it would
+miss: that is refused. With no path, the CLI finds the project from the working directory as git finds a
+repository (``locate_policies``). The embedded catalog (``.lake/``) and the caches (``.tablepolicy/``) live beside
+the policies folder.
 
 >>> find_project(Path("shop/policies/logs/app_events.yaml")).policies.name
 'policies'
@@ -69,7 +72,87 @@ def _locate(path: Path) -> ProjectPaths:
     for folder in (start, *start.parents):
         if folder.name == POLICIES:
             return ProjectPaths(folder, folder, given)
+    # a file or folder of policies inside a project, outside its policies folder: alone it would be a project whose
+    # catalog and caches lie beside it (start's parent); refused unless that is the project's own folder
+    if given.exists() and (project := _enclosing_project(start)) is not None and start.parent != project:
+        raise OutsidePoliciesError(
+            f"{display_path(given)} is inside the project {display_path(project)} but outside its policies folder: "
+            f"what it declares is not part of the project, and planning it alone would target a catalog beside it; "
+            f"move it under {display_path(project / POLICIES)}/ (or give that folder)")
     return ProjectPaths(start, given, given)
+
+
+def _enclosing_project(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding a ``policies/`` folder, looking no higher than the top of
+    the git work tree ``start`` is in (a folder holding ``.git``)."""
+    for folder in (start, *start.parents):
+        if (folder / POLICIES).is_dir():
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def locate_policies(cwd: Path) -> Path | None:
+    """The policies folder of the project the working directory ``cwd`` is in, found as git finds a repository:
+    ``cwd`` or the nearest folder above it that is named ``policies`` or holds one, looking no higher than the top
+    of the git work tree (a folder holding ``.git``). None outside any project.
+
+    >>> locate_policies(Path("/")) is None
+    True
+    """
+    for folder in (cwd, *cwd.parents):
+        if folder.name == POLICIES:
+            return folder
+        if (folder / POLICIES).is_dir():
+            return folder / POLICIES
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+class OutsidePoliciesError(TablePolicyError):
+    """A path inside a project but outside its policies folder."""
+
+
+STRAY_SKIP = frozenset({POLICIES, ENVIRONMENTS, "node_modules", "wheels", "site", "venv"})
+
+
+def stray_tables(paths: ProjectPaths, limit: int = 4096) -> list[Path]:
+    """Table policy files a project holds outside its policies folder (in its root and the root's folders, not
+    hidden ones): they are not part of the project, and a user who put one there expects it to be. A file counts
+    when a line of its first ``limit`` bytes starts with ``table:``."""
+    if paths.policies.name != POLICIES or not paths.root.is_dir():
+        return []
+    found = []
+    try:
+        entries = sorted(os.scandir(paths.root), key=lambda e: e.name)
+    except OSError:
+        return []
+    candidates: list[os.DirEntry[str]] = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in STRAY_SKIP:
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                candidates.extend(sorted(os.scandir(entry.path), key=lambda e: e.name))
+            else:
+                candidates.append(entry)
+        except OSError:
+            continue
+    for entry in candidates:
+        if os.path.splitext(entry.name)[1].lower() not in POLICY_SUFFIXES:
+            continue
+        try:
+            if not entry.is_file():
+                continue
+            with open(entry.path, "rb") as file:
+                head = file.read(limit)
+        except OSError:
+            continue
+        if any(line.startswith(b"table:") for line in head.splitlines()):
+            found.append(Path(entry.path))
+    return found
 
 
 class EnvironmentNotDefinedError(TablePolicyError):

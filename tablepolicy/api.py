@@ -60,18 +60,26 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
     if caches_on(where):
         saved = saved_validation(where, name, flag)
         if saved.answer is not None:  # nothing changed since a run that kept its findings
-            return Validation(saved.answer[1], saved.answer[0])
+            return Validation(_with_strays(where, saved.answer[1]), saved.answer[0])
         cache = project_cache(where, saved.index)
     if cache is None:
         _, files, findings = _validated(where, None, name, flag).selected()
-        return Validation(findings, files)
+        return Validation(_with_strays(where, findings), files)
     overlays = overlay_digests(where)  # before the run reads them: an overlay edited meanwhile is not vouched for
     cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
     whole = _validated(where, cache, name, flag, saved.listed)
     if cache.saved:
         save_verdict(where, name, flag, whole.verdict(), cache, whole.listed, overlays)
     _, files, findings = whole.selected()
-    return Validation(findings, files)
+    return Validation(_with_strays(where, findings), files)
+
+
+def _with_strays(where: ProjectPaths, findings: Diagnostics) -> Diagnostics:
+    """The findings and a warning for each table policy outside the project's policies folder (TP010)."""
+    from tablepolicy.compiler.project import stray_findings
+
+    strays = stray_findings(where)
+    return Diagnostics([*findings.items, *strays]) if strays else findings
 
 
 def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str,
@@ -123,7 +131,7 @@ def load_project(path: Where = "policies", *, environment: str | None = None,
                                          overlay_read=chosen.overlay_read if chosen is not None else None)
     if findings.has_errors:
         raise PolicyError(findings)
-    return project, findings
+    return project, _with_strays(where, findings)
 
 
 def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,

@@ -65,15 +65,48 @@ def show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def change_directory(value: Path | None) -> Path | None:
+    """``-C DIR``: run as if started in DIR (git's -C, terraform's -chdir), before any path is read."""
+    if value is not None:
+        try:
+            os.chdir(value)
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot change to {value}: {exc.strerror or exc}") from None
+    return value
+
+
 @app.callback()
 def root(
     version: Annotated[bool, typer.Option("--version", callback=show_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
+    chdir: Annotated[Path | None, typer.Option(
+        "-C", "--chdir", metavar="DIR", callback=change_directory,
+        help="Run as if started in DIR (before the command's paths are read).")] = None,
 ) -> None:
     """Apache Iceberg tables declared in git: validate, plan, apply, maintain."""
 
 
-PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file.")]
+DEFAULT_POLICIES = Path("policies")
+
+
+def project_policies(value: Path) -> Path:
+    """The default ``policies`` from any folder of a project: where none is in the working directory, the
+    project's found as git finds a repository (compiler.paths.locate_policies)."""
+    if value == DEFAULT_POLICIES and not value.exists():
+        from tablepolicy.compiler.paths import display_path, locate_policies
+
+        found = locate_policies(Path.cwd())
+        if found is not None:
+            return Path(display_path(found))
+    return value
+
+
+PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file (default: the project's "
+                                                 "policies/, found from any folder inside it).",
+                                            callback=project_policies)]
+PoliciesOption = Annotated[Path, typer.Option(
+    "--policies", help="Policies directory (locates the embedded catalog; default: the project's, found from any "
+                       "folder inside it).", callback=project_policies)]
 CatalogName = Annotated[
     str | None,
     typer.Option("--catalog", "-c", help="Catalog name in .pyiceberg.yaml / PYICEBERG_CATALOG__* (default: embedded)."),
@@ -163,7 +196,7 @@ def run(
 
 @app.command()
 def validate(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     output: Annotated[FindingsFormat, typer.Option(
         "--format", "-f", help="text (terminal), github (workflow annotations on the file and line) or json.")]
     = FindingsFormat.text,
@@ -188,14 +221,14 @@ def init(
 
 
 @app.command()
-def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None, env: EnvName = None) -> None:
+def ddl(path: PolicyPath = DEFAULT_POLICIES, catalog: CatalogName = None, env: EnvName = None) -> None:
     """Print the Spark SQL that creates every declared table in an empty catalog (offline)."""
     run(lambda: commands().ddl(path, catalog, env))
 
 
 @app.command()
 def plan(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Also save the plan file (JSON) for apply.")] = None,
     output: Annotated[
@@ -227,15 +260,17 @@ def show(
 
 @app.command()
 def apply(
-    path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.")] = Path("policies"),
+    path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.",
+                                         callback=project_policies)] = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Apply without asking.")] = False,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the SQL it would run; change nothing.")] = False,
     policies: Annotated[
-        Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.")
-    ] = Path("policies"),
+        Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.",
+                           callback=project_policies)
+    ] = DEFAULT_POLICIES,
     json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
     env: EnvName = None,
 ) -> None:
@@ -249,7 +284,7 @@ def apply(
 
 @app.command()
 def maintain(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due, its SQL and estimated effect; change "
                                                             "nothing.")] = False,
@@ -321,7 +356,7 @@ RequestsFile = Annotated[Path, typer.Option(
 @erase_app.command("run", cls=DefaultCommand, hidden=True)
 def erase(
     requests: RequestsFile,
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
     = False,
@@ -347,7 +382,7 @@ def erase(
 
 @erase_app.command("status")
 def erase_status(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     requests: Annotated[Path | None, typer.Option(
         "--requests", "-r", help="Also list this file's requests the ledger does not know yet (as pending).")]
@@ -362,7 +397,7 @@ def erase_status(
 
 @app.command()
 def health(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report here.")]
@@ -376,7 +411,7 @@ def health(
 
 @app.command()
 def doctor(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     write_probe: Annotated[bool, typer.Option(
         "--write-probe", help="Also write one small object under the warehouse, read it back and delete it.")]
@@ -402,9 +437,7 @@ def doctor(
 def unlock(
     table: Annotated[str, typer.Argument(help="The locked table, e.g. logs.app_events.")],
     catalog: CatalogName = None,
-    policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
-        "policies"
-    ),
+    policies: PoliciesOption = DEFAULT_POLICIES,
     force: Annotated[bool, typer.Option("--force", help="Also take over a live run's lock (dangerous).")] = False,
 ) -> None:
     """Show who holds a table's lock; take over a dead run's lock (exit 1 if there was none to take)."""
@@ -418,7 +451,7 @@ def unlock(
 
 @app.command()
 def drift(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     detailed_exitcode: Annotated[bool, typer.Option(
         "--detailed-exitcode", help="Exit 0 no drift, 2 drift, 1 error (unmanaged tables are not drift).")] = False,
@@ -445,9 +478,7 @@ def import_(
         "--recursive", "-r", help="With --namespace: also the tables of its nested namespaces.")] = False,
     catalog: CatalogName = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write policy files under this directory.")] = None,
-    policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
-        "policies"
-    ),
+    policies: PoliciesOption = DEFAULT_POLICIES,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing policy files.")] = False,
 ) -> None:
     """Write policy YAML for existing catalog tables; plan right after shows no changes."""
@@ -463,7 +494,7 @@ def schema() -> None:
 
 @app.command()
 def fmt(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     check: Annotated[bool, typer.Option("--check", help="Only list files that are not formatted (exit 1).")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print what would change as a unified diff; write nothing "
                                                       "(exit 1 when a file would change).")] = False,
