@@ -128,6 +128,14 @@ SparkConf = Annotated[
 ]
 
 
+LockTimeout = Annotated[
+    str | None,
+    typer.Option("--lock-timeout", metavar="DURATION", envvar="TABLEPOLICY_LOCK_TIMEOUT",
+                 help="Wait this long (e.g. 30s, 10m, 1h) for a table another run holds, instead of stopping at once "
+                      "(default: 0s)."),
+]
+
+
 def check_spark_conf(conf: list[str] | None) -> None:
     if conf and any("=" not in item for item in conf):
         raise typer.BadParameter("--spark-conf takes key=value")
@@ -152,14 +160,30 @@ class CommandState:
     command_ran = False  # set once argument parsing succeeded and a command started
 
 
+def lock_wait(text: str | None) -> float:
+    """``--lock-timeout``'s seconds (a duration as the policies write them)."""
+    if text is None:
+        return 0.0
+    from tablepolicy.compiler.policy.units import Duration
+
+    try:
+        return Duration.parse(text).millis / 1000
+    except ValueError as exc:
+        raise TablePolicyError(f"--lock-timeout: {exc}") from None
+
+
 def run(
     action: Callable[[], int], *, outputs: dict[str, Path | None] | None = None, master: str | None = None,
-    reach_master: bool = True,
+    reach_master: bool = True, lock_timeout: str | None = None,
 ) -> None:
     """Run a command: flags checked before any work, clean one-line errors instead of tracebacks, exit codes
-    from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
+    from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use;
+    ``lock_timeout``: how long a run waits for a table another run holds."""
     CommandState.command_ran = True
     try:
+        from tablepolicy.runtime.lock import waiting_for_locks
+
+        wait = lock_wait(lock_timeout)
         from tablepolicy.runtime.catalog.config import (  # on use: --help imports none
             configuration_given,
             configured_catalogs,
@@ -171,7 +195,8 @@ def run(
             check_output(flag, target)
         if master is not None:
             check_master(master, reach=reach_master)
-        code = action()
+        with waiting_for_locks(wait):
+            code = action()
     except PolicyError as exc:
         from .output import show_diagnostics
 
@@ -273,13 +298,15 @@ def apply(
     ] = DEFAULT_POLICIES,
     json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
     env: EnvName = None,
+    lock_timeout: LockTimeout = None,
 ) -> None:
     """Apply a reviewed plan (or plan-and-apply policies) through Spark, step by step, resumably."""
     check_spark_conf(spark_conf)
     run(lambda: commands().apply(path, catalog, auto_approve=auto_approve, master=spark_master,
                                  conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report,
                                  environment=env),
-        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
+        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run,
+        lock_timeout=lock_timeout)
 
 
 @app.command()
@@ -301,6 +328,7 @@ def maintain(
         "--only", metavar="ACTION", help="Only this lifecycle action: retention, compaction, delete_files, "
                                          "manifests, snapshots, orphan_files (repeatable).")] = None,
     env: EnvName = None,
+    lock_timeout: LockTimeout = None,
 ) -> None:
     """Run the maintenance the lifecycle policy makes due now: rewrites and retention deletes through Spark (started
     only when one is due), snapshot expiry and orphan removal without it."""
@@ -308,7 +336,8 @@ def maintain(
     run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
                                    json_report=json_report, output=output, tables=table or [],
                                    only=only or [], environment=env),
-        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
+        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run,
+        lock_timeout=lock_timeout)
 
 
 def erasure() -> types.ModuleType:
@@ -368,6 +397,7 @@ def erase(
         "--debris-min-age", help="Delete unreadable files no snapshot reads only when older than this (e.g. 0s, 1h, "
         "3d; default: the table's orphan_files.older_than, else 3d). 0s only when no writer can be running.")]
     = None,
+    lock_timeout: LockTimeout = None,
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it,
     record it in the request ledger (requests done earlier are skipped) and print a certificate.
@@ -377,7 +407,7 @@ def erase(
     check_spark_conf(spark_conf)
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or [], environment=env, debris_age=debris_min_age),
-        outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
+        outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run, lock_timeout=lock_timeout)
 
 
 @erase_app.command("status")
