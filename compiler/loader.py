@@ -208,7 +208,7 @@ def read_sources(path: Path, cache: ModelCache | None = None,
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            diagnostics.add(_not_utf8(display_path(file), data, exc))
+            diagnostics.add(not_utf8(display_path(file), data, exc))
             continue
         read = PolicyText(shown(file), text, absolute)
         if cache is not None:
@@ -234,7 +234,7 @@ def _display_under(folder: Path) -> Callable[[Path], str]:
     return shown
 
 
-def _not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
     """Where the first byte that is not UTF-8 sits (line and column of the text before it)."""
     before = data[: exc.start].decode("utf-8")
     line = before.count("\n") + 1

@@ -2,9 +2,9 @@
 
 The root is found by walking up from the path (a file's folder first) to the nearest folder named
 ``policies``; a folder that holds a ``policies/`` folder is that project. Anything else (a folder of
-policy files with another name, or a lone file outside any ``policies/``) is a project of its own, unless it lies
-inside a project (a folder holding ``policies/``, no higher than the git work tree's top) whose catalog it would
-miss: that is refused. With no path, the CLI finds the project from the working directory as git finds a
+policy files with another name, or a lone file outside any ``policies/``) is a project of its own; inside a project
+(a folder holding ``policies/``, no higher than the git work tree's top) it keeps that project's catalog and caches
+(``home``), never a catalog beside it. With no path, the CLI finds the project from the working directory as git finds a
 repository (``locate_policies``). The embedded catalog (``.lake/``) and the caches (``.tablepolicy/``) live beside
 the policies folder.
 
@@ -32,10 +32,12 @@ class ProjectPaths:
     policies: Path  # the policies folder: .lake/ and .tablepolicy/ live in its parent
     scope: Path  # what belongs to the project: the policies folder, or the path given when it stands alone
     selected: Path  # the path given: the plan is restricted to the tables declared under it
+    home: Path | None = None  # the enclosing project's folder, for policies outside its policies/ folder
 
     @property
     def root(self) -> Path:
-        return self.policies.parent
+        """Where the embedded catalog (.lake/) and the caches (.tablepolicy/) live."""
+        return self.home if self.home is not None else self.policies.parent
 
     @property
     def restricted(self) -> bool:
@@ -72,13 +74,10 @@ def _locate(path: Path) -> ProjectPaths:
     for folder in (start, *start.parents):
         if folder.name == POLICIES:
             return ProjectPaths(folder, folder, given)
-    # a file or folder of policies inside a project, outside its policies folder: alone it would be a project whose
-    # catalog and caches lie beside it (start's parent); refused unless that is the project's own folder
+    # a file or folder of policies inside a project, outside its policies folder: a project of its own whose catalog
+    # and caches are the enclosing project's, never a catalog beside it (start's parent)
     if given.exists() and (project := _enclosing_project(start)) is not None and start.parent != project:
-        raise OutsidePoliciesError(
-            f"{display_path(given)} is inside the project {display_path(project)} but outside its policies folder: "
-            f"what it declares is not part of the project, and planning it alone would target a catalog beside it; "
-            f"move it under {display_path(project / POLICIES)}/ (or give that folder)")
+        return ProjectPaths(start, given, given, home=project)
     return ProjectPaths(start, given, given)
 
 
@@ -109,10 +108,6 @@ def locate_policies(cwd: Path) -> Path | None:
         if (folder / ".git").exists():
             return None
     return None
-
-
-class OutsidePoliciesError(TablePolicyError):
-    """A path inside a project but outside its policies folder."""
 
 
 STRAY_SKIP = frozenset({POLICIES, ENVIRONMENTS, "node_modules", "wheels", "site", "venv"})
@@ -175,6 +170,9 @@ class FolderUnreadableError(TablePolicyError):
         if isinstance(exc, FileNotFoundError):
             return cls(f"no such folder: {display_path(folder)}; give the project's policies/ folder, a subfolder or "
                        "one policy file")
+        if isinstance(exc, NotADirectoryError):  # /dev/null, a socket, a file without a policy's suffix
+            return cls(f"{display_path(folder)} is neither a folder nor a policy file (*.yaml, *.yml); give the "
+                       "project's policies/ folder, a subfolder or one policy file")
         return cls(f"cannot list {display_path(folder)}: {exc.strerror or exc}; make it readable for this user "
                    "(the files in it would otherwise go unchecked)")
 

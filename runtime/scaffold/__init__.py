@@ -57,10 +57,38 @@ def install_command(spec: str, *, spark: bool, locked: bool = False) -> str:
     return f'pip install "{spark_spec(spec) if spark else spec}"'
 
 
+# The steps that give a job its storage credentials, in every workflow that reads or writes the warehouse:
+# the runner's cloud identity (OIDC) when a repository variable names a role, else named secrets, else none.
+STORAGE = """\
+      # Storage credentials for the warehouse (s3://...): the runner's cloud identity when the repository
+      # variable TABLEPOLICY_AWS_ROLE_ARN{suffix} names an IAM role that trusts this repository's OIDC tokens
+      # (no stored key), else the secrets TABLEPOLICY_AWS_ACCESS_KEY_ID{suffix} and
+      # TABLEPOLICY_AWS_SECRET_ACCESS_KEY{suffix}, else none (a warehouse the runner reaches as it is).
+      - uses: aws-actions/configure-aws-credentials@e6de054238d6b7531b4efff3b6587d9aade6a06c  # v6.2.3
+        if: vars.TABLEPOLICY_AWS_ROLE_ARN{suffix} != ''
+        with:
+          role-to-assume: ${{{{ vars.TABLEPOLICY_AWS_ROLE_ARN{suffix} }}}}
+          aws-region: ${{{{ vars.TABLEPOLICY_AWS_REGION || 'us-east-1' }}}}
+      - name: storage credentials from secrets
+        if: vars.TABLEPOLICY_AWS_ROLE_ARN{suffix} == ''
+        env:
+          KEY_ID: ${{{{ secrets.TABLEPOLICY_AWS_ACCESS_KEY_ID{suffix} }}}}
+          SECRET: ${{{{ secrets.TABLEPOLICY_AWS_SECRET_ACCESS_KEY{suffix} }}}}
+        run: |
+          if [ -n "$KEY_ID" ]; then
+            {{ echo "AWS_ACCESS_KEY_ID=$KEY_ID"; echo "AWS_SECRET_ACCESS_KEY=$SECRET"; }} >> "$GITHUB_ENV"
+          else
+            echo "no storage credentials configured (TABLEPOLICY_AWS_ROLE_ARN{suffix} or secrets): none given"
+          fi
+"""
+
+
 def workflow(name: str, spec: str, *, locked: bool = False) -> str:
     template = resources.files(__package__).joinpath("workflows", name).read_text(encoding="utf-8")
     return (template.replace("__INSTALL_SPARK__", install_command(spec, spark=True, locked=locked))
-            .replace("__INSTALL__", install_command(spec, spark=False, locked=locked)))
+            .replace("__INSTALL__", install_command(spec, spark=False, locked=locked))
+            .replace("__STORAGE_WRITE__\n", STORAGE.format(suffix=""))
+            .replace("__STORAGE_READ__\n", STORAGE.format(suffix="_READONLY")))
 
 
 def schema_header(file: Path, root: Path) -> str:

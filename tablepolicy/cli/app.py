@@ -592,9 +592,37 @@ def version() -> None:
     typer.echo(__version__)
 
 
+# Flags that choose what a run targets: given twice with different values, the last would silently win.
+TARGET_FLAGS = {"--catalog": "-c", "--env": "-e"}
+
+
+def repeated_target(argv: list[str]) -> str | None:
+    """The error for a target flag given twice with different values (``--catalog a --catalog b``), else None.
+
+    >>> repeated_target(["plan", "--catalog", "a", "-c", "b"])
+    "--catalog given twice ('a', 'b'): a run targets one; give it once"
+    """
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    for long, short in TARGET_FLAGS.items():
+        values = []
+        for at, word in enumerate(words):
+            if word in (long, short) and at + 1 < len(words):
+                values.append(words[at + 1])
+            elif word.startswith(f"{long}="):
+                values.append(word.split("=", 1)[1])
+            elif word.startswith(short) and len(word) > 2 and not word.startswith("--"):
+                values.append(word[2:].removeprefix("="))
+        if len(set(values)) > 1:
+            return f"{long} given twice ({', '.join(repr(v) for v in values)}): a run targets one; give it once"
+    return None
+
+
 def main() -> None:
     """Usage errors exit 1, not click's 2: with --detailed-exitcode, 2 means "the plan has changes", and a
     mistyped flag in CI must not read as that. A 2 from before any command ran is click's usage error."""
+    if (repeated := repeated_target(sys.argv[1:])) is not None:
+        error(repeated)
+        sys.exit(Exit.ERROR)
     # pydantic looks for plugins in every installed package's entry points when it builds the first model (10 ms of
     # a 0.3 s validate); the command line uses none. Set to anything, the variable is the user's and is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
 
 from tests.cli_runner import tablepolicy
 
@@ -69,12 +70,16 @@ def test_a_table_file_outside_policies_is_a_warning_naming_it(lake: Path) -> Non
 
 
 def test_a_file_outside_policies_never_plans_against_a_catalog_beside_it(lake: Path) -> None:
-    (lake / "orders.yaml").write_text("table: sales.orders\ncolumns:\n  - {name: id, type: long}\n")
-    for command in (["plan", "orders.yaml"], ["apply", "orders.yaml", "--dry-run"]):
-        run = tablepolicy(*command, cwd=lake)
-        assert run.returncode == 1
-        assert run.stderr == (
-            "error: orders.yaml is inside the project . but outside its policies folder: what it declares is not "
-            "part of the project, and planning it alone would target a catalog beside it; move it under policies/ "
-            "(or give that folder)\n")
-    assert not (lake.parent / ".lake").exists() and not (lake / ".lake").exists()
+    """Planned alone, a policy file elsewhere in the project plans against the project's own catalog (here the
+    embedded one beside policies/), whose namespaces it then does not propose to create again."""
+    (lake / ".lake" / "warehouse").mkdir(parents=True)  # the project's embedded catalog, holding analytics
+    SqlCatalog("lake", uri=f"sqlite:///{lake / '.lake' / 'catalog.db'}",
+               warehouse=(lake / ".lake" / "warehouse").as_uri()).create_namespace("analytics")
+    (lake / "drafts").mkdir()
+    (lake / "drafts" / "more.yaml").write_text("table: analytics.more\ncolumns:\n  - {name: id, type: long}\n")
+    for where, path in ((lake, "drafts/more.yaml"), (lake / "drafts", "more.yaml")):
+        run = tablepolicy("plan", path, cwd=where)
+        assert run.returncode == 0, run.stderr
+        assert f"sqlite:///{lake / '.lake' / 'catalog.db'}" in run.stdout + run.stderr
+        assert "+ create table analytics.more" in run.stdout and "create namespace" not in run.stdout
+    assert not (lake / "drafts" / ".lake").exists() and not (lake.parent / ".lake").exists()

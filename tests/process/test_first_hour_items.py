@@ -1,0 +1,119 @@
+"""The smaller things a new team met in its first hour (issue 36), each as the user sees it."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from pyiceberg.catalog.sql import SqlCatalog
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import LongType, NestedField
+
+from tablepolicy.compiler.diff.changes import PropertyChange, SetProperties
+from tablepolicy.compiler.maintenance.due import MaintenancePlan, TableMaintenance
+from tablepolicy.compiler.render.health_html import TableReport, render_health_html
+from tablepolicy.compiler.render.maintenance_text import render_health
+from tablepolicy.runtime.doctor import shortened
+from tablepolicy.runtime.health import read_health
+from tablepolicy.runtime.scaffold import CATALOG
+from tests.cli_runner import tablepolicy
+
+TABLE = "table: a.t\ncolumns:\n  - {name: x, type: int}\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "policies" / "a").mkdir(parents=True)
+    (tmp_path / "policies" / "a" / "t.yaml").write_text(TABLE)
+    return tmp_path
+
+
+def test_apply_stamps_read_as_records_not_as_properties_that_were_unset() -> None:
+    stamp = SetProperties(table=("a", "t"), changes=(
+        PropertyChange(key="tablepolicy.plan-id", old=None, new="0123abcd"),
+        PropertyChange(key="tablepolicy.owner", old=None, new="me")))
+    assert stamp.summary == "set tablepolicy.plan-id = 0123abcd, tablepolicy.owner: (unset) -> me"
+
+
+def test_a_top_level_lifecycle_key_is_pointed_under_lifecycle(project: Path) -> None:
+    (project / "policies" / "a" / "r.yaml").write_text(
+        "table: a.r\ncolumns:\n  - {name: d, type: date}\nretention: {column: d, keep: 30d}\n")
+    run = tablepolicy("validate", cwd=project)
+    assert run.returncode == 1
+    assert ("policies/a/r.yaml:4:1: error TP102: unknown key 'retention' in document\n"
+            "    hint: 'retention' belongs under 'lifecycle:' (write lifecycle: {retention: ...})") in run.stderr
+
+
+def test_validate_of_a_device_says_it_is_no_policy(project: Path) -> None:
+    run = tablepolicy("validate", "/dev/null", cwd=project)
+    assert run.returncode == 1
+    assert "/dev/null is neither a folder nor a policy file (*.yaml, *.yml); give the project's policies/" in run.stderr
+    assert "readable" not in run.stderr
+
+
+@pytest.mark.parametrize("flags", [["--catalog", "a", "--catalog", "b"], ["-c", "a", "--catalog=b"],
+                                   ["--env", "prod", "-e", "dev"]], ids=" ".join)
+def test_a_target_flag_given_twice_is_refused(project: Path, flags: list[str]) -> None:
+    run = tablepolicy("plan", *flags, cwd=project)
+    assert run.returncode == 1
+    assert "given twice" in run.stderr and "a run targets one; give it once" in run.stderr
+
+
+def test_fmt_of_a_latin1_file_says_where_and_how_to_convert(project: Path) -> None:
+    (project / "policies" / "a" / "l.yaml").write_bytes(b"table: a.l\ndescription: caf\xe9\ncolumns: []\n")
+    run = tablepolicy("fmt", cwd=project)
+    assert run.returncode == 1
+    assert run.stderr == ("error: policies/a/l.yaml: not formatted, not UTF-8: byte 0xe9 at offset 27 cannot be "
+                          "decoded (line 2, column 17); save the file as UTF-8 (from Latin-1: iconv -f latin1 -t "
+                          "utf-8), then run fmt again\n")
+
+
+def test_a_json_folder_given_to_apply_is_no_saved_plan(project: Path) -> None:
+    (project / "old.json").mkdir()
+    run = tablepolicy("apply", "old.json", cwd=project)
+    assert run.returncode == 1
+    assert run.stderr == ("error: old.json is a folder, not a saved plan: give the file tablepolicy plan --out wrote "
+                          "(or a policies folder to plan and apply now)\n")
+
+
+@pytest.mark.parametrize(("command", "flag"), [(["apply", "--dry-run"], "--json-report"),
+                                               (["maintain", "--dry-run"], "--json-report"),
+                                               (["erase", "--requests", "r.yaml", "--dry-run"], "--proof")])
+def test_an_output_into_a_missing_folder_is_refused_before_any_work(project: Path, command: list[str],
+                                                                   flag: str) -> None:
+    run = tablepolicy(*command, flag, "missing/report.json", cwd=project)
+    assert run.returncode == 1
+    assert run.stderr == f"error: {flag} missing/report.json: folder missing does not exist; create it first\n"
+
+
+def test_doctor_refuses_the_templates_placeholders(project: Path) -> None:
+    (project / ".pyiceberg.yaml").write_text(CATALOG)
+    run = tablepolicy("doctor", "--catalog", "prod", cwd=project)
+    assert run.returncode == 1
+    assert "still holds the template's placeholders for the bucket, host, password, user" in run.stdout + run.stderr
+
+
+def test_a_long_message_is_cut_between_sentences_and_says_so() -> None:
+    text = "The server refused the login. " * 20
+    cut = shortened(text, 100)
+    assert cut.startswith("The server refused the login. The server refused the login. The server refused the login.")
+    assert cut.endswith(f"({len(text) - cut.index(' (') } more characters not shown)")
+
+
+def test_health_says_how_many_partitions_it_leaves_out(tmp_path: Path) -> None:
+    catalog = SqlCatalog("lake", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "wh").as_uri())
+    catalog.create_namespace("logs")
+    schema = Schema(NestedField(1, "id", LongType()), NestedField(2, "day", LongType()))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="day"))
+    table = catalog.create_table("logs.events", schema=schema, partition_spec=spec)
+    table.append(pa.table({"id": list(range(31)), "day": list(range(31))}, schema=schema.as_arrow()))
+    health = read_health(("logs", "events"), catalog.load_table("logs.events"))
+    assert (len(health.partitions), health.partition_count, health.small_partition_count) == (20, 31, 31)
+    page = render_health_html([TableReport(health, ())], "catalog 'lake' (sql)", datetime(2026, 11, 28, tzinfo=UTC))
+    assert "20 of 31 partitions shown: those with the most small files (31 hold any)" in page
+    text = render_health(MaintenancePlan([TableMaintenance(("logs", "events"), health, [])]))
+    assert "… and 28 more partition(s) with small files (--format json or --html lists the first 20)" in text
