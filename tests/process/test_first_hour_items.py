@@ -11,7 +11,7 @@ from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.partitioning import PartitionField, PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.transforms import IdentityTransform
-from pyiceberg.types import LongType, NestedField
+from pyiceberg.types import IntegerType, LongType, NestedField
 
 from tablepolicy.compiler.diff.changes import PropertyChange, SetProperties
 from tablepolicy.compiler.maintenance.due import MaintenancePlan, TableMaintenance
@@ -117,3 +117,48 @@ def test_health_says_how_many_partitions_it_leaves_out(tmp_path: Path) -> None:
     assert "20 of 31 partitions shown: those with the most small files (31 hold any)" in page
     text = render_health(MaintenancePlan([TableMaintenance(("logs", "events"), health, [])]))
     assert "… and 28 more partition(s) with small files (--format json or --html lists the first 20)" in text
+
+
+def test_a_stale_plan_names_the_property_keys_that_changed(project: Path) -> None:
+    import tablepolicy as api
+    from tablepolicy.compiler.plan.steps import plan_id_of
+    from tablepolicy.runtime.apply import StalePlanError, check_requirements
+    from tablepolicy.runtime.catalog.reader import CatalogReader
+
+    (project / "policies" / "a" / "t.yaml").write_text(TABLE + "properties: {commit.retry.num-retries: '10'}\n")
+    (project / ".lake" / "warehouse").mkdir(parents=True)
+    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
+                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog.create_namespace("a")
+    catalog.create_table("a.t", schema=Schema(NestedField(1, "x", IntegerType(), required=False)))
+    assert tablepolicy("plan", "--out", "plan.json", cwd=project).returncode == 0
+    with catalog.load_table("a.t").transaction() as change:  # another tool, after the review
+        change.set_properties({"write.parquet.compression-codec": "zstd"})
+    plan = api.load_plan(project / "plan.json")
+    with CatalogReader(api.invocation(project / "policies").catalog) as reader, pytest.raises(StalePlanError) as found:
+        check_requirements(plan, reader, plan_id_of(plan), set())
+    assert "a.t: changed since the plan was made (table properties changed: write.parquet.compression-codec " \
+           "(unset) -> 'zstd')" in str(found.value)
+
+
+def test_re_applying_a_finished_plan_starts_no_spark(project: Path, tmp_path: Path) -> None:
+    """The catalog holds everything the plan does, stamped with its id (applied here before, or by another runner
+    without this journal): every step is found applied, in a process where pyspark cannot even be imported."""
+    import tablepolicy as api
+    from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
+    from tests.cli_runner import pyspark_blocker, tablepolicy_process
+
+    assert tablepolicy("plan", "--out", "plan.json", cwd=project).returncode == 0
+    plan = api.load_plan(project / "plan.json")
+    [create] = [s.change for s in plan_steps(plan, plan_id_of(plan)) if s.change.action == "create_table"]
+    (project / ".lake" / "warehouse").mkdir(parents=True)
+    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
+                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog.create_namespace("a")
+    catalog.create_table("a.t", schema=Schema(NestedField(1, "x", IntegerType(), required=False)),
+                         properties=create.state.properties)  # type: ignore[union-attr]
+    run = tablepolicy_process("apply", "plan.json", cwd=project, env=pyspark_blocker(tmp_path / "blocked"))
+    assert run.returncode == 0, run.stderr
+    assert "[1] create namespace a: skipped (already applied)" in run.stdout
+    assert "[2] create table a.t (1 columns): skipped (already applied)" in run.stdout
+    assert "Apply complete: 0 statement(s) executed" in run.stdout
