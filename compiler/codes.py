@@ -197,6 +197,8 @@ TP461 = register("TP461", ERROR, "a name declared both as a table and as a view"
 TP462 = register("TP462", WARNING, "a view reading a column this plan drops or renames (the view breaks)")
 TP463 = register("TP463", ERROR, "a view reading a table neither git declares nor the catalog holds (`plan`)")
 TP464 = register("TP464", WARNING, "view SQL sqlglot cannot parse: its tables go unchecked (Spark parses it at apply)")
+TP470 = register("TP470", WARNING, "a new table beside an undeclared one tablepolicy applied before: a rename in git "
+                 "leaves the data in the old table (`plan`)")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")

@@ -162,3 +162,20 @@ def test_re_applying_a_finished_plan_starts_no_spark(project: Path, tmp_path: Pa
     assert "[1] create namespace a: skipped (already applied)" in run.stdout
     assert "[2] create table a.t (1 columns): skipped (already applied)" in run.stdout
     assert "Apply complete: 0 statement(s) executed" in run.stdout
+
+
+def test_a_table_renamed_in_git_is_told_its_data_stays_in_the_old_one(project: Path) -> None:
+    (project / ".lake" / "warehouse").mkdir(parents=True)
+    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
+                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog.create_namespace("a")
+    schema = Schema(NestedField(1, "x", IntegerType(), required=False))
+    catalog.create_table("a.old", schema=schema, properties={"tablepolicy.plan-id": "0123abcd"})  # applied before
+    catalog.create_table("a.by_hand", schema=schema)  # made by another tool: no reason to think of a rename
+    run = tablepolicy("plan", cwd=project)
+    assert run.returncode == 0, run.stderr
+    assert ("policies/a/t.yaml:1:8: warning TP470: a.t is created empty, and the catalog still holds a.old, which an "
+            "earlier apply made and no policy declares now: if the table was renamed in git, its data stays behind\n"
+            "    hint: to keep the data, rename it in the catalog first (in Spark: ALTER TABLE a.old RENAME TO a.t), "
+            "then plan again; a new table meant to be new needs nothing") in run.stderr
+    assert "by_hand" not in run.stderr
