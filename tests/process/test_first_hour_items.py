@@ -179,3 +179,29 @@ def test_a_table_renamed_in_git_is_told_its_data_stays_in_the_old_one(project: P
             "    hint: to keep the data, rename it in the catalog first (in Spark: ALTER TABLE a.old RENAME TO a.t), "
             "then plan again; a new table meant to be new needs nothing") in run.stderr
     assert "by_hand" not in run.stderr
+
+
+@pytest.mark.parametrize(("uri", "said"), [
+    ("sqlite:///{folder}", "{folder} is a folder, not a SQLite database file; set 'uri' of catalog 'x' "
+                           "(.pyiceberg.yaml, or PYICEBERG_CATALOG__X__URI) to a file in it, e.g. "
+                           "sqlite:///{folder}/catalog.db"),
+    ("sqlite:///{garbage}", "{garbage} is not a SQLite database (SQLite: file is not a database); set 'uri' of "
+                            "catalog 'x' (.pyiceberg.yaml, or PYICEBERG_CATALOG__X__URI) to the catalog's database "
+                            "file, or move this file away"),
+    ("sqlite:///:memory:", "an in-memory SQLite catalog (sqlite:///:memory:) is empty for every connection that "
+                           "opens it, and apply's Spark would see another: set 'uri' of catalog 'x'"),
+    ("", "it has no uri; set 'uri' of catalog 'x' (.pyiceberg.yaml, or PYICEBERG_CATALOG__X__URI): sqlite:///PATH"),
+], ids=["folder", "garbage-file", "in-memory", "no-uri"])
+@pytest.mark.parametrize("command", [["plan"], ["apply", "--auto-approve"]], ids=" ".join)
+def test_a_catalog_that_cannot_be_opened_says_why_and_what_to_set(project: Path, tmp_path: Path, uri: str,
+                                                                  said: str, command: list[str]) -> None:
+    folder, garbage = tmp_path / "afolder", tmp_path / "garbage.db"
+    folder.mkdir()
+    garbage.write_bytes(bytes(range(256)) * 8)
+    env = {"PYICEBERG_CATALOG__X__WAREHOUSE": (tmp_path / "wh").as_uri()}
+    if uri:
+        env["PYICEBERG_CATALOG__X__URI"] = uri.format(folder=folder, garbage=garbage)
+    run = tablepolicy(*command, "--catalog", "x", cwd=project, env=env)
+    assert run.returncode == 1
+    assert said.format(folder=folder, garbage=garbage) in run.stderr, run.stderr
+    assert "OperationalError" not in run.stderr and "--uri" not in run.stderr
