@@ -10,6 +10,9 @@ before the kill.
 
 from __future__ import annotations
 
+import getpass
+import os
+import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -238,7 +241,7 @@ def apply_plan(
     register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
-    steps = plan_steps(plan, plan_id)
+    steps = plan_steps(plan, plan_id, applier())
     if not steps:
         return report
     problems = check_origin(plan, CatalogRef.of(catalog), environment)
@@ -281,6 +284,18 @@ def apply_plan(
                     report.results.append(result)
                     on_result(result)
     return report
+
+
+def applier() -> str:
+    """Who runs this apply, stamped on each table it changes (``tablepolicy history`` shows it): the GitHub actor
+    in a workflow, else the user and host."""
+    if actor := os.environ.get("GITHUB_ACTOR"):
+        return f"github:{actor}"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's)
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
 
 
 def _what(step: Step) -> str:

@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # result types load with the function returning one: validate
     from tablepolicy.runtime.catalog.reader import CatalogReader
     from tablepolicy.runtime.erase_run import ErasureOutcome, ErasureStatus
     from tablepolicy.runtime.events import ProgressCallback
+    from tablepolicy.runtime.history import Event as HistoryEvent
     from tablepolicy.runtime.maintain import Locations
 
     from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
@@ -346,6 +347,22 @@ def open_reader(config: CatalogConfig) -> CatalogReader:
     from tablepolicy.runtime.catalog.reader import CatalogReader
 
     return CatalogReader(config, create=False)
+
+
+def history(table: str, *, catalog: CatalogLike = None, policies: Where = "policies") -> list[HistoryEvent]:
+    """Which plan, git commit and user changed ``table`` (e.g. ``"sales.orders"``) and when, and the snapshots that
+    wrote its data, oldest first: read from apply's stamps in the table's metadata log and the snapshot summaries
+    (no JVM). ``policies`` locates the project's embedded catalog."""
+    from tablepolicy.compiler.iceberg.names import parse_name
+    from tablepolicy.runtime.history import table_history
+
+    try:
+        name = parse_name(table)
+    except ValueError as exc:
+        raise TablePolicyError(f"TABLE {table!r}: {exc}") from None
+    run = invocation(policies, catalog=catalog)
+    with open_reader(run.catalog) as reader:
+        return table_history(reader, name)
 
 
 def import_tables(

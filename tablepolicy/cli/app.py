@@ -495,6 +495,23 @@ def drift(
                                  environment=env))
 
 
+@app.command()
+def history(
+    table: Annotated[str, typer.Argument(help="The table, e.g. sales.orders.", autocompletion=table_names)],
+    catalog: CatalogName = None,
+    policies: PoliciesOption = DEFAULT_POLICIES,
+    output: Annotated[DriftFormat, typer.Option("--format", "-f", help="text or json.")] = DriftFormat.text,
+) -> None:
+    """Which plan, git commit and user changed a table and when (apply's stamps), with the snapshots that wrote its
+    data (no JVM)."""
+    def act() -> int:  # imported once run has checked the catalog configuration pyiceberg reads on import
+        from .history import history as show_history
+
+        return show_history(table, catalog, policies, output=output)
+
+    run(act)
+
+
 @app.command("import")
 def import_(
     tables: Annotated[list[str] | None, typer.Argument(

@@ -186,6 +186,7 @@ def apply(
     environment: str | None = None,
 ) -> int:
     from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
+    from tablepolicy.runtime.apply import applier
 
     if path.suffix == ".json" and path.is_dir():
         error(f"{display_path(path)} is a folder, not a saved plan: give the file tablepolicy plan --out wrote (or a "
@@ -224,7 +225,7 @@ def apply(
         if not planned.has_changes:
             return Exit.OK
         if dry_run:
-            show_statements(plan_steps(planned, plan_id_of(planned)))
+            show_statements(plan_steps(planned, plan_id_of(planned), applier()))
             return Exit.OK
         if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
             error("apply cancelled")

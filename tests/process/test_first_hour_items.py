@@ -205,3 +205,30 @@ def test_a_catalog_that_cannot_be_opened_says_why_and_what_to_set(project: Path,
     assert run.returncode == 1
     assert said.format(folder=folder, garbage=garbage) in run.stderr, run.stderr
     assert "OperationalError" not in run.stderr and "--uri" not in run.stderr
+
+
+def test_history_lists_each_apply_with_its_commit_and_user_and_each_data_commit(project: Path) -> None:
+    (project / ".lake" / "warehouse").mkdir(parents=True)
+    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
+                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog.create_namespace("a")
+    schema = Schema(NestedField(1, "x", IntegerType(), required=False))
+    first = {"tablepolicy.plan-id": "1111aaaa", "tablepolicy.git-sha": "ab" * 20, "tablepolicy.applied-by": "ann@ci"}
+    table = catalog.create_table("a.t", schema=schema, properties=first)
+    table.append(pa.table({"x": pa.array([1, 2, 3], pa.int32())}))
+    with catalog.load_table("a.t").transaction() as change:  # an apply's stamp commit
+        change.set_properties({"tablepolicy.plan-id": "2222bbbb", "tablepolicy.git-sha": "cd" * 20,
+                               "tablepolicy.applied-by": "github:bob"})
+    with catalog.load_table("a.t").transaction() as change:  # another tool's property: no new apply
+        change.set_properties({"comment": "by hand"})
+    run = tablepolicy("history", "a.t", cwd=project)
+    assert run.returncode == 0, run.stderr
+    lines = [line.split("Z  ", 1)[1] for line in run.stdout.splitlines()[1:]]
+    snapshot = catalog.load_table("a.t").metadata.snapshots[0].snapshot_id
+    assert lines == [f"applied plan 1111aaaa from commit {'ab' * 6} by ann@ci",
+                     f"snapshot {snapshot}: append (added records 3, added data files 1)",
+                     f"applied plan 2222bbbb from commit {'cd' * 6} by github:bob"]
+    as_json = tablepolicy("history", "a.t", "--format", "json", cwd=project)
+    assert '"applied_by": "github:bob"' in as_json.stdout
+    missing = tablepolicy("history", "a.nope", cwd=project)
+    assert missing.returncode == 1 and "the catalog holds no table a.nope" in missing.stderr
