@@ -32,6 +32,13 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def embedded(project: Path) -> SqlCatalog:
+    """The project's embedded catalog (.lake/ beside policies/), made with pyiceberg: no JVM."""
+    (project / ".lake" / "warehouse").mkdir(parents=True)
+    return SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
+                      warehouse=(project / ".lake" / "warehouse").as_uri())
+
+
 def test_apply_stamps_read_as_records_not_as_properties_that_were_unset() -> None:
     stamp = SetProperties(table=("a", "t"), changes=(
         PropertyChange(key="tablepolicy.plan-id", old=None, new="0123abcd"),
@@ -126,9 +133,7 @@ def test_a_stale_plan_names_the_property_keys_that_changed(project: Path) -> Non
     from tablepolicy.runtime.catalog.reader import CatalogReader
 
     (project / "policies" / "a" / "t.yaml").write_text(TABLE + "properties: {commit.retry.num-retries: '10'}\n")
-    (project / ".lake" / "warehouse").mkdir(parents=True)
-    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
-                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog = embedded(project)
     catalog.create_namespace("a")
     catalog.create_table("a.t", schema=Schema(NestedField(1, "x", IntegerType(), required=False)))
     assert tablepolicy("plan", "--out", "plan.json", cwd=project).returncode == 0
@@ -151,9 +156,7 @@ def test_re_applying_a_finished_plan_starts_no_spark(project: Path, tmp_path: Pa
     assert tablepolicy("plan", "--out", "plan.json", cwd=project).returncode == 0
     plan = api.load_plan(project / "plan.json")
     [create] = [s.change for s in plan_steps(plan, plan_id_of(plan)) if s.change.action == "create_table"]
-    (project / ".lake" / "warehouse").mkdir(parents=True)
-    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
-                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog = embedded(project)
     catalog.create_namespace("a")
     catalog.create_table("a.t", schema=Schema(NestedField(1, "x", IntegerType(), required=False)),
                          properties=create.state.properties)  # type: ignore[union-attr]
@@ -165,9 +168,7 @@ def test_re_applying_a_finished_plan_starts_no_spark(project: Path, tmp_path: Pa
 
 
 def test_a_table_renamed_in_git_is_told_its_data_stays_in_the_old_one(project: Path) -> None:
-    (project / ".lake" / "warehouse").mkdir(parents=True)
-    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
-                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog = embedded(project)
     catalog.create_namespace("a")
     schema = Schema(NestedField(1, "x", IntegerType(), required=False))
     catalog.create_table("a.old", schema=schema, properties={"tablepolicy.plan-id": "0123abcd"})  # applied before
@@ -208,9 +209,7 @@ def test_a_catalog_that_cannot_be_opened_says_why_and_what_to_set(project: Path,
 
 
 def test_history_lists_each_apply_with_its_commit_and_user_and_each_data_commit(project: Path) -> None:
-    (project / ".lake" / "warehouse").mkdir(parents=True)
-    catalog = SqlCatalog("lake", uri=f"sqlite:///{project / '.lake' / 'catalog.db'}",
-                         warehouse=(project / ".lake" / "warehouse").as_uri())
+    catalog = embedded(project)
     catalog.create_namespace("a")
     schema = Schema(NestedField(1, "x", IntegerType(), required=False))
     first = {"tablepolicy.plan-id": "1111aaaa", "tablepolicy.git-sha": "ab" * 20, "tablepolicy.applied-by": "ann@ci"}
