@@ -111,6 +111,9 @@ TP005 = register("TP005", ERROR, "nesting deeper than 200 levels")
 TP006 = register("TP006", ERROR, "a folder (or selection) holding no policy files (`*.yaml`, `*.yml`, any case)")
 TP007 = register("TP007", ERROR, "a policy file that cannot be read (permissions, a device, ...)")
 TP008 = register("TP008", ERROR, "a policy file that is not UTF-8")
+TP009 = register("TP009", ERROR, "a tablepolicy version the repository does not accept (`required_version` in "
+                 "`_rules.yaml`)")
+TP010 = register("TP010", WARNING, "a table policy file outside `policies/`, which is not part of the project")
 # --- TP1xx: structure
 TP101 = register("TP101", ERROR, "a name holding a control character (a tab is allowed in a column name)")
 TP102 = register("TP102", ERROR, "an unknown key (with a \"did you mean\")")
@@ -197,6 +200,8 @@ TP463 = register("TP463", ERROR, "a view reading a table neither git declares no
 TP464 = register("TP464", WARNING, "view SQL sqlglot cannot parse: its tables go unchecked (Spark parses it at apply)")
 TP465 = register("TP465", WARNING, "a view the catalog cannot read (a REST server serving no views): not planned, "
                  "the tables beside it plan and apply")
+TP470 = register("TP470", WARNING, "a new table beside an undeclared one tablepolicy applied before: a rename in git "
+                 "leaves the data in the old table (`plan`)")
 # --- TP5xx: properties
 TP501 = register("TP501", ERROR, "a property Spark reserves (`owner`, `provider`, `location`, ...)")
 TP502 = register("TP502", ERROR, "a property Iceberg computes")

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from . import codes
+from . import __version__, codes
 from .diagnostics import Diagnostic, Diagnostics, Location, Severity
 from .errors import TablePolicyError
 from .heap import settled_heap
@@ -27,6 +27,7 @@ from .policy.errors import findings_from
 from .policy.rules import Rules, RulesFile
 from .policy.table import NamespaceDefaults, TablePolicy
 from .policy.view import ViewPolicy
+from .versions import accepts
 from .yamlsource import SourceMap, YamlDocument, parse_yaml
 
 if TYPE_CHECKING:
@@ -207,7 +208,7 @@ def read_sources(path: Path, cache: ModelCache | None = None,
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            diagnostics.add(_not_utf8(display_path(file), data, exc))
+            diagnostics.add(not_utf8(display_path(file), data, exc))
             continue
         read = PolicyText(shown(file), text, absolute)
         if cache is not None:
@@ -233,7 +234,7 @@ def _display_under(folder: Path) -> Callable[[Path], str]:
     return shown
 
 
-def _not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
+def not_utf8(file: str, data: bytes, exc: UnicodeDecodeError) -> Diagnostic:
     """Where the first byte that is not UTF-8 sits (line and column of the text before it)."""
     before = data[: exc.start].decode("utf-8")
     line = before.count("\n") + 1
@@ -347,6 +348,13 @@ def load_text(
     parsed.source = source
     if isinstance(model, RulesFile):
         project.rules.append(LoadedRules(model.rules, parsed.source))
+        if model.required_version is not None and not accepts(model.required_version, __version__):
+            diagnostics.add(Diagnostic(
+                codes.TP009, Severity.ERROR, parsed.source.value(("required_version",)),
+                f"this repository requires tablepolicy {model.required_version}; the installed tablepolicy is "
+                f"{__version__}",
+                "install a version it accepts (the workflows' install line names the one CI runs), or change "
+                "required_version in a reviewed pull request"))
     elif isinstance(model, TablePolicy):
         project.tables.append(LoadedTable.of(model, parsed.source, digest))
     elif isinstance(model, NamespaceDefaults):

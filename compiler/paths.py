@@ -2,8 +2,11 @@
 
 The root is found by walking up from the path (a file's folder first) to the nearest folder named
 ``policies``; a folder that holds a ``policies/`` folder is that project. Anything else (a folder of
-policy files with another name, or a lone file outside any ``policies/``) is a project of its own.
-The embedded catalog (``.lake/``) and the caches (``.tablepolicy/``) live beside the policies folder.
+policy files with another name, or a lone file outside any ``policies/``) is a project of its own; inside a project
+(a folder holding ``policies/``, no higher than the git work tree's top) it keeps that project's catalog and caches
+(``home``), never a catalog beside it. With no path, the CLI finds the project from the working directory as git finds a
+repository (``locate_policies``). The embedded catalog (``.lake/``) and the caches (``.tablepolicy/``) live beside
+the policies folder.
 
 >>> find_project(Path("shop/policies/logs/app_events.yaml")).policies.name
 'policies'
@@ -29,10 +32,12 @@ class ProjectPaths:
     policies: Path  # the policies folder: .lake/ and .tablepolicy/ live in its parent
     scope: Path  # what belongs to the project: the policies folder, or the path given when it stands alone
     selected: Path  # the path given: the plan is restricted to the tables declared under it
+    home: Path | None = None  # the enclosing project's folder, for policies outside its policies/ folder
 
     @property
     def root(self) -> Path:
-        return self.policies.parent
+        """Where the embedded catalog (.lake/) and the caches (.tablepolicy/) live."""
+        return self.home if self.home is not None else self.policies.parent
 
     @property
     def restricted(self) -> bool:
@@ -69,7 +74,80 @@ def _locate(path: Path) -> ProjectPaths:
     for folder in (start, *start.parents):
         if folder.name == POLICIES:
             return ProjectPaths(folder, folder, given)
+    # a file or folder of policies inside a project, outside its policies folder: a project of its own whose catalog
+    # and caches are the enclosing project's, never a catalog beside it (start's parent)
+    if given.exists() and (project := _enclosing_project(start)) is not None and start.parent != project:
+        return ProjectPaths(start, given, given, home=project)
     return ProjectPaths(start, given, given)
+
+
+def _enclosing_project(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding a ``policies/`` folder, looking no higher than the top of
+    the git work tree ``start`` is in (a folder holding ``.git``)."""
+    for folder in (start, *start.parents):
+        if (folder / POLICIES).is_dir():
+            return folder
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+def locate_policies(cwd: Path) -> Path | None:
+    """The policies folder of the project the working directory ``cwd`` is in, found as git finds a repository:
+    ``cwd`` or the nearest folder above it that is named ``policies`` or holds one, looking no higher than the top
+    of the git work tree (a folder holding ``.git``). None outside any project.
+
+    >>> locate_policies(Path("/")) is None
+    True
+    """
+    for folder in (cwd, *cwd.parents):
+        if folder.name == POLICIES:
+            return folder
+        if (folder / POLICIES).is_dir():
+            return folder / POLICIES
+        if (folder / ".git").exists():
+            return None
+    return None
+
+
+STRAY_SKIP = frozenset({POLICIES, ENVIRONMENTS, "node_modules", "wheels", "site", "venv"})
+
+
+def stray_tables(paths: ProjectPaths, limit: int = 4096) -> list[Path]:
+    """Table policy files a project holds outside its policies folder (in its root and the root's folders, not
+    hidden ones): they are not part of the project, and a user who put one there expects it to be. A file counts
+    when a line of its first ``limit`` bytes starts with ``table:``."""
+    if paths.policies.name != POLICIES or not paths.root.is_dir():
+        return []
+    found = []
+    try:
+        entries = sorted(os.scandir(paths.root), key=lambda e: e.name)
+    except OSError:
+        return []
+    candidates: list[os.DirEntry[str]] = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name in STRAY_SKIP:
+            continue
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                candidates.extend(sorted(os.scandir(entry.path), key=lambda e: e.name))
+            else:
+                candidates.append(entry)
+        except OSError:
+            continue
+    for entry in candidates:
+        if os.path.splitext(entry.name)[1].lower() not in POLICY_SUFFIXES:
+            continue
+        try:
+            if not entry.is_file():
+                continue
+            with open(entry.path, "rb") as file:
+                head = file.read(limit)
+        except OSError:
+            continue
+        if any(line.startswith(b"table:") for line in head.splitlines()):
+            found.append(Path(entry.path))
+    return found
 
 
 class EnvironmentNotDefinedError(TablePolicyError):
@@ -92,6 +170,9 @@ class FolderUnreadableError(TablePolicyError):
         if isinstance(exc, FileNotFoundError):
             return cls(f"no such folder: {display_path(folder)}; give the project's policies/ folder, a subfolder or "
                        "one policy file")
+        if isinstance(exc, NotADirectoryError):  # /dev/null, a socket, a file without a policy's suffix
+            return cls(f"{display_path(folder)} is neither a folder nor a policy file (*.yaml, *.yml); give the "
+                       "project's policies/ folder, a subfolder or one policy file")
         return cls(f"cannot list {display_path(folder)}: {exc.strerror or exc}; make it readable for this user "
                    "(the files in it would otherwise go unchecked)")
 

@@ -10,6 +10,9 @@ before the kill.
 
 from __future__ import annotations
 
+import getpass
+import os
+import socket
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -25,6 +28,7 @@ from tablepolicy.compiler.diff.changes import Change
 from tablepolicy.compiler.diff.refs import SAFETY_TAG_PREFIX
 from tablepolicy.compiler.errors import PolicyError, TablePolicyError
 from tablepolicy.compiler.iceberg.names import format_name
+from tablepolicy.compiler.model.properties import STAMP_KEYS
 from tablepolicy.compiler.model.view import CurrentView
 from tablepolicy.compiler.paths import ProjectPath, ProjectPaths
 from tablepolicy.compiler.plan.applied import is_applied
@@ -35,7 +39,7 @@ from tablepolicy.compiler.plan.verify import check_origin, compare
 from tablepolicy.compiler.project import find_project, load_selected
 from tablepolicy.compiler.sql.filters import ident, literal, qualified
 
-from .catalog.reader import CatalogReader
+from .catalog.reader import CatalogReader, read_metadata
 from .executor import case_sensitive, create_tag, prepare, with_commit_retries
 from .forked import FORKED
 from .invocation import Invocation
@@ -153,8 +157,10 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
                          f"{current.uuid})")
         elif current is not None and current.metadata_location != want.metadata_location:
             now = requirement_of(current)
+            named = _changed_names(reader, want.metadata_location, current.metadata_location)
             changed = [
-                f"{label} {getattr(want, key)} -> {getattr(now, key)}" if not key.endswith("_digest") else label
+                f"{label} {getattr(want, key)} -> {getattr(now, key)}" if not key.endswith("_digest")
+                else label + (f": {named[key]}" if named.get(key) else "")
                 for key, label in STALE_IF_CHANGED.items()
                 if getattr(want, key) != getattr(now, key)
             ]
@@ -164,6 +170,34 @@ def check_requirements(plan: Plan, reader: CatalogReader, plan_id: str, resumed:
         raise StalePlanError("plan is stale, nothing was applied:\n  " + "\n  ".join(stale)
                              + "\nrun tablepolicy plan again and review the new plan")
     return in_progress
+
+
+def _changed_names(reader: CatalogReader, planned: str | None, now: str | None) -> dict[str, str]:
+    """Which property keys and which branches or tags differ between the metadata file the plan was made against
+    and the current one (read from storage: a plan records only digests of them); {} when either cannot be read."""
+    if planned is None or now is None:
+        return {}
+    try:
+        before, after = read_metadata(reader.catalog, planned), read_metadata(reader.catalog, now)
+    except Exception:  # an expired or unreadable old metadata file: the digest alone is reported
+        return {}
+    names: dict[str, str] = {}
+    old, new = before.get("properties") or {}, after.get("properties") or {}
+    keys = sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k) and k not in STAMP_KEYS)
+    if keys:
+        names["properties_digest"] = ", ".join(
+            f"{k} {_shown(old.get(k))} -> {_shown(new.get(k))}" for k in keys)
+    refs_before = {n: r.get("type") for n, r in (before.get("refs") or {}).items() if n != "main"}
+    refs_after = {n: r.get("type") for n, r in (after.get("refs") or {}).items() if n != "main"}
+    moved = sorted(n for n in refs_before.keys() | refs_after.keys() if refs_before.get(n) != refs_after.get(n))
+    if moved:
+        how = {n: "added" if n not in refs_before else "removed" if n not in refs_after else "changed" for n in moved}
+        names["refs_digest"] = ", ".join(f"{n} {what}" for n, what in how.items())
+    return names
+
+
+def _shown(value: object) -> str:
+    return "(unset)" if value is None else repr(str(value)) if len(str(value)) <= 40 else "(a long value)"
 
 
 def _stale_view(name: str, want: Requirement, current: CurrentView | None) -> list[str]:
@@ -208,7 +242,7 @@ def apply_plan(
     register(catalog)  # a step's error is masked with this catalog's secrets (runtime/redaction.py)
     plan_id = plan_id_of(plan)
     report = ApplyReport(plan_id)
-    steps = plan_steps(plan, plan_id)
+    steps = plan_steps(plan, plan_id, applier())
     if not steps:
         return report
     problems = check_origin(plan, CatalogRef.of(catalog), environment)
@@ -230,6 +264,16 @@ def apply_plan(
                 check_against_policies(plan, reader, policies, in_progress, environment, overlay_read=overlay_read)
             if any(on_object_storage(t.requirement.metadata_location or "") for t in plan.tables):
                 options = replace(options, object_storage=True)  # a table it changes is on S3
+            # a plan this catalog already holds (re-run after it finished, here or on another runner): every step
+            # is journaled or found applied, and Spark is never started for nothing
+            idle = _Run(None, reader, journal, done, in_progress, report, on_notice, {})
+            if all(step.index in done or idle.found_applied(step.change) for step in steps):
+                with journal.appending():
+                    for step in steps:
+                        result = idle.step(step)
+                        report.results.append(result)
+                        on_result(result)
+                return report
             session = session or start_in_background(catalog, options)
             spark = session.result()
             # each step prepared once (parsed, its API request built), all before any runs: nothing runs unless
@@ -243,6 +287,18 @@ def apply_plan(
                     report.results.append(result)
                     on_result(result)
     return report
+
+
+def applier() -> str:
+    """Who runs this apply, stamped on each table it changes (``tablepolicy history`` shows it): the GitHub actor
+    in a workflow, else the user and host."""
+    if actor := os.environ.get("GITHUB_ACTOR"):
+        return f"github:{actor}"
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container's)
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}"
 
 
 def _what(step: Step) -> str:
@@ -270,8 +326,7 @@ class _Run:
         change = step.change
         if step.index in self.done:
             return StepResult(step, StepStatus.JOURNALED)
-        resumable = change.table in self.in_progress or change.action == "create_namespace"
-        if resumable and self._applied(change):  # a killed run did it just before journaling
+        if self.found_applied(change):  # a killed run did it just before journaling
             self._journal(step)
             return StepResult(step, StepStatus.ALREADY_APPLIED)
         if isinstance(change, changes.DropColumn | changes.DropTable) and change.table not in self.tagged:
@@ -281,6 +336,11 @@ class _Run:
         self._execute(step)
         self._journal(step)
         return StepResult(step, StepStatus.DONE, time.perf_counter() - started)
+
+    def found_applied(self, change: Change) -> bool:
+        """A change of a table this plan already started on (or a namespace) that the catalog holds already."""
+        resumable = change.table in self.in_progress or change.action == "create_namespace"
+        return resumable and self._applied(change)
 
     def _journal(self, step: Step) -> None:
         """Record the step (flushed: a killed run loses nothing). A step on a table this plan stamps is told done

@@ -135,11 +135,22 @@ def guarded(name: str, run: Callable[[], list[Check]]) -> list[Check]:
                       "report it, with the output of TABLEPOLICY_DEBUG=1 tablepolicy doctor")]
 
 
+# The values init's .pyiceberg.example.yaml leaves for the user to fill in: a copy not filled in yet is no catalog.
+PLACEHOLDERS = re.compile(r"\b(USER|PASSWORD|HOST|BUCKET)\b")
+
+
 def configuration(config: CatalogConfig) -> Check:
     shown = config.redacted()
     parts = [f"type {config.kind}", f"uri {shown.get('uri') or '(none)'}",
              f"warehouse {shown.get('warehouse') or '(none)'}"]
     embedded = " (embedded: nothing is configured)" if config.embedded else ""
+    left = sorted({m.group(1) for key in ("uri", "warehouse") for m in
+                   PLACEHOLDERS.finditer(config.properties.get(key, ""))})
+    if left:
+        detail = (f"{config.name}: {', '.join(parts)} still holds the template's placeholders for the "
+                  f"{', '.join(w.lower() for w in left)}")
+        return Check("catalog", False, detail, "fill in the real database user, password and host and the bucket "
+                     "(in .pyiceberg.yaml, or the PYICEBERG_CATALOG__* variables CI sets from secrets)")
     return Check("catalog", True, f"{config.name}{embedded}: {', '.join(parts)}")
 
 
@@ -411,7 +422,23 @@ def _reason(exc: BaseException) -> str:
     (TABLEPOLICY_DEBUG=1 shows the traceback for a report)."""
     first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     text = re.sub(r"^\((?:[\w.]+)\) ", "", first) or "it failed without a message"
-    return text if len(text) <= MAX_MESSAGE else text[:MAX_MESSAGE] + "..."
+    return shortened(text)
+
+
+def shortened(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text``, or its sentences (else words) that fit ``limit``, saying how much was left out: a message is never
+    cut inside a word or mid-sentence without a word about it.
+
+    >>> shortened("First part. Second part is long.", 20)
+    'First part. (21 more characters not shown)'
+    """
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    cut = max(head.rfind(". "), head.rfind("; "), head.rfind(": "))
+    cut = cut + 1 if cut > limit // 3 else head.rfind(" ")
+    kept = (head[:cut] if cut > 0 else head).rstrip(" ;:,")
+    return f"{kept} ({len(text) - len(kept)} more characters not shown)"
 
 
 def _redacted(config: CatalogConfig, check: Check) -> Check:

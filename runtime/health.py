@@ -129,6 +129,7 @@ def read_health(
         expired=estimate_retention(table, *retention) if retention is not None else None,
         size_histogram=tuple(histogram),
         partitions=_top_partitions(table, per_partition, per_partition_small),
+        partition_count=len(per_partition), small_partition_count=sum(1 for n in per_partition_small.values() if n),
         snapshot_log=tuple(SnapshotInfo(id=s.snapshot_id, parent_id=s.parent_snapshot_id, timestamp_ms=s.timestamp_ms)
                            for s in sorted(metadata.snapshots, key=lambda s: (s.timestamp_ms, s.snapshot_id))),
         refs=tuple(RefInfo(name=name, snapshot_id=ref.snapshot_id, branch=ref.snapshot_ref_type == "branch",

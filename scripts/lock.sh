@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the lock files under requirements/ from pyproject.toml (make lock; make lock-upgrade).
 #
-#   dev.lock    everything make install puts in .venv: runtime, the spark and dev extras, pip and setuptools
+#   dev.lock    everything make dev puts in .venv: runtime, the spark, dev and docs extras, pip and setuptools
 #   core.lock   what validate/plan/drift/import need (the plan and drift workflows): no Spark
-#   spark.lock  core plus the spark extra (the apply, maintain and erase workflows)
+#   spark.lock  core plus the spark extra (make install; the apply, maintain and erase workflows)
 #
 # core and spark are resolved with dev.lock as constraints, so a package has one version in all three.
 # Without --upgrade, versions already locked stay (a new dependency or a changed range moves only what it
@@ -23,7 +23,7 @@ compile() {
   UV_CUSTOM_COMPILE_COMMAND="make lock" "$TOOL/bin/uv" pip compile --quiet --universal --python-version 3.11 \
     --generate-hashes --index-url https://pypi.org/simple --no-config "$@" -o "requirements/$out"
 }
-compile dev.lock pyproject.toml requirements/build.in --extra spark --extra dev "$@"
+compile dev.lock pyproject.toml requirements/build.in --extra spark --extra dev --extra docs "$@"
 compile core.lock pyproject.toml requirements/build.in -c requirements/dev.lock
 compile spark.lock pyproject.toml requirements/build.in --extra spark -c requirements/dev.lock
 cp requirements/dev.lock requirements.txt  # the same lock where pip users and tools look for one

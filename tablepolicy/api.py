@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # result types load with the function returning one: validate
     from tablepolicy.runtime.catalog.reader import CatalogReader
     from tablepolicy.runtime.erase_run import ErasureOutcome, ErasureStatus
     from tablepolicy.runtime.events import ProgressCallback
+    from tablepolicy.runtime.history import Event as HistoryEvent
     from tablepolicy.runtime.maintain import Locations
 
     from .results import DriftOutcome, HealthOutcome, Imported, MaintainOutcome, PlanOutcome, Validation
@@ -61,18 +62,18 @@ def validate(path: Where = "policies", *, environment: str | None = None) -> Val
     if caches_on(where):
         saved = saved_validation(where, name, flag)
         if saved.answer is not None:  # nothing changed since a run that kept its findings
-            return Validation(_with_tracked_requests(where, saved.answer[1]), saved.answer[0])
+            return Validation(_with_tracked_requests(where, _with_strays(where, saved.answer[1])), saved.answer[0])
         cache = project_cache(where, saved.index)
     if cache is None:
         _, files, findings = _validated(where, None, name, flag).selected()
-        return Validation(_with_tracked_requests(where, findings), files)
+        return Validation(_with_tracked_requests(where, _with_strays(where, findings)), files)
     overlays = overlay_digests(where)  # before the run reads them: an overlay edited meanwhile is not vouched for
     cache.pack_models = False  # nothing here reads a table's model: no need to pack 10,000 of them
     whole = _validated(where, cache, name, flag, saved.listed)
     if cache.saved:
         save_verdict(where, name, flag, whole.verdict(), cache, whole.listed, overlays)
     _, files, findings = whole.selected()
-    return Validation(_with_tracked_requests(where, findings), files)
+    return Validation(_with_tracked_requests(where, _with_strays(where, findings)), files)
 
 
 def _with_tracked_requests(where: ProjectPaths, findings: Diagnostics) -> Diagnostics:
@@ -84,6 +85,14 @@ def _with_tracked_requests(where: ProjectPaths, findings: Diagnostics) -> Diagno
     if not tracked.items:
         return findings
     return Diagnostics([*findings.items, *tracked.items])
+
+
+def _with_strays(where: ProjectPaths, findings: Diagnostics) -> Diagnostics:
+    """The findings and a warning for each table policy outside the project's policies folder (TP010)."""
+    from tablepolicy.compiler.project import stray_findings
+
+    strays = stray_findings(where)
+    return Diagnostics([*findings.items, *strays]) if strays else findings
 
 
 def _validated(where: ProjectPaths, cache: ModelCache | None, name: str | None, flag: str,
@@ -140,7 +149,7 @@ def load_project(path: Where = "policies", *, environment: str | None = None,
                                          overlay_read=chosen.overlay_read if chosen is not None else None)
     if findings.has_errors:
         raise PolicyError(findings)
-    return project, findings
+    return project, _with_strays(where, findings)
 
 
 def plan(path: Where = "policies", *, catalog: CatalogLike = None, environment: str | None = None,
@@ -382,6 +391,22 @@ def open_reader(config: CatalogConfig) -> CatalogReader:
     from tablepolicy.runtime.catalog.reader import CatalogReader
 
     return CatalogReader(config, create=False)
+
+
+def history(table: str, *, catalog: CatalogLike = None, policies: Where = "policies") -> list[HistoryEvent]:
+    """Which plan, git commit and user changed ``table`` (e.g. ``"sales.orders"``) and when, and the snapshots that
+    wrote its data, oldest first: read from apply's stamps in the table's metadata log and the snapshot summaries
+    (no JVM). ``policies`` locates the project's embedded catalog."""
+    from tablepolicy.compiler.iceberg.names import parse_name
+    from tablepolicy.runtime.history import table_history
+
+    try:
+        name = parse_name(table)
+    except ValueError as exc:
+        raise TablePolicyError(f"TABLE {table!r}: {exc}") from None
+    run = invocation(policies, catalog=catalog)
+    with open_reader(run.catalog) as reader:
+        return table_history(reader, name)
 
 
 def import_tables(

@@ -4,7 +4,8 @@ order, as a runner would, so tests exercise the real workflow files rather than 
 What it does like GitHub: ``${{ }}`` expressions (contexts github, env, secrets, steps, job, runner,
 vars; operators ``== != && || !``; ``success() failure() always() cancelled() contains() startsWith()``),
 step ``if:`` conditions with ``success()`` as the default, ``run:`` steps in ``bash -eo pipefail`` with
-``GITHUB_OUTPUT`` / ``GITHUB_ENV`` / ``GITHUB_STEP_SUMMARY`` files, workflow/job/step ``env`` layered.
+``GITHUB_OUTPUT`` / ``GITHUB_ENV`` (read into the later steps' environment) / ``GITHUB_STEP_SUMMARY`` files,
+workflow/job/step ``env`` layered.
 What it stands in for: ``actions/checkout`` (the workspace is the checkout), ``setup-python`` and
 ``setup-java`` (this machine's venv and Java), ``upload-artifact`` / ``download-artifact`` (a local
 artifact folder), and steps whose id the caller lists in ``skip`` (the ``pip install .`` step: the test
@@ -40,6 +41,7 @@ class StepResult:
     outcome: str  # success | failure | skipped
     outputs: dict[str, str] = field(default_factory=dict)
     log: str = ""
+    exported: dict[str, str] = field(default_factory=dict)  # what the step wrote to GITHUB_ENV
 
 
 @dataclass
@@ -161,6 +163,9 @@ class _Evaluator:
 
 
 def _loose(value: Any) -> Any:
+    """GitHub compares loosely: case-insensitive text, and null (a variable or secret nobody set) equal to ''."""
+    if value is None:
+        return ""
     return value.lower() if isinstance(value, str) else value
 
 
@@ -228,6 +233,7 @@ def run_job(
             result = _run(step, name, contexts, status, step_env, workspace, github, extra_env or {})
         results.append(result)
         _record(contexts, step, result)
+        env.update(result.exported)  # GITHUB_ENV: for the steps after it
         if result.outcome == "failure" and not step.get("continue-on-error"):
             status = "failure"
     return JobResult(results)
@@ -252,7 +258,9 @@ def _run(step: dict[str, Any], name: str, contexts: dict[str, Any], status: str,
         proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=workspace,
                               env=env, capture_output=True, text=True, timeout=900)
         outputs = _key_values(files["GITHUB_OUTPUT"].read_text(encoding="utf-8"))
-    return StepResult(name, "success" if proc.returncode == 0 else "failure", outputs, proc.stdout + proc.stderr)
+        exported = _key_values(files["GITHUB_ENV"].read_text(encoding="utf-8"))
+    return StepResult(name, "success" if proc.returncode == 0 else "failure", outputs, proc.stdout + proc.stderr,
+                      exported)
 
 
 def _key_values(text: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pyiceberg.types import IcebergType, PrimitiveType
 from ..codes import registered_safety
 from ..iceberg.names import format_name
 from ..iceberg.types import primitive_spelling
+from ..model.properties import STAMP_KEYS
 from ..model.table import ColumnPath, PartitionFieldState, RefRetention, SortFieldState, TableState
 from ..model.view import ViewState
 from ..safety import Safety
@@ -355,7 +356,10 @@ class SetProperties(ChangeBase):
 
     @property
     def summary(self) -> str:
-        return "set " + ", ".join(f"{c.key}: {c.old or '(unset)'} -> {c.new}" for c in self.changes)
+        """``set k: old -> new``; apply's stamps (which plan and commit changed the table) are records whose earlier
+        value nobody read, so they read ``tablepolicy.plan-id = <id>``, never as if they had been unset."""
+        return "set " + ", ".join(f"{c.key} = {c.new}" if c.key in STAMP_KEYS and c.old is None
+                                  else f"{c.key}: {c.old or '(unset)'} -> {c.new}" for c in self.changes)
 
 
 class UnsetProperties(ChangeBase):

@@ -82,6 +82,9 @@ class TableHealth(BaseModel):
     size_histogram: tuple[int, ...] = Field((), description="Data files per size bucket (SIZE_BUCKETS, then above).")
     partitions: tuple[PartitionFiles, ...] = Field(
         (), description=f"The {TOP_PARTITIONS} partitions with the most small files, most first.")
+    partition_count: int = Field(0, description="Partitions holding data files (`partitions` lists the first "
+                                                f"{TOP_PARTITIONS}); with small files: `small_partition_count`.")
+    small_partition_count: int = Field(0, description="Partitions holding small files.")
     snapshot_log: tuple[SnapshotInfo, ...] = Field((), description="Every snapshot kept: id, parent, time.")
     refs: tuple[RefInfo, ...] = Field((), description="Branches and tags, with their retention settings.")
     max_ref_age_ms: int | None = Field(None, description="history.expire.max-ref-age-ms, when the table sets it.")

@@ -76,7 +76,9 @@ MANAGED_PROPERTIES: dict[str, str] = {
 DECLARED_KEYS = "tablepolicy.declared-properties"
 APPROVALS_KEY = "tablepolicy.approvals"  # approvals consumed on the table (compiler/plan/approvals.py)
 DECLARED_REFS = "tablepolicy.declared-refs"  # branches and tags the policy declared (a JSON list of names)
-STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", DECLARED_KEYS, APPROVALS_KEY, DECLARED_REFS})
+APPLIED_BY = "tablepolicy.applied-by"  # who ran the apply (CI: github:<actor>; else user@host): tablepolicy history
+STAMP_KEYS = frozenset({"tablepolicy.plan-id", "tablepolicy.git-sha", APPLIED_BY, DECLARED_KEYS, APPROVALS_KEY,
+                        DECLARED_REFS})
 
 
 def declared_stamp(keys: Iterable[str]) -> str:

@@ -129,7 +129,34 @@ def make_plan(
     diagnostics.extend(_breaking_for_views(views, tables))
     diagnostics.extend(_unknown_reads(project, views, tables, source, catalog))
     diagnostics.extend(_unreadable(project, tables, source))
+    diagnostics.extend(_renamed_in_git(project, tables, unmanaged, source))
     return PlanResult(plan, diagnostics)
+
+
+def _renamed_in_git(project: Project, tables: list[TablePlan], unmanaged: list[tuple[str, ...]],
+                    source: StateSource) -> list[Diagnostic]:
+    """A warning (TP470) on each table this plan creates beside an undeclared table of its namespace that an earlier
+    apply stamped: most likely the same table renamed in git, whose data would stay behind in the old one."""
+    created = {t.table for t in tables if t.changes and isinstance(t.changes[0], changes.CreateTable)}
+    if not created or not unmanaged:
+        return []
+    by_namespace: dict[tuple[str, ...], list[tuple[str, ...]]] = {}
+    for name in unmanaged:
+        by_namespace.setdefault(name[:-1], []).append(name)
+    found = []
+    for loaded in project.tables:
+        candidates = by_namespace.get(loaded.name[:-1], []) if loaded.name in created else []
+        stamped = [old for old in candidates
+                   if (current := source.table(old)) is not None and "tablepolicy.plan-id" in current.state.properties]
+        if stamped:
+            old = ", ".join(format_name(n) for n in stamped)
+            found.append(Diagnostic(
+                codes.TP470, Severity.WARNING, loaded.source.value(("table",)),
+                f"{format_name(loaded.name)} is created empty, and the catalog still holds {old}, which an earlier "
+                "apply made and no policy declares now: if the table was renamed in git, its data stays behind",
+                f"to keep the data, rename it in the catalog first (in Spark: ALTER TABLE {format_name(stamped[0])} "
+                f"RENAME TO {format_name(loaded.name)}), then plan again; a new table meant to be new needs nothing"))
+    return found
 
 
 def _unreadable(project: Project, tables: list[TablePlan], source: StateSource) -> list[Diagnostic]:

@@ -77,6 +77,18 @@ def findings_from(
         yield Diagnostic(code, Severity.ERROR, location, message, hint)
 
 
+def _belongs_under(model: type[BaseModel], parent: Path, key: str, allowed: list[str]) -> str | None:
+    """The key of this mapping whose own mapping takes ``key``: a top-level ``retention:`` belongs under
+    ``lifecycle:``."""
+    for name in allowed:
+        try:
+            if key in field_names(models_at(model, (*parent, name))):
+                return name
+        except (KeyError, TypeError, AttributeError):
+            continue
+    return None
+
+
 def _describe(
     item: Any, path: Path, label: str, model: type[BaseModel], ctx: dict[str, Any]
 ) -> tuple[str, str | None]:
@@ -87,6 +99,8 @@ def _describe(
         allowed = sorted(field_names(models_at(model, path[:-1])))
         close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
+        if not close and (home := _belongs_under(model, path[:-1], key, allowed)) is not None:
+            hint = f"'{key}' belongs under '{home}:' (write {home}: {{{key}: ...}})"
         return f"unknown key '{key}' in {'.'.join(str(p) for p in path[:-1]) or 'document'}", hint
     if kind == "missing":
         return f"missing required key '{path[-1]}'", f"add '{path[-1]}:' here"

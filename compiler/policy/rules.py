@@ -8,6 +8,8 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from .. import codes
+from ..versions import VersionSpecError
+from ..versions import parse as parse_versions
 from .base import NonEmpty, Spec
 from .readers import Reader, ReaderSeverity
 from .table import PropertyValue
@@ -69,5 +71,19 @@ class Rules(Spec):
 
 
 class RulesFile(Spec):
+    required_version: str | None = Field(
+        None, min_length=1, description="The tablepolicy versions this repository accepts, e.g. \">=0.1, <0.2\": "
+        "every command refuses to run with another (TP009), as Terraform's required_version.")
     rules: Rules
+
+    @field_validator("required_version")
+    @classmethod
+    def _versions(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                parse_versions(value)
+            except VersionSpecError as exc:
+                raise PydanticCustomError(codes.TP104, "{error}", {
+                    "error": str(exc), "hint": "e.g. required_version: \">=0.1, <0.2\""}) from None
+        return value
 

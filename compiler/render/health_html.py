@@ -81,7 +81,10 @@ def _partitions(health: TableHealth) -> str:
                     f'<td><svg width="120" height="10"><rect width="120" height="10" fill="#eaeef2"/>'
                     f'<rect width="{round(120 * share)}" height="10" fill="#bf8700"/></svg></td></tr>')
     table = "<table><tr><th>partition</th><th>small / files</th><th>small share</th></tr>" + "".join(rows)
-    return _chart("Small files per partition", table + "</table>")
+    shown = len(health.partitions)
+    more = (f'<p class="muted">{shown} of {health.partition_count} partitions shown: those with the most small files '
+            f"({health.small_partition_count} hold any)</p>" if health.partition_count > shown else "")
+    return _chart("Small files per partition", table + "</table>" + more)
 
 
 def _timeline(health: TableHealth, now: datetime) -> str:

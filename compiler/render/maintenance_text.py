@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from ..iceberg.names import format_name
 from ..maintenance.actions import Action
 from ..maintenance.due import MaintenancePlan, TableMaintenance
-from ..maintenance.health import TableHealth
+from ..maintenance.health import TOP_PARTITIONS, TableHealth
 from ..maintenance.refs import ref_health, ref_lines
 from ..maintenance.view_health import ViewsHealth, view_lines
 from .maintenance import action_sql
@@ -41,14 +41,18 @@ def health_lines(h: TableHealth) -> list[str]:
     ]
 
 
-SHOWN_PARTITIONS = 3  # partitions with the most small files in the text view (the HTML page lists 20)
+SHOWN_PARTITIONS = 3  # partitions with the most small files in the text view (the HTML page: TOP_PARTITIONS)
 
 
 def _partition_lines(h: TableHealth) -> list[str]:
     """The partitions with the most small files, their values as a person reads them (``hour=2026-11-24 05:00``)."""
     worst = [p for p in h.partitions if p.small][:SHOWN_PARTITIONS]
-    return [f"  {'small files' if i == 0 else '':<14}{p.readable}: {p.small:,} of {p.files:,} file(s)"
-            for i, p in enumerate(worst)]
+    lines = [f"  {'small files' if i == 0 else '':<14}{p.readable}: {p.small:,} of {p.files:,} file(s)"
+             for i, p in enumerate(worst)]
+    if worst and (more := max(h.small_partition_count, len(worst)) - len(worst)):
+        lines.append(f"  {'':<14}… and {more:,} more partition(s) with small files (--format json or --html lists "
+                     f"the first {TOP_PARTITIONS})")
+    return lines
 
 
 def action_lines(action: Action, paint: Painter, catalog: str | None = None) -> list[str]:

@@ -55,6 +55,8 @@ def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
         (root / "warehouse").mkdir(parents=True, exist_ok=True)
     elif root is not None and not (root / "catalog.db").exists():
         properties["uri"] = f"sqlite:///{_empty_catalog_file()}"  # the empty catalog the first write would make
+    if root is None and (problem := sqlite_problem(config)) is not None:
+        raise CatalogError(f"cannot open {config.describe()}: {problem}")
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -88,10 +90,34 @@ def setting(config: CatalogConfig, key: str) -> str:
            f"{key.upper().replace('-', '_')})"
 
 
+def sqlite_problem(config: CatalogConfig) -> str | None:
+    """Why a SQLite catalog's uri cannot serve as a catalog, before SQLite says it in its own words: in memory (every
+    connection, and Spark's, would see another empty database), or a folder."""
+    uri = config.properties.get("uri", "")
+    if config.kind != "sql" or not uri.startswith("sqlite:"):
+        return None
+    database = uri.partition(":///")[2].split("?", 1)[0]
+    if database in ("", ":memory:") or "mode=memory" in uri:
+        return (f"an in-memory SQLite catalog ({uri}) is empty for every connection that opens it, and apply's "
+                f"Spark would see another: set {setting(config, 'uri')} to a file, e.g. sqlite:///catalog.db")
+    if Path(database).is_dir():
+        return (f"{database} is a folder, not a SQLite database file; set {setting(config, 'uri')} to a file in "
+                f"it, e.g. sqlite:///{Path(database) / 'catalog.db'}")
+    return None
+
+
 def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
     """What went wrong opening a catalog, in the user's terms, and which setting to change: never an exception
     class or a driver's internals beyond its first line (secrets masked)."""
     text = _clean(exc, config) if isinstance(exc, Exception) else ""
+    if "file is not a database" in text:
+        database = config.properties.get("uri", "").partition(":///")[2].split("?", 1)[0]
+        return (f"{database or 'the file'} is not a SQLite database (SQLite: file is not a database); set "
+                f"{setting(config, 'uri')} to the catalog's database file, or move this file away so a new catalog "
+                "is made there")
+    if "URI missing" in text:
+        return (f"it has no uri; set {setting(config, 'uri')}: sqlite:///PATH or postgresql+psycopg2://HOST/DB "
+                "(SQL), http(s)://HOST (REST) or thrift://HOST:PORT (Hive)")
     first = re.sub(r"^\((?:[\w.]+)\) ", "", text)  # SQLAlchemy's "(sqlite3.OperationalError) " prefix
     kind = type(exc).__name__
     errno = re.search(r"\[Errno -?\d+\] [^\"')]+", first)

@@ -30,7 +30,17 @@ a 60 s window; hosts without NTP are not.
 """
 
 from .files import FileStore, lock_file_name
-from .hold import catalog_locks, hold, lock_engine, lock_store, store_for, table_locks
+from .hold import (
+    LOCK_WAIT,
+    acquire_waiting,
+    catalog_locks,
+    hold,
+    lock_engine,
+    lock_store,
+    store_for,
+    table_locks,
+    waiting_for_locks,
+)
 from .holder import (
     HEARTBEAT_ENV,
     Found,
@@ -49,7 +59,8 @@ from .holder import (
 from .objects import LOCK_LOCATION, ObjectStore, ObjectStoreError, S3Settings
 from .rows import AdvisoryStore, RowStore
 
-__all__ = ["HEARTBEAT_ENV", "LOCK_LOCATION", "AdvisoryStore", "FileStore", "Found", "Holder", "LockHeldError",
-           "LockLostError", "LockSettingError", "LockStore", "ObjectStore", "ObjectStoreError", "RowStore",
-           "S3Settings", "UnlockError", "ago", "catalog_locks", "heartbeat_seconds", "hold", "judge", "lock_engine",
-           "lock_file_name", "lock_key", "lock_store", "store_for", "table_locks", "utc"]
+__all__ = ["HEARTBEAT_ENV", "LOCK_LOCATION", "LOCK_WAIT", "AdvisoryStore", "FileStore", "Found", "Holder",
+           "LockHeldError", "LockLostError", "LockSettingError", "LockStore", "ObjectStore", "ObjectStoreError",
+           "RowStore", "S3Settings", "UnlockError", "acquire_waiting", "ago", "catalog_locks", "heartbeat_seconds",
+           "hold", "judge", "lock_engine", "lock_file_name", "lock_key", "lock_store", "store_for", "table_locks",
+           "utc", "waiting_for_locks"]

@@ -7,14 +7,15 @@ import contextlib
 import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..catalog.reader import CatalogReader
 from .files import FileStore
-from .holder import Holder, LockLostError, LockSettingError, LockStore, heartbeat_seconds
+from .holder import Holder, LockHeldError, LockLostError, LockSettingError, LockStore, heartbeat_seconds
 from .objects import LOCK_LOCATION, ObjectStore, S3Settings
 from .rows import AdvisoryStore, RowStore
 
@@ -63,16 +64,50 @@ def table_locks(engine: Any | None, fallback_dir: Path, names: list[str]) -> con
     return hold(store_for(engine, fallback_dir), names)
 
 
+# How long a run waits for a table another run holds (``--lock-timeout``): 0, refused at once (the default).
+LOCK_WAIT: ContextVar[float] = ContextVar("tablepolicy_lock_wait", default=0.0)
+POLL_SECONDS = 2.0  # how often a waiting run asks again
+
+
 @contextlib.contextmanager
-def hold(store: LockStore, names: list[str]) -> Iterator[None]:
-    """Hold a lock on every table in ``names`` (sorted, all or none) for the block, beating meanwhile."""
+def waiting_for_locks(seconds: float) -> Iterator[None]:
+    """Within the block, a run whose table another run holds waits up to ``seconds`` for it (``--lock-timeout``),
+    asking again every POLL_SECONDS, before it is refused with who holds it."""
+    token = LOCK_WAIT.set(max(0.0, seconds))
+    try:
+        yield
+    finally:
+        LOCK_WAIT.reset(token)
+
+
+def acquire_waiting(store: LockStore, name: str, me: Holder, wait: float,
+                    sleep: Callable[[float], None] = time.sleep, clock: Callable[[], float] = time.monotonic) -> Holder:
+    """``store.acquire``, asked again while another run holds the lock, until ``wait`` seconds have passed."""
+    deadline = clock() + wait
+    while True:
+        try:
+            return store.acquire(name, me)
+        except LockHeldError as exc:
+            left = deadline - clock()
+            if left <= 0:
+                if wait > 0:
+                    raise LockHeldError(f"{exc} (waited {wait:g}s: --lock-timeout)") from None
+                raise
+            sleep(min(POLL_SECONDS, left))
+
+
+@contextlib.contextmanager
+def hold(store: LockStore, names: list[str], *, sleep: Callable[[float], None] = time.sleep) -> Iterator[None]:
+    """Hold a lock on every table in ``names`` (sorted, all or none) for the block, beating meanwhile; a lock
+    another run holds is waited for as ``waiting_for_locks`` says (``sleep``: how a wait passes)."""
     interval = heartbeat_seconds()
     token = secrets.token_hex(8)
     held: dict[str, Holder] = {}
     heart: _Heartbeat | None = None
+    wait = LOCK_WAIT.get()
     try:
         for name in sorted(set(names)):
-            held[name] = store.acquire(name, Holder.me(name, interval, token))
+            held[name] = acquire_waiting(store, name, Holder.me(name, interval, token), wait, sleep)
         heart = _Heartbeat(store, held, interval)
         heart.start()
         yield

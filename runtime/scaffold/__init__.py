@@ -15,8 +15,12 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from tablepolicy.compiler import __version__
 from tablepolicy.compiler.erasure.request_table import POLICY_COLUMNS
 from tablepolicy.compiler.schema import policy_json_schema_text
+
+from .source import split_digest
+from .wheel import Wheel
 
 SCHEMA_FILE = "policy.schema.json"
 CACHES = ".tablepolicy"
@@ -41,18 +45,51 @@ def spark_spec(spec: str) -> str:
 def install_command(spec: str, *, spark: bool, locked: bool = False) -> str:
     """The workflow step that installs tablepolicy. ``locked`` is this repository's own form: every package
     from its hash-pinned lock (``requirements/core.lock``, or ``spark.lock`` for the Spark jobs), then this
-    checkout without resolving anything again."""
+    checkout without resolving anything again. A wheel in the repository pinned by its digest
+    (``./wheels/t.whl#sha256=<hex>``) is checked with sha256sum before pip installs it."""
     if locked:
         lock = "spark" if spark else "core"
         return (f"pip install --require-hashes --no-deps -r requirements/{lock}.lock"
                 f" && pip install --no-deps --no-build-isolation {spec}")
+    path, digest = split_digest(spec)
+    if digest is not None:
+        return (f'echo "{digest}  {path.removeprefix("./")}" | sha256sum --check --strict'
+                f' && pip install "{spark_spec(path) if spark else path}"')
     return f'pip install "{spark_spec(spec) if spark else spec}"'
+
+
+# The steps that give a job its storage credentials, in every workflow that reads or writes the warehouse:
+# the runner's cloud identity (OIDC) when a repository variable names a role, else named secrets, else none.
+STORAGE = """\
+      # Storage credentials for the warehouse (s3://...): the runner's cloud identity when the repository
+      # variable TABLEPOLICY_AWS_ROLE_ARN{suffix} names an IAM role that trusts this repository's OIDC tokens
+      # (no stored key), else the secrets TABLEPOLICY_AWS_ACCESS_KEY_ID{suffix} and
+      # TABLEPOLICY_AWS_SECRET_ACCESS_KEY{suffix}, else none (a warehouse the runner reaches as it is).
+      - uses: aws-actions/configure-aws-credentials@e6de054238d6b7531b4efff3b6587d9aade6a06c  # v6.2.3
+        if: vars.TABLEPOLICY_AWS_ROLE_ARN{suffix} != ''
+        with:
+          role-to-assume: ${{{{ vars.TABLEPOLICY_AWS_ROLE_ARN{suffix} }}}}
+          aws-region: ${{{{ vars.TABLEPOLICY_AWS_REGION || 'us-east-1' }}}}
+      - name: storage credentials from secrets
+        if: vars.TABLEPOLICY_AWS_ROLE_ARN{suffix} == ''
+        env:
+          KEY_ID: ${{{{ secrets.TABLEPOLICY_AWS_ACCESS_KEY_ID{suffix} }}}}
+          SECRET: ${{{{ secrets.TABLEPOLICY_AWS_SECRET_ACCESS_KEY{suffix} }}}}
+        run: |
+          if [ -n "$KEY_ID" ]; then
+            {{ echo "AWS_ACCESS_KEY_ID=$KEY_ID"; echo "AWS_SECRET_ACCESS_KEY=$SECRET"; }} >> "$GITHUB_ENV"
+          else
+            echo "no storage credentials configured (TABLEPOLICY_AWS_ROLE_ARN{suffix} or secrets): none given"
+          fi
+"""
 
 
 def workflow(name: str, spec: str, *, locked: bool = False) -> str:
     template = resources.files(__package__).joinpath("workflows", name).read_text(encoding="utf-8")
     return (template.replace("__INSTALL_SPARK__", install_command(spec, spark=True, locked=locked))
-            .replace("__INSTALL__", install_command(spec, spark=False, locked=locked)))
+            .replace("__INSTALL__", install_command(spec, spark=False, locked=locked))
+            .replace("__STORAGE_WRITE__\n", STORAGE.format(suffix=""))
+            .replace("__STORAGE_READ__\n", STORAGE.format(suffix="_READONLY")))
 
 
 def schema_header(file: Path, root: Path) -> str:
@@ -103,7 +140,12 @@ lifecycle:
   orphan_files: {{older_than: 3d}}
 """
 
-RULES = """\
+_MAJOR, _MINOR = (int(part) for part in __version__.split(".")[:2])
+RULES = f"""\
+# The tablepolicy versions this repository accepts: every command refuses another one (TP009). Raise it in a
+# reviewed pull request together with the workflows' install line.
+required_version: ">={__version__}, <{_MAJOR}.{_MINOR + 1}"
+""" + """\
 # Org rules every table keeps; `tablepolicy validate` reports each break with its TG code.
 rules:
   owner_required: true
@@ -211,38 +253,119 @@ def retired_calls(root: Path) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Outcome:
+    path: Path
+    action: str  # "wrote", "replaced", "unchanged", "added lines to", "kept"
+    note: str = ""  # why a file was kept, and what to do
+
+
+@dataclass(frozen=True)
 class Scaffold:
+    """What init writes into ``root``. Its own files (the workflows, the editor schema, the example catalog
+    configuration, the wheel) are refused when they exist with other content, and replaced with ``force``. The
+    examples (policies/, environments/prod.yaml) are written only into a repository without policies. Files a
+    repository may already have for its own reasons are never replaced: ``.gitignore`` gets the missing lines,
+    ``.pre-commit-config.yaml`` and ``.github/dependabot.yml`` are written only when absent."""
+
     root: Path
     spec: str
+    wheel: Wheel | None = None
 
-    def files(self) -> dict[Path, str]:
-        policies = self.root / "policies"
-        files = {
+    def own(self) -> dict[Path, str | bytes]:
+        files: dict[Path, str | bytes] = {
             self.root / ".github" / "workflows" / name: workflow(name, self.spec) for name in WORKFLOWS
         }
+        files[self.root / SCHEMA_FILE] = policy_json_schema_text()
+        files[self.root / ".pyiceberg.example.yaml"] = CATALOG
+        if self.wheel is not None:
+            files[self.root / self.wheel.path] = self.wheel.data
+        return files
+
+    def examples(self) -> dict[Path, str]:
+        policies = self.root / "policies"
+        files = {}
         for path, text in ((policies / "_rules.yaml", RULES), (policies / "analytics" / "_namespace.yaml",
                            EXAMPLE_NAMESPACE), (policies / "analytics" / "page_views.yaml", EXAMPLE_TABLE),
                            (policies / "privacy" / "erasure_requests.yaml", REQUEST_TABLE)):
             files[path] = schema_header(path, self.root) + text if path.name != "_rules.yaml" else text
-        files[self.root / SCHEMA_FILE] = policy_json_schema_text()
         files[self.root / "environments" / "prod.yaml"] = ENVIRONMENT
-        files[self.root / ".pyiceberg.example.yaml"] = CATALOG
-        files[self.root / ".pre-commit-config.yaml"] = PRE_COMMIT
-        files[self.root / ".github" / "dependabot.yml"] = DEPENDABOT
-        files[self.root / ".gitignore"] = GITIGNORE
         return files
 
-    def write(self, *, force: bool = False) -> list[Path]:
-        """Write every file; refuse (writing nothing) when any exists, unless ``force``. ``spec`` is checked by
-        source.install_line before."""
-        files = self.files()
-        existing = sorted(str(p.relative_to(self.root)) for p in files if p.exists())
-        if existing and not force:
+    def shared(self) -> dict[Path, str]:
+        return {self.root / ".pre-commit-config.yaml": PRE_COMMIT, self.root / ".github" / "dependabot.yml": DEPENDABOT}
+
+    def files(self) -> dict[Path, str | bytes]:
+        """Everything init writes into an empty folder."""
+        return {**self.own(), **self.examples(), **self.shared(), self.root / ".gitignore": GITIGNORE}
+
+    def write(self, *, force: bool = False) -> list[Outcome]:
+        """Write the files; refuse (writing nothing) when one of init's own files exists with other content, unless
+        ``force``. ``spec`` is checked by source.install_line before."""
+        own = self.own()
+        conflicts = sorted(str(p.relative_to(self.root)) for p, data in own.items() if p.exists()
+                           and _read(p) != _bytes(data))
+        if conflicts and not force:
             stale = "".join(f"\n  {line}" for line in retired_calls(self.root))
-            raise ScaffoldError(f"{self.root} already has {', '.join(existing)}; nothing was written "
-                                f"(pass --force to overwrite them){stale}")
-        for path, text in sorted(files.items()):
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
+            raise ScaffoldError(f"{self.root} already has {', '.join(conflicts)} with other content; nothing was "
+                                f"written (pass --force to replace these files of tablepolicy's; no other file is "
+                                f"ever replaced){stale}")
+        outcomes = []
+        for path, data in sorted(own.items()):
+            if path.exists() and _read(path) == _bytes(data):
+                outcomes.append(Outcome(path, "unchanged"))
+                continue
+            outcomes.append(Outcome(path, "replaced" if path.exists() else "wrote"))
+            _write(path, data)
+        if (self.root / "policies").exists():
+            outcomes.append(Outcome(self.root / "policies", "kept", "the repository has policies: no example "
+                                    "table, rules or environment written"))
+        else:
+            for path, text in sorted(self.examples().items()):
+                if path.exists():
+                    outcomes.append(Outcome(path, "kept", "it exists"))
+                else:
+                    outcomes.append(Outcome(path, "wrote"))
+                    _write(path, text)
+        for path, text in sorted(self.shared().items()):
+            if not path.exists():
+                outcomes.append(Outcome(path, "wrote"))
+                _write(path, text)
+            elif _read(path) == _bytes(text):
+                outcomes.append(Outcome(path, "unchanged"))
+            else:
+                outcomes.append(Outcome(path, "kept", f"it is yours; merge in what tablepolicy's would add:\n{text}"))
+        outcomes.append(self._gitignore())
         (self.root / CACHES).mkdir(exist_ok=True)  # its presence turns the plan and model caches on (gitignored)
-        return sorted(files)
+        return outcomes
+
+    def _gitignore(self) -> Outcome:
+        path = self.root / ".gitignore"
+        if not path.exists():
+            _write(path, GITIGNORE)
+            return Outcome(path, "wrote")
+        text = path.read_text(encoding="utf-8", errors="surrogateescape")
+        present = {line.strip() for line in text.splitlines()}
+        missing = [line for line in GITIGNORE.splitlines() if line not in present and line.rstrip("/") not in present]
+        if not missing:
+            return Outcome(path, "unchanged")
+        separator = "" if not text or text.endswith("\n") else "\n"
+        addition = f"{separator}# tablepolicy: the embedded catalog, caches, local catalog settings, plans\n"
+        path.write_text(text + addition + "".join(f"{line}\n" for line in missing), encoding="utf-8",
+                        errors="surrogateescape")
+        return Outcome(path, "added lines to")
+
+
+def _bytes(data: str | bytes) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _write(path: Path, data: str | bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(_bytes(data))

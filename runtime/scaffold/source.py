@@ -4,15 +4,23 @@
 line), it is checked: a git URL pinned to a full commit (a branch or tag moves), an exact version, a URL with
 its hash, or a path inside the repository. Otherwise it is the source the running tool was installed from,
 when the install recorded one CI can reach (PEP 610's ``direct_url.json``: a git commit, a URL with its hash;
-an index install: that version; a git checkout: its commit on a network remote). When none can be told,
-init refuses and says what to choose; it never writes a line the first pull request cannot install.
+an index install: that version; a git checkout: its commit on a network remote, an SSH remote written as https,
+which a hosted runner can clone). When none can be told, init commits the running tool's own wheel into the
+repository (wheel.py) and the workflows install that file after checking its sha256: the first pull request
+installs without an index that serves tablepolicy. A version given with --install is asked of the configured
+package index (``pip download --no-deps``) before it is written: one the index does not serve is refused with
+the index's answer.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -20,6 +28,7 @@ from pathlib import Path
 from tablepolicy.compiler import __version__
 
 from ..gitinfo import run_git
+from .wheel import Wheel, WheelError, build_wheel
 
 DISTRIBUTION = "tablepolicy"
 ENV = "TABLEPOLICY_INSTALL"
@@ -38,6 +47,14 @@ class InstallSourceError(Exception):
 class InstallLine:
     spec: str
     origin: str  # how it was chosen, for init's closing line
+    wheel: Wheel | None = None  # the running tool's wheel, which init writes at spec's path
+
+
+def split_digest(spec: str) -> tuple[str, str | None]:
+    """``./wheels/t.whl#sha256=<hex>`` -> (``./wheels/t.whl``, ``<hex>``); any other spec -> (spec, None)."""
+    if match := re.fullmatch(r"(\.[^#\s]*)#sha256=([0-9a-f]{64})", spec.strip()):
+        return match.group(1), match.group(2)
+    return spec, None
 
 
 def check_spec(spec: str, root: Path, given_by: str = "--install") -> None:
@@ -57,9 +74,15 @@ def check_spec(spec: str, root: Path, given_by: str = "--install") -> None:
                                  "checkout; copy the wheel into the repository and give its relative path "
                                  f"(e.g. {WHEEL})")
     elif url.startswith(".") or "/" in url or url.endswith((".whl", ".tar.gz", ".zip")):
-        if url not in (".", "./") and not (root / url.split("[", 1)[0]).exists():
-            raise InstallSourceError(f"{given_by} {spec!r}: {root / url.split('[', 1)[0]} does not exist; the path is "
+        url, digest = split_digest(url)
+        file = root / url.split("[", 1)[0]
+        if url not in (".", "./") and not file.exists():
+            raise InstallSourceError(f"{given_by} {spec!r}: {file} does not exist; the path is "
                                      "relative to the policy repository, whose checkout is all CI has")
+        if digest is not None and file.is_file() and hashlib.sha256(file.read_bytes()).hexdigest() != digest:
+            raise InstallSourceError(f"{given_by} {spec!r}: {file} does not have that sha256 (it has "
+                                     f"{hashlib.sha256(file.read_bytes()).hexdigest()}); give the digest of the file "
+                                     "the repository holds (sha256sum prints it)")
     elif match := re.fullmatch(r"[A-Za-z0-9_.\-]+(?:\[[^\]]*\])?\s*(.*)", spec):
         pin = match.group(1).strip()
         if not pin:
@@ -85,16 +108,55 @@ def _check_git_url(url: str, given_by: str) -> None:
 
 
 def install_line(given: str, root: Path) -> InstallLine:
-    """The line init writes: ``given`` (--install), else TABLEPOLICY_INSTALL, else the running tool's source."""
+    """The line init writes: ``given`` (--install), else TABLEPOLICY_INSTALL, else the running tool's source, else
+    the running tool's own wheel (written into the repository by init)."""
     if given:
         check_spec(given, root)
+        check_index(given)
         return InstallLine(given.strip(), "--install")
     if os.environ.get(ENV):
         check_spec(os.environ[ENV], root, ENV)
+        check_index(os.environ[ENV], ENV)
         return InstallLine(os.environ[ENV].strip(), ENV)
-    spec, origin = running_source()
-    check_spec(spec, root, f"the source tablepolicy was installed from ({origin})")
+    try:
+        spec, origin = running_source()
+        check_spec(spec, root, f"the source tablepolicy was installed from ({origin})")
+        if re.fullmatch(r"tablepolicy==\S+", spec):
+            check_index(spec, f"the version tablepolicy was installed as ({origin})")
+    except InstallSourceError as exc:
+        try:
+            wheel = build_wheel()
+        except WheelError as why:
+            raise InstallSourceError(f"{exc}; and {why}") from None
+        reason = str(exc).split(", which CI's runner cannot install from", 1)[0].removeprefix(
+            "this tablepolicy was installed from ")
+        return InstallLine(f"./{wheel.path}#sha256={wheel.sha256}",
+                           f"this tablepolicy's own wheel, written to {wheel.path}: no published or pushed source is "
+                           f"known (it runs from {reason}); commit the file", wheel)
     return InstallLine(spec, origin)
+
+
+def check_index(spec: str, given_by: str = "--install") -> None:
+    """A pinned version the configured package index serves (pip's own configuration: PIP_INDEX_URL, pip.conf);
+    InstallSourceError with the index's answer otherwise. Other forms (git, URL, path) are left to check_spec."""
+    spec = spec.strip()
+    if not re.fullmatch(r"[A-Za-z0-9_.\-]+(?:\[[^\]]*\])?\s*===?\s*[A-Za-z0-9_.+!\-]+", spec):
+        return
+    with tempfile.TemporaryDirectory(prefix="tablepolicy-index-") as folder:
+        try:
+            done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                                   "--disable-pip-version-check", "--dest", folder, spec],
+                                  capture_output=True, text=True, timeout=300, check=False)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise InstallSourceError(f"{given_by} {spec!r}: could not ask the package index whether it serves it "
+                                     f"({exc}); nothing was written") from None
+    if done.returncode != 0:
+        answer = " ".join(line.strip() for line in done.stderr.splitlines()
+                          if line.strip().startswith("ERROR:"))[:600] or done.stderr.strip()[-600:]
+        raise InstallSourceError(f"{given_by} {spec!r}: the package index CI would install from does not serve it "
+                                 f"({answer}); publish that version first, or leave --install out to commit this "
+                                 f"tablepolicy's own wheel into the repository, or pass {EXAMPLES}; nothing was "
+                                 "written")
 
 
 def running_source() -> tuple[str, str]:
@@ -125,7 +187,7 @@ def from_direct_url(record: dict[str, object]) -> tuple[str, str]:
     if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id"):
         if url.startswith("file:"):
             raise _unreachable(f"a git repository on this machine ({url})")
-        return f"git+{url}@{vcs['commit_id']}{subdirectory}", "its git install (direct_url.json)"
+        return f"git+{network_url(url) or url}@{vcs['commit_id']}{subdirectory}", "its git install (direct_url.json)"
     if isinstance(archive, dict) and url.startswith(("http://", "https://")):
         digest = archive.get("hashes", {}).get("sha256") if isinstance(archive.get("hashes"), dict) else None
         if digest is None and str(archive.get("hash", "")).startswith("sha256="):
@@ -165,10 +227,14 @@ def from_checkout(folder: Path) -> tuple[str, str]:
 
 def network_url(url: str) -> str | None:
     """A remote's URL as pip's git+ form, when a runner could reach it (not a path on this machine)."""
-    if url.startswith(("https://", "http://", "ssh://")):
+    if url.startswith(("https://", "http://")):
         return url
-    if match := re.fullmatch(r"([\w.-]+@[\w.-]+):(.+)", url):  # scp-like git@github.com:org/repo.git
-        return f"ssh://{match.group(1)}/{match.group(2)}"
+    # SSH (ssh://git@host/org/repo, scp-like git@host:org/repo): a hosted runner has no SSH key for it; the same
+    # repository over https is what it clones (a private one with the workflow's token)
+    if match := re.fullmatch(r"ssh://(?:[^@/]+@)?([^/:]+)(?::\d+)?/(.+)", url):
+        return f"https://{match.group(1)}/{match.group(2)}"
+    if match := re.fullmatch(r"[\w.-]+@([\w.-]+):(.+)", url):  # scp-like git@github.com:org/repo.git
+        return f"https://{match.group(1)}/{match.group(2).lstrip('/')}"
     return None
 
 

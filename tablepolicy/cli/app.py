@@ -66,15 +66,48 @@ def show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+def change_directory(value: Path | None) -> Path | None:
+    """``-C DIR``: run as if started in DIR (git's -C, terraform's -chdir), before any path is read."""
+    if value is not None:
+        try:
+            os.chdir(value)
+        except OSError as exc:
+            raise typer.BadParameter(f"cannot change to {value}: {exc.strerror or exc}") from None
+    return value
+
+
 @app.callback()
 def root(
     version: Annotated[bool, typer.Option("--version", callback=show_version, is_eager=True,
                                           help="Print the version and exit.")] = False,
+    chdir: Annotated[Path | None, typer.Option(
+        "-C", "--chdir", metavar="DIR", callback=change_directory,
+        help="Run as if started in DIR (before the command's paths are read).")] = None,
 ) -> None:
     """Apache Iceberg tables declared in git: validate, plan, apply, maintain."""
 
 
-PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file.")]
+DEFAULT_POLICIES = Path("policies")
+
+
+def project_policies(value: Path) -> Path:
+    """The default ``policies`` from any folder of a project: where none is in the working directory, the
+    project's found as git finds a repository (compiler.paths.locate_policies)."""
+    if value == DEFAULT_POLICIES and not value.exists():
+        from tablepolicy.compiler.paths import display_path, locate_policies
+
+        found = locate_policies(Path.cwd())
+        if found is not None:
+            return Path(display_path(found))
+    return value
+
+
+PolicyPath = Annotated[Path, typer.Argument(help="A policies directory or one policy file (default: the project's "
+                                                 "policies/, found from any folder inside it).",
+                                            callback=project_policies)]
+PoliciesOption = Annotated[Path, typer.Option(
+    "--policies", help="Policies directory (locates the embedded catalog; default: the project's, found from any "
+                       "folder inside it).", callback=project_policies)]
 CatalogName = Annotated[
     str | None,
     typer.Option("--catalog", "-c", help="Catalog name in .pyiceberg.yaml / PYICEBERG_CATALOG__* (default: embedded)."),
@@ -93,6 +126,14 @@ SparkMaster = Annotated[
 SparkConf = Annotated[
     list[str] | None,
     typer.Option("--spark-conf", metavar="KEY=VALUE", help="Extra Spark setting key=value (repeatable)."),
+]
+
+
+LockTimeout = Annotated[
+    str | None,
+    typer.Option("--lock-timeout", metavar="DURATION", envvar="TABLEPOLICY_LOCK_TIMEOUT",
+                 help="Wait this long (e.g. 30s, 10m, 1h) for a table another run holds, instead of stopping at once "
+                      "(default: 0s)."),
 ]
 
 
@@ -127,14 +168,30 @@ class CommandState:
     command_ran = False  # set once argument parsing succeeded and a command started
 
 
+def lock_wait(text: str | None) -> float:
+    """``--lock-timeout``'s seconds (a duration as the policies write them)."""
+    if text is None:
+        return 0.0
+    from tablepolicy.compiler.policy.units import Duration
+
+    try:
+        return Duration.parse(text).millis / 1000
+    except ValueError as exc:
+        raise TablePolicyError(f"--lock-timeout: {exc}") from None
+
+
 def run(
     action: Callable[[], int], *, outputs: dict[str, Path | None] | None = None, master: str | None = None,
-    reach_master: bool = True,
+    reach_master: bool = True, lock_timeout: str | None = None,
 ) -> None:
     """Run a command: flags checked before any work, clean one-line errors instead of tracebacks, exit codes
-    from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use."""
+    from the README. ``outputs``: the output files by flag; ``master``: the Spark master the run would use;
+    ``lock_timeout``: how long a run waits for a table another run holds."""
     CommandState.command_ran = True
     try:
+        from tablepolicy.runtime.lock import waiting_for_locks
+
+        wait = lock_wait(lock_timeout)
         from tablepolicy.runtime.catalog.config import (  # on use: --help imports none
             configuration_given,
             configured_catalogs,
@@ -146,7 +203,8 @@ def run(
             check_output(flag, target)
         if master is not None:
             check_master(master, reach=reach_master)
-        code = action()
+        with waiting_for_locks(wait):
+            code = action()
     except PolicyError as exc:
         from .output import show_diagnostics
 
@@ -171,7 +229,7 @@ def run(
 
 @app.command()
 def validate(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     output: Annotated[FindingsFormat, typer.Option(
         "--format", "-f", help="text (terminal), github (workflow annotations on the file and line) or json.")]
     = FindingsFormat.text,
@@ -196,14 +254,14 @@ def init(
 
 
 @app.command()
-def ddl(path: PolicyPath = Path("policies"), catalog: CatalogName = None, env: EnvName = None) -> None:
+def ddl(path: PolicyPath = DEFAULT_POLICIES, catalog: CatalogName = None, env: EnvName = None) -> None:
     """Print the Spark SQL that creates every declared table in an empty catalog (offline)."""
     run(lambda: commands().ddl(path, catalog, env))
 
 
 @app.command()
 def plan(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Also save the plan file (JSON) for apply.")] = None,
     output: Annotated[
@@ -235,29 +293,33 @@ def show(
 
 @app.command()
 def apply(
-    path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.")] = Path("policies"),
+    path: Annotated[Path, typer.Argument(help="A saved plan (plan.json) or a policies directory.",
+                                         callback=project_policies)] = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     auto_approve: Annotated[bool, typer.Option("--auto-approve", help="Apply without asking.")] = False,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print the SQL it would run; change nothing.")] = False,
     policies: Annotated[
-        Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.")
-    ] = Path("policies"),
+        Path, typer.Option("--policies", help="Policies in git: approvals of destructive changes are checked here.",
+                           callback=project_policies)
+    ] = DEFAULT_POLICIES,
     json_report: Annotated[Path | None, typer.Option("--json-report", help="Write a JSON report of the run.")] = None,
     env: EnvName = None,
+    lock_timeout: LockTimeout = None,
 ) -> None:
     """Apply a reviewed plan (or plan-and-apply policies) through Spark, step by step, resumably."""
     check_spark_conf(spark_conf)
     run(lambda: commands().apply(path, catalog, auto_approve=auto_approve, master=spark_master,
                                  conf=spark_conf or [], dry_run=dry_run, policies=policies, json_report=json_report,
                                  environment=env),
-        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
+        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run,
+        lock_timeout=lock_timeout)
 
 
 @app.command()
 def maintain(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what is due, its SQL and estimated effect; change "
                                                             "nothing.")] = False,
@@ -274,6 +336,7 @@ def maintain(
         "--only", metavar="ACTION", help="Only this lifecycle action: retention, compaction, delete_files, "
                                          "manifests, snapshots, orphan_files (repeatable).")] = None,
     env: EnvName = None,
+    lock_timeout: LockTimeout = None,
 ) -> None:
     """Run the maintenance the lifecycle policy makes due now: rewrites and retention deletes through Spark (started
     only when one is due), snapshot expiry and orphan removal without it."""
@@ -281,7 +344,8 @@ def maintain(
     run(lambda: lifecycle().maintain(path, catalog, dry_run=dry_run, master=spark_master, conf=spark_conf or [],
                                    json_report=json_report, output=output, tables=table or [],
                                    only=only or [], environment=env),
-        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run)
+        outputs={"--json-report": json_report}, master=spark_master, reach_master=not dry_run,
+        lock_timeout=lock_timeout)
 
 
 def erasure() -> types.ModuleType:
@@ -334,7 +398,7 @@ RequestsTable = Annotated[str | None, typer.Option(
 def erase(
     requests: RequestsFile = None,
     requests_table: RequestsTable = None,
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
     = False,
@@ -346,6 +410,7 @@ def erase(
         "--debris-min-age", help="Delete unreadable files no snapshot reads only when older than this (e.g. 0s, 1h, "
         "3d; default: the table's orphan_files.older_than, else 3d). 0s only when no writer can be running.")]
     = None,
+    lock_timeout: LockTimeout = None,
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it,
     record it in the request ledger (requests done earlier are skipped) and print a certificate.
@@ -357,12 +422,12 @@ def erase(
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or [], environment=env, debris_age=debris_min_age,
                                 requests_table=requests_table),
-        outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run)
+        outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run, lock_timeout=lock_timeout)
 
 
 @erase_app.command("status")
 def erase_status(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     requests: Annotated[Path | None, typer.Option(
         "--requests", "-r", help="Also list this file's requests the ledger does not know yet (as pending).")]
@@ -381,7 +446,7 @@ def erase_status(
 
 @app.command()
 def health(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     output: Annotated[HealthFormat, typer.Option("--format", "-f", help="Output format.")] = HealthFormat.text,
     html: Annotated[Path | None, typer.Option("--html", help="Also write a self-contained HTML report here.")]
@@ -395,7 +460,7 @@ def health(
 
 @app.command()
 def doctor(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     write_probe: Annotated[bool, typer.Option(
         "--write-probe", help="Also write one small object under the warehouse, read it back and delete it.")]
@@ -421,9 +486,7 @@ def doctor(
 def unlock(
     table: Annotated[str, typer.Argument(help="The locked table, e.g. logs.app_events.")],
     catalog: CatalogName = None,
-    policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
-        "policies"
-    ),
+    policies: PoliciesOption = DEFAULT_POLICIES,
     force: Annotated[bool, typer.Option("--force", help="Also take over a live run's lock (dangerous).")] = False,
 ) -> None:
     """Show who holds a table's lock; take over a dead run's lock (exit 1 if there was none to take)."""
@@ -437,7 +500,7 @@ def unlock(
 
 @app.command()
 def drift(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
     detailed_exitcode: Annotated[bool, typer.Option(
         "--detailed-exitcode", help="Exit 0 no drift, 2 drift, 1 error (unmanaged tables are not drift).")] = False,
@@ -449,6 +512,23 @@ def drift(
     never mentions."""
     run(lambda: commands().drift(path, catalog, detailed_exitcode=detailed_exitcode, output=output,
                                  environment=env))
+
+
+@app.command()
+def history(
+    table: Annotated[str, typer.Argument(help="The table, e.g. sales.orders.", autocompletion=table_names)],
+    catalog: CatalogName = None,
+    policies: PoliciesOption = DEFAULT_POLICIES,
+    output: Annotated[DriftFormat, typer.Option("--format", "-f", help="text or json.")] = DriftFormat.text,
+) -> None:
+    """Which plan, git commit and user changed a table and when (apply's stamps), with the snapshots that wrote its
+    data (no JVM)."""
+    def act() -> int:  # imported once run has checked the catalog configuration pyiceberg reads on import
+        from .history import history as show_history
+
+        return show_history(table, catalog, policies, output=output)
+
+    run(act)
 
 
 @app.command("import")
@@ -464,9 +544,7 @@ def import_(
         "--recursive", "-r", help="With --namespace: also the tables of its nested namespaces.")] = False,
     catalog: CatalogName = None,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write policy files under this directory.")] = None,
-    policies: Annotated[Path, typer.Option(help="Policies directory (locates the embedded catalog).")] = Path(
-        "policies"
-    ),
+    policies: PoliciesOption = DEFAULT_POLICIES,
     force: Annotated[bool, typer.Option("--force", help="Overwrite existing policy files.")] = False,
 ) -> None:
     """Write policy YAML for existing catalog tables; plan right after shows no changes."""
@@ -482,7 +560,7 @@ def schema() -> None:
 
 @app.command()
 def fmt(
-    path: PolicyPath = Path("policies"),
+    path: PolicyPath = DEFAULT_POLICIES,
     check: Annotated[bool, typer.Option("--check", help="Only list files that are not formatted (exit 1).")] = False,
     diff: Annotated[bool, typer.Option("--diff", help="Print what would change as a unified diff; write nothing "
                                                       "(exit 1 when a file would change).")] = False,
@@ -566,9 +644,37 @@ def version() -> None:
     typer.echo(__version__)
 
 
+# Flags that choose what a run targets: given twice with different values, the last would silently win.
+TARGET_FLAGS = {"--catalog": "-c", "--env": "-e"}
+
+
+def repeated_target(argv: list[str]) -> str | None:
+    """The error for a target flag given twice with different values (``--catalog a --catalog b``), else None.
+
+    >>> repeated_target(["plan", "--catalog", "a", "-c", "b"])
+    "--catalog given twice ('a', 'b'): a run targets one; give it once"
+    """
+    words = argv[:argv.index("--")] if "--" in argv else argv
+    for long, short in TARGET_FLAGS.items():
+        values = []
+        for at, word in enumerate(words):
+            if word in (long, short) and at + 1 < len(words):
+                values.append(words[at + 1])
+            elif word.startswith(f"{long}="):
+                values.append(word.split("=", 1)[1])
+            elif word.startswith(short) and len(word) > 2 and not word.startswith("--"):
+                values.append(word[2:].removeprefix("="))
+        if len(set(values)) > 1:
+            return f"{long} given twice ({', '.join(repr(v) for v in values)}): a run targets one; give it once"
+    return None
+
+
 def main() -> None:
     """Usage errors exit 1, not click's 2: with --detailed-exitcode, 2 means "the plan has changes", and a
     mistyped flag in CI must not read as that. A 2 from before any command ran is click's usage error."""
+    if (repeated := repeated_target(sys.argv[1:])) is not None:
+        error(repeated)
+        sys.exit(Exit.ERROR)
     # pydantic looks for plugins in every installed package's entry points when it builds the first model (10 ms of
     # a 0.3 s validate); the command line uses none. Set to anything, the variable is the user's and is kept.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")

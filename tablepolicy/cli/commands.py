@@ -45,12 +45,15 @@ def init(directory: Path, *, install: str, force: bool) -> int:
 
     try:
         line = install_line(install, directory)
-        written = Scaffold(directory, line.spec).write(force=force)
+        outcomes = Scaffold(directory, line.spec, line.wheel).write(force=force)
     except (ScaffoldError, InstallSourceError) as exc:
         error(str(exc))
         return Exit.ERROR
-    for path in written:
-        info(f"wrote {display_path(path)}")
+    for outcome in outcomes:
+        if outcome.note:
+            warning(f"{outcome.action} {display_path(outcome.path)}: {outcome.note}")
+        else:
+            info(f"{outcome.action} {display_path(outcome.path)}")
     for stale in retired_calls(directory):  # the repository's other workflows, written by an earlier release
         warning(stale)
     info(f"Workflows install {line.spec!r} ({line.origin}; change with --install). Next: tablepolicy validate "
@@ -81,12 +84,20 @@ def fmt(path: Path, *, check: bool, diff: bool = False) -> int:
     ``check`` and ``diff`` write nothing and exit ERROR when a file would change. A file that cannot be read or
     does not parse is left as it is and makes the exit code ERROR in every mode."""
     from tablepolicy.compiler.fmt import YAMLError, format_diff, format_text  # ruamel.yaml: only fmt needs it
+    from tablepolicy.compiler.loader import not_utf8
 
     unformatted = broken = 0
     for file in discover(path):
         try:
             formatted = format_text(text := file.read_text(encoding="utf-8"))
-        except (YAMLError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:  # validate's finding (TP008): where, and what to do
+            finding = not_utf8(display_path(file), file.read_bytes(), exc)
+            example = "" if "UTF-16" in (finding.hint or "") else " (from Latin-1: iconv -f latin1 -t utf-8)"
+            error(f"{display_path(file)}: not formatted, {finding.message} (line {finding.location.line}, column "
+                  f"{finding.location.col}); {finding.hint}{example}, then run fmt again")
+            broken += 1
+            continue
+        except YAMLError as exc:
             error(f"{display_path(file)}: not formatted, YAML does not parse: {str(exc).splitlines()[0]}")
             broken += 1
             continue
@@ -175,7 +186,12 @@ def apply(
     environment: str | None = None,
 ) -> int:
     from tablepolicy.compiler.plan.steps import plan_id_of, plan_steps
+    from tablepolicy.runtime.apply import applier
 
+    if path.suffix == ".json" and path.is_dir():
+        error(f"{display_path(path)} is a folder, not a saved plan: give the file tablepolicy plan --out wrote (or a "
+              "policies folder to plan and apply now)")
+        return Exit.ERROR
     saved = is_saved_plan(path)
     if not saved and not auto_approve and not dry_run and not sys.stdin.isatty():
         # nobody can answer the question (CI, a pipe): refuse before reading anything, never an aborted prompt
@@ -209,7 +225,7 @@ def apply(
         if not planned.has_changes:
             return Exit.OK
         if dry_run:
-            show_statements(plan_steps(planned, plan_id_of(planned)))
+            show_statements(plan_steps(planned, plan_id_of(planned), applier()))
             return Exit.OK
         if not saved and not auto_approve and not typer.confirm("Apply these changes?", default=False):
             error("apply cancelled")

@@ -42,6 +42,8 @@ def erase(
     run = tablepolicy.invocation(path, catalog=catalog, environment=environment, now=clock())  # once: the API takes it
     catalog_header(run.target)
 
+    blocked: list[str] = []  # a dry run's tables whose erasure a tag or branch would block
+
     def told(event: Event) -> None:
         match event:
             case LedgerNote(text):
@@ -49,6 +51,8 @@ def erase(
             case ErasureDecided():
                 show_diagnostics(event.findings)  # warnings: a request listed twice alike
                 _show_plan(event)
+                blocked.extend(f"{format_name(p.table)} (by {', '.join(p.blocking_refs)})" for p in event.previews
+                               if p.blocking_refs)
             case ErasureProgress(message):
                 info(f"  {message}")
             case TableErased(proof_of_table, _, document):
@@ -61,6 +65,11 @@ def erase(
                                 spark_conf=dict(item.split("=", 1) for item in conf), debris_min_age=override,
                                 progress=told)
     if dry_run:
+        if blocked:  # the run would stop there: the dry run says so with its exit code, not only in its text
+            error(f"the erasure would be blocked on {', '.join(blocked)}: a tag or branch keeps a file holding a "
+                  "key and lifecycle.erasure.refs decides nothing for it; declare hold, rewrite or expire for it, "
+                  "then run again")
+            return Exit.ERROR
         return Exit.OK
     if outcome.certificate:
         info("Certificate (no key values):")

@@ -137,7 +137,9 @@ def test_expire_drops_the_ref_hold_keeps_it_and_no_decision_blocks(lake: Lake, t
     held, forgotten = table.metadata.refs["litigation"].snapshot_id, table.metadata.refs["forgotten"].snapshot_id
 
     code, output, proof = erase(lake, policies, tmp_path, "--dry-run")
-    assert code == 0 and proof == {}, output
+    assert code == 1 and proof == {}, output  # the run would stop at the forgotten tag: the dry run says so
+    assert ("error: the erasure would be blocked on privacy.decided (by forgotten): a tag or branch keeps a file "
+            "holding a key and lifecycle.erasure.refs decides nothing for it") in output
     assert "tag 'litigation' is kept (legal hold): snapshot" in output
     assert "branch 'scratch' is dropped so its snapshots can be expired: snapshot" in output
     assert f"blocked by tag 'forgotten': snapshot {forgotten} reads 9 file(s) holding a key of REQ-1, REQ-2" in output

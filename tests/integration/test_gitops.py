@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -18,11 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from pyiceberg.catalog import load_catalog
 from pyiceberg.exceptions import NoSuchTableError
 
 from tablepolicy.runtime.github import COMMENT_LIMIT
-from tests.cli_runner import cli_on_path, tablepolicy
+from tests.cli_runner import cli_on_path
 from tests.github_stub import GitHubState, github_stub
 from tests.pgserver import postgres_server
 from tests.workflow_runner import JobResult, run_job
@@ -255,6 +255,11 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+def locked_site() -> Path:
+    """The folder the locked packages are installed in (this interpreter's, or the one a .pth of it names)."""
+    return Path(typer.__file__).resolve().parents[1]
+
+
 @pytest.fixture(scope="module")
 def runner_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh runner's Python: a new virtualenv without tablepolicy, whose other packages are the locked ones
@@ -262,7 +267,7 @@ def runner_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = tmp_path_factory.mktemp("runner") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     deps = tmp_path_factory.mktemp("locked-packages")
-    site = Path(sysconfig.get_paths()["purelib"])
+    site = locked_site()
     for entry in site.iterdir():
         if not entry.name.startswith(("tablepolicy", "__editable__", "_tablepolicy")) and entry.suffix != ".pth":
             (deps / entry.name).symlink_to(entry)
@@ -271,19 +276,41 @@ def runner_bin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv / "bin"
 
 
+@pytest.fixture(scope="module")
+def user_bin(tmp_path_factory: pytest.TempPathFactory, wheel: Path) -> Path:
+    """A new team's machine: tablepolicy installed from a wheel file (as from a release download), which no CI
+    runner can install from again."""
+    venv = tmp_path_factory.mktemp("user") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    [site] = (venv / "lib").glob("python3*/site-packages")
+    deps = tmp_path_factory.mktemp("user-packages")
+    for entry in locked_site().iterdir():
+        if not entry.name.startswith(("tablepolicy", "__editable__", "_tablepolicy")) and entry.suffix != ".pth":
+            (deps / entry.name).symlink_to(entry)
+    (site / "locked_packages.pth").write_text(f"{deps}\n")
+    subprocess.run([venv / "bin" / "python", "-m", "pip", "install", "-q", "--no-index", "--no-deps", str(wheel)],
+                   check=True, capture_output=True)
+    return venv / "bin"
+
+
 def test_a_repository_made_by_init_installs_its_line_plans_and_applies_prods_values(
-        tmp_path: Path, wheel: Path, runner_bin: Path) -> None:
-    """Issue 26's loop as a new team runs it: init (its install line a wheel in the repository), the PR's plan job
-    installs tablepolicy from that line on a runner without it, comments, uploads; the merge applies the reviewed
-    plan with environments/prod.yaml's values."""
+        tmp_path: Path, user_bin: Path, runner_bin: Path) -> None:
+    """Issue 26's and 36's first hour as a new team runs it: init into an existing git repository with no
+    --install and no variable (the tool knows no published or pushed source, so it commits its own wheel, pinned by
+    digest), the PR's plan job installs tablepolicy from exactly that file on a runner without it and with no
+    package index, comments, uploads; the merge applies the reviewed plan with environments/prod.yaml's values."""
     repo = new_repository(tmp_path / "lake", "our lake\n")
+    (repo / ".gitignore").write_text("*.tmp\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "empty")
     git(repo, "checkout", "-q", "-b", "pr-1")
-    (repo / "wheels").mkdir()
-    shutil.copy2(wheel, repo / "wheels" / wheel.name)
-    made = tablepolicy("init", ".", "--install", f"./wheels/{wheel.name}", cwd=repo)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYICEBERG_", "TABLEPOLICY_"))}
+    made = subprocess.run([user_bin / "tablepolicy", "init", "."], cwd=repo, capture_output=True, text=True,
+                          env=env | {"HOME": str(tmp_path), "PATH": f"{user_bin}{os.pathsep}{env['PATH']}"})
     assert made.returncode == 0, made.stderr
+    assert "this tablepolicy's own wheel, written to wheels/tablepolicy-0.1.0-py3-none-any.whl" in made.stdout
+    assert (repo / ".gitignore").read_text().startswith("*.tmp\n# tablepolicy:")
+    assert (repo / "README.md").read_text() == "our lake\n"
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "tablepolicy init")
     head = git(repo, "rev-parse", "HEAD")

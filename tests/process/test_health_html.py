@@ -55,7 +55,7 @@ def test_page_is_self_contained_and_escaped(report: str) -> None:
 
 def test_headless_chromium_renders_the_page(report: str, tmp_path: Path) -> None:
     chromium = shutil.which("chromium")
-    assert chromium, "Debian's chromium is installed by `make install` (scripts/system-deps.sh)"
+    assert chromium, "Debian's chromium is installed by `make dev` (scripts/system-deps.sh dev; make test runs it)"
     page, shot = tmp_path / "health.html", tmp_path / "health.png"
     page.write_text(report, encoding="utf-8")
     profile = tmp_path / "profile"

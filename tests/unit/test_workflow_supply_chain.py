@@ -52,7 +52,37 @@ def test_every_workflow_declares_its_permissions(name: str) -> None:
     permissions = document.get("permissions")
     assert isinstance(permissions, dict) and permissions.get("contents") == "read", (name, permissions)
     writes = {scope for scope, level in permissions.items() if level == "write"}
-    assert writes <= {"pull-requests"}, f"{name} writes {writes}"
+    assert writes <= {"pull-requests", "id-token"}, f"{name} writes {writes}"
+    # an OIDC token only where the job exchanges it for storage credentials
+    assert ("id-token" in writes) == ("aws-actions/configure-aws-credentials@" in EVERY_WORKFLOW[name]), name
+
+
+@pytest.mark.parametrize("name", sorted(TEMPLATES))
+def test_storage_credentials_come_from_the_runners_identity_or_named_secrets(name: str) -> None:
+    steps = [s for job in yaml.safe_load(TEMPLATES[name])["jobs"].values() for s in job["steps"]]
+    readonly = "_READONLY" if name in ("tablepolicy-plan.yml", "tablepolicy-drift.yml") else ""
+    [oidc] = [s for s in steps if str(s.get("uses", "")).startswith("aws-actions/configure-aws-credentials@")]
+    assert oidc["if"] == f"vars.TABLEPOLICY_AWS_ROLE_ARN{readonly} != ''"
+    assert oidc["with"]["role-to-assume"] == f"${{{{ vars.TABLEPOLICY_AWS_ROLE_ARN{readonly} }}}}"
+    [keys] = [s for s in steps if s.get("name") == "storage credentials from secrets"]
+    assert keys["env"] == {"KEY_ID": f"${{{{ secrets.TABLEPOLICY_AWS_ACCESS_KEY_ID{readonly} }}}}",
+                           "SECRET": f"${{{{ secrets.TABLEPOLICY_AWS_SECRET_ACCESS_KEY{readonly} }}}}"}
+    names = [s.get("name") or s.get("uses") for s in steps]
+    assert names.index("storage credentials from secrets") < min(
+        i for i, n in enumerate(names) if n and n.startswith(("validate", "plan", "drift", "find the reviewed",
+                                                               "health", "erase pending")))
+
+
+def test_no_run_cancels_a_queued_apply() -> None:
+    """GitHub cancels the pending run of a concurrency group when another arrives: an apply shares its group with
+    nothing (one per merge commit), and the runs that write wait for each other's table locks instead."""
+    groups = {name: yaml.safe_load(text).get("concurrency") for name, text in TEMPLATES.items()}
+    assert groups["tablepolicy-apply.yml"] == {"group": "tablepolicy-apply-${{ github.sha }}",
+                                               "cancel-in-progress": False}
+    others = {g["group"] for n, g in groups.items() if g and n != "tablepolicy-apply.yml"}
+    assert not any(group.startswith("tablepolicy-apply") for group in others)
+    for name in ("tablepolicy-apply.yml", "tablepolicy-maintain.yml", "tablepolicy-erase.yml"):
+        assert "--lock-timeout 1h" in TEMPLATES[name], name
 
 
 @pytest.mark.parametrize("name", sorted(EVERY_WORKFLOW))
