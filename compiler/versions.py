@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-CLAUSE = re.compile(r"\s*(===|==|!=|~=|>=|<=|>|<)?\s*v?(\d+(?:\.\d+)*)(\.\*)?\s*")  # no operator: ==
+CLAUSE = re.compile(r"[ \t]*(===|==|!=|~=|>=|<=|>|<)?[ \t]*v?([0-9]+(?:\.[0-9]+)*)(\.\*)?[ \t]*")  # no operator: ==
 
 
 class VersionSpecError(ValueError):
@@ -19,7 +19,7 @@ class VersionSpecError(ValueError):
 
 def _release(version: str) -> tuple[int, ...]:
     """The release segment: ``0.1.0rc1`` -> (0, 1, 0); trailing zeros do not count (0.1 == 0.1.0)."""
-    match = re.match(r"\d+(?:\.\d+)*", version.strip().lstrip("v"))
+    match = re.match(r"[0-9]+(?:\.[0-9]+)*", version.strip().lstrip("v"))
     if match is None:
         raise VersionSpecError(f"not a version: {version!r}")
     parts = [int(p) for p in match.group(0).split(".")]

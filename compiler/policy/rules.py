@@ -70,10 +70,18 @@ class Rules(Spec):
         return value
 
 
+# What compiler/versions.py parses, for the JSON Schema: clauses joined by commas; a prefix (.*) only with == or
+# != (or no operator), ~= with two parts at least
+_CLAUSE = (r"(?:(?:==|!=)?[ \t]*v?[0-9]+(?:\.[0-9]+)*(?:\.\*)?|~=[ \t]*v?[0-9]+(?:\.[0-9]+)+"
+           r"|(?:===|>=|<=|>|<)[ \t]*v?[0-9]+(?:\.[0-9]+)*)")
+REQUIRED_VERSION_PATTERN = rf"^[ \t]*{_CLAUSE}[ \t]*(?:,[ \t]*{_CLAUSE}[ \t]*)*$"
+
+
 class RulesFile(Spec):
     required_version: str | None = Field(
         None, min_length=1, description="The tablepolicy versions this repository accepts, e.g. \">=0.1, <0.2\": "
-        "every command refuses to run with another (TP009), as Terraform's required_version.")
+        "every command refuses to run with another (TP009), as Terraform's required_version.",
+        json_schema_extra={"pattern": REQUIRED_VERSION_PATTERN})  # the editor's check; the validator's is TP104
     rules: Rules
 
     @field_validator("required_version")

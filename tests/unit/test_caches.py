@@ -21,7 +21,7 @@ def test_cached_validation_gives_the_same_project_and_findings(tmp_path: Path) -
     cache_file = tmp_path / "models.tsv"
     cold, cold_findings = validate(policies, FileModelCache.open(cache_file))
     warm_cache = FileModelCache.open(cache_file)
-    assert len(warm_cache.models) == 6
+    assert len(warm_cache.models) == 7
     warm, warm_findings = validate(policies, warm_cache)
     assert [d.render() for d in warm_findings] == [d.render() for d in cold_findings]
     assert [d.code for d in warm_findings] == ["TP422"]

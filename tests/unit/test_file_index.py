@@ -435,7 +435,7 @@ def test_the_cli_on_a_file_rewritten_keeping_its_stat(tmp_path: Path) -> None:
         assert warm.stdout + warm.stderr == (
             "policies/logs/_namespace.yaml:4:18: error TP008: not UTF-8: byte 0xff at offset 181 cannot be decoded\n"
             "    hint: save the file as UTF-8\n"
-            + ("5 file(s) checked: 1 error(s), 0 warning(s)\n" if command == "validate" else ""))
+            + ("6 file(s) checked: 1 error(s), 0 warning(s)\n" if command == "validate" else ""))
 
 
 def test_a_file_rewritten_in_the_tick_it_was_read_during_a_long_run(tmp_path: Path,

@@ -34,5 +34,5 @@ def test_damaged_cache_is_rebuilt(tmp_path: Path, damage: bytes) -> None:
     cache_file.parent.mkdir()
     cache_file.write_bytes(damage)
     project, diagnostics = validate(policies, FileModelCache.open(cache_file))
-    assert not diagnostics.has_errors and len(project.tables) == 3
+    assert not diagnostics.has_errors and len(project.tables) == 4
     assert FileModelCache.open(cache_file).models  # saved anew

@@ -136,7 +136,7 @@ def test_plan_cache_is_invalidated_by_catalog_commits_and_policy_edits(policies:
     assert plan(str(policies), "--detailed-exitcode")[0] == 0
     cache = policies.parent / ".tablepolicy" / "plan-cache.json"
     assert (policies.parent / ".tablepolicy" / "models.tsv").exists()
-    assert len(json.loads(cache.read_text())["entries"]) == 3
+    assert len(json.loads(cache.read_text())["entries"]) == 4
     # out of band: another tool changes an owned property; the metadata location moves, the cache misses
     table = embedded_catalog(policies).load_table(("logs", "app_events"))
     with table.transaction() as tx:

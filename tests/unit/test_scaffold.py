@@ -13,7 +13,6 @@ from tablepolicy.compiler.validate import validate
 from tablepolicy.runtime.scaffold import Scaffold, ScaffoldError, install_command, retired_calls, spark_spec
 from tablepolicy.runtime.scaffold.source import check_spec
 from tablepolicy.runtime.scaffold.wheel import build_wheel
-from tests.cli_runner import tablepolicy
 
 SPEC = "tablepolicy==0.1.0"
 SHA = "3f2a9c1d" * 5
@@ -130,15 +129,6 @@ def test_init_names_each_workflow_line_that_still_runs_a_module_no_longer_instal
         "(everything lives under the tablepolicy package); change it to `tablepolicy github` with the same arguments"]
     assert "python -m" not in (workflows / "tablepolicy-plan.yml").read_text()
 
-
-def test_init_warns_of_a_retired_call_on_the_command_line(tmp_path: Path) -> None:
-    workflows = tmp_path / "repo" / ".github" / "workflows"
-    workflows.mkdir(parents=True)
-    (workflows / "nightly.yml").write_text(OLD_PLAN_JOB)
-    run = tablepolicy("init", "repo", "--install", "tablepolicy==0.1.0", cwd=tmp_path)
-    assert run.returncode == 0, run.stderr
-    assert ("warning: .github/workflows/nightly.yml:8: runs `python -m runtime.github`, which tablepolicy no longer "
-            "installs") in run.stderr
 
 def test_init_names_an_old_erase_workflow_that_reads_requests_from_git(tmp_path: Path) -> None:
     """The erase workflow of earlier releases read privacy/requests.yaml from the repository: init, asked again,
