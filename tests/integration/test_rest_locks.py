@@ -197,3 +197,22 @@ def test_unlock_in_the_other_tree_shows_and_clears_a_dead_runs_lock(server: Seaw
     assert lock_keys(server, tmp_path) == []
     again = b.unlock("shop.orders")
     assert again.returncode == 1 and "no lock on table shop.orders in " in again.stderr, again.stderr
+
+
+def test_a_lock_location_the_store_refuses_stops_the_run_naming_it(server: SeaweedServer,
+                                                                    trees: tuple[Tree, Tree]) -> None:
+    """SeaweedFS refuses writes to its table bucket outside a table (403): the run stops before any work with one
+    line naming the location and the answer, the table untouched."""
+    a, _ = trees
+    definition = yaml.safe_load((a.root / ".pyiceberg.yaml").read_text())
+    definition["catalog"][NAME]["tablepolicy.lock-location"] = "s3://warehouse/locks"
+    (a.root / ".pyiceberg.yaml").write_text(yaml.safe_dump(definition))
+    (a.root / "policies" / "shop" / "orders.yaml").write_text(POLICY.replace("'8'", "'9'"))
+    run = a.cli("apply", "policies", "--auto-approve")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "PUT s3://warehouse/locks/lock-shop.orders.json answered 403" in run.stderr, run.stderr
+    assert "internal error" not in run.stderr, run.stderr
+    from pyiceberg.catalog import load_catalog
+
+    table = load_catalog(NAME, **server.catalog_properties()).load_table("shop.orders")
+    assert table.properties.get("commit.retry.num-retries") != "9"
