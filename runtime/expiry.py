@@ -118,7 +118,9 @@ def _requirements(table: Table) -> tuple[TableRequirement, ...]:
     metadata = table.metadata
     found: list[ValidatableTableRequirement] = [AssertTableUUID(uuid=metadata.table_uuid)]
     found += [AssertRefSnapshotId(ref=name, snapshot_id=ref.snapshot_id) for name, ref in sorted(metadata.refs.items())]
-    if type(table.catalog).__name__ != "RestCatalog":
+    from pyiceberg.catalog.rest import RestCatalog  # tablepolicy's BoundedRestCatalog among them
+
+    if not isinstance(table.catalog, RestCatalog):
         found.append(AssertRefsUnchanged(refs={name: ref.snapshot_id for name, ref in metadata.refs.items()}))
     return cast(tuple[TableRequirement, ...], tuple(found))  # pyiceberg's union names its own kinds only
 

@@ -51,6 +51,7 @@ def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
         properties["py-io-impl"] = PYICEBERG_IO
     if config.kind == "rest":  # as Spark's side (runtime/spark/catalog_conf.py): the server answers for its views
         properties.setdefault("view-endpoints-supported", "true")
+
     if root is not None and create:
         (root / "warehouse").mkdir(parents=True, exist_ok=True)
     elif root is not None and not (root / "catalog.db").exists():
@@ -60,13 +61,23 @@ def open_catalog(config: CatalogConfig, *, create: bool = True) -> Catalog:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            catalog = load_catalog(config.name, **properties)
+            catalog = _load(config, properties)
         _concurrent_sqlite(catalog)
         if config.kind == "rest":  # one listing: a refused credential or an unknown warehouse is said here, once
             catalog.list_namespaces()
         return catalog
     except Exception as exc:  # pyiceberg raises many kinds; the user needs one clear line
         raise CatalogError(f"cannot open {config.describe()}: {explain_catalog_error(exc, config)}") from None
+
+
+def _load(config: CatalogConfig, properties: dict[str, str]) -> Catalog:
+    """pyiceberg's catalog for the definition (resolved already: runtime/catalog/config.py); a REST one with every
+    request bounded in time (rest.py), unless the definition names its own ``py-catalog-impl``."""
+    if config.kind == "rest" and "py-catalog-impl" not in properties:
+        from .rest import BoundedRestCatalog
+
+        return BoundedRestCatalog(config.name, **properties)
+    return load_catalog(config.name, **properties)
 
 
 @functools.cache

@@ -24,6 +24,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 
+from tablepolicy.compiler.errors import TablePolicyError
+
 from .files import lock_file_name
 from .holder import Found, Holder, LockHeldError, Verdict, clear_dead, judge
 
@@ -31,8 +33,9 @@ LOCK_LOCATION = "tablepolicy.lock-location"  # the catalog definition's property
 TIMEOUT_SECONDS = 10.0
 
 
-class ObjectStoreError(OSError):
-    """The lock store answered something other than success or a failed condition."""
+class ObjectStoreError(TablePolicyError):
+    """The lock store answered something other than success or a failed condition: the run stops before any work,
+    naming the location and the answer."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,12 @@ class S3Settings:
         if self.endpoint:
             return f"{self.endpoint}/{self.bucket}/{quoted}"
         return f"https://{self.bucket}.s3.{self.region}.amazonaws.com/{quoted}"
+
+
+def _code(body: bytes) -> str:
+    """S3's error code in an XML answer (``NoSuchBucket``), else the start of the body."""
+    found = re.search(rb"<Code>([^<]+)</Code>", body)
+    return found.group(1).decode("utf-8", "replace") if found else body[:100].decode("utf-8", "replace")
 
 
 def _hmac(key: bytes, text: str) -> bytes:
@@ -132,14 +141,20 @@ class ObjectStore:
             answer = Answer(exc.code, exc.read(), None)
             if exc.code in (404, 409, 412):
                 return answer
-            raise ObjectStoreError(f"{method} s3://{self.s3.bucket}/{key} answered {exc.code}: "
-                                   f"{answer.body[:200].decode('utf-8', 'replace')}") from None
+            raise ObjectStoreError(f"the table locks: {method} s3://{self.s3.bucket}/{key} answered {exc.code} "
+                                   f"({_code(answer.body)}); check {LOCK_LOCATION} in the catalog's definition "
+                                   "and that its S3 keys may read, write and delete there") from None
         except OSError as exc:
-            raise ObjectStoreError(f"{method} s3://{self.s3.bucket}/{key} failed: {exc}") from None
+            raise ObjectStoreError(f"the table locks: {method} s3://{self.s3.bucket}/{key} failed ({exc}); check "
+                                   f"{LOCK_LOCATION} in the catalog's definition and that its store answers") from None
 
     def acquire(self, name: str, me: Holder) -> Holder:
         for _ in range(3):
             answer = self._call("PUT", self._key(name), me.to_json().encode(), {"If-None-Match": "*"})
+            if answer.status == 404:
+                raise ObjectStoreError(f"cannot take the lock on table {name}: {self.where} answered 404 "
+                                       f"({_code(answer.body)}); create bucket {self.s3.bucket} or fix "
+                                       f"{LOCK_LOCATION} in the catalog's definition")
             if answer.status == 200 and answer.etag:
                 self.etags[name] = answer.etag
                 return me

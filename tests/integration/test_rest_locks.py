@@ -2,8 +2,9 @@
 each with its own .tablepolicy/ folder, against one SeaweedFS server (tests/seaweed.py). The catalog's definition
 names ``tablepolicy.lock-location``; the lock is an object written there with S3's conditional writes
 (runtime/lock/objects.py). A maintain holding the table in one tree refuses an apply in the other, naming the
-holder; a killed holder (its pid gone) is taken over at once, a hung one (alive, silent) after its heartbeat stops
-for the stale window and learns it lost the lock; ``unlock`` in the other tree shows and clears the lock.
+holder, and an apply's lock refuses the other tree's real maintain (nothing expired until it is released); a
+killed holder (its pid gone) is taken over at once, a hung one (alive, silent) after its heartbeat stops for the
+stale window and learns it lost the lock; ``unlock`` in the other tree shows and clears the lock.
 
 Holders are real processes taking the locks maintain takes (``catalog_locks``, tests/integration/test_locks.py's
 Lake); the runs they block are the installed CLI. The heartbeat is shortened with TABLEPOLICY_LOCK_HEARTBEAT.
@@ -117,6 +118,35 @@ def test_a_maintain_in_one_tree_refuses_an_apply_in_the_other(server: SeaweedSer
     assert second.returncode == 0, second.stderr
 
 
+def test_an_apply_in_one_tree_refuses_a_maintain_in_the_other(server: SeaweedServer, trees: tuple[Tree, Tree],
+                                                             tmp_path: Path) -> None:
+    """The other direction, with maintain's real run: snapshot expiry is due (three appends, a 1s max age), and the
+    other tree's apply holds the table, so maintain refuses it and expires nothing; once released, it runs."""
+    a, b = trees
+    policy = POLICY + "lifecycle:\n  snapshots: {max_age: 1s, min_keep: 1}\n"
+    for tree in trees:
+        (tree.root / "policies" / "shop" / "orders.yaml").write_text(policy)
+    from pyiceberg.catalog import load_catalog
+
+    table = load_catalog(NAME, **server.catalog_properties()).load_table("shop.orders")
+    for i in range(3):
+        table.append(pa.Table.from_pylist([{"id": i, "qty": i}], schema=table.schema().as_arrow()))
+    time.sleep(1.5)  # every snapshot but the newest past the declared 1s
+    before = len(load_catalog(NAME, **server.catalog_properties()).load_table("shop.orders").metadata.snapshots)
+    holder = b.start(120, "shop.orders", command="apply")
+    try:
+        run = a.cli("maintain", "policies", "--only", "snapshots")
+        assert run.returncode == 1, run.stdout + run.stderr
+        assert f"table shop.orders is being applied by pid {holder.pid} on " in run.stderr, run.stderr
+        table = load_catalog(NAME, **server.catalog_properties()).load_table("shop.orders")
+        assert len(table.metadata.snapshots) == before >= 3  # nothing expired
+    finally:
+        kill(holder)
+    run = a.cli("maintain", "policies", "--only", "snapshots")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert len(load_catalog(NAME, **server.catalog_properties()).load_table("shop.orders").metadata.snapshots) == 1
+
+
 def test_a_killed_holder_is_taken_over_at_once(server: SeaweedServer, trees: tuple[Tree, Tree],
                                                tmp_path: Path) -> None:
     """Its pid is gone from this host: the other tree's run takes the lock without waiting out the window."""
@@ -167,3 +197,22 @@ def test_unlock_in_the_other_tree_shows_and_clears_a_dead_runs_lock(server: Seaw
     assert lock_keys(server, tmp_path) == []
     again = b.unlock("shop.orders")
     assert again.returncode == 1 and "no lock on table shop.orders in " in again.stderr, again.stderr
+
+
+def test_a_lock_location_the_store_refuses_stops_the_run_naming_it(server: SeaweedServer,
+                                                                    trees: tuple[Tree, Tree]) -> None:
+    """SeaweedFS refuses writes to its table bucket outside a table (403): the run stops before any work with one
+    line naming the location and the answer, the table untouched."""
+    a, _ = trees
+    definition = yaml.safe_load((a.root / ".pyiceberg.yaml").read_text())
+    definition["catalog"][NAME]["tablepolicy.lock-location"] = "s3://warehouse/locks"
+    (a.root / ".pyiceberg.yaml").write_text(yaml.safe_dump(definition))
+    (a.root / "policies" / "shop" / "orders.yaml").write_text(POLICY.replace("'8'", "'9'"))
+    run = a.cli("apply", "policies", "--auto-approve")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "PUT s3://warehouse/locks/lock-shop.orders.json answered 403" in run.stderr, run.stderr
+    assert "internal error" not in run.stderr, run.stderr
+    from pyiceberg.catalog import load_catalog
+
+    table = load_catalog(NAME, **server.catalog_properties()).load_table("shop.orders")
+    assert table.properties.get("commit.retry.num-retries") != "9"

@@ -32,3 +32,25 @@ def test_a_rest_error_names_the_setting(error: Exception, said: tuple[str, str])
     assert all(part in text for part in said), text
     assert "s3cret-value" not in text
 
+
+
+def test_a_rest_server_that_never_answers_ends_the_open_with_an_error() -> None:
+    """A socket that accepts connections (its backlog) and never answers: pyiceberg alone would wait forever on the
+    config request; through runtime/catalog/rest.py every request is bounded by the definition's rest.client.*
+    settings (Spark's names), and the open fails saying the catalog cannot be reached."""
+    import socket
+
+    from tablepolicy.compiler.errors import CatalogError
+    from tablepolicy.runtime.catalog.reader import open_catalog
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        uri = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        config = CatalogConfig("prod", {"type": "rest", "uri": uri, "token": "t0ken-value",
+                                        "rest.client.connection-timeout-ms": "500",
+                                        "rest.client.socket-timeout-ms": "300"})
+        with pytest.raises(CatalogError) as failed:
+            open_catalog(config)
+    assert f"cannot open catalog 'prod' (rest, {uri})" in str(failed.value), failed.value
+    assert "cannot be reached" in str(failed.value) and "timed out" in str(failed.value).lower(), failed.value
