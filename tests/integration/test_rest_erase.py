@@ -96,6 +96,16 @@ def test_erase_on_the_rest_catalog_leaves_no_key_in_any_object(server: SeaweedSe
     assert run.returncode == 0, run.stdout + run.stderr
     states = {r["id"]: r["state"] for r in json.loads(run.stdout)["requests"]}
     assert states == {request: "done" for request in ERASED}, run.stdout
+    # the ledger lives in the lake: the catalog holds it, no project file does, and another runner's clone (its
+    # own folder, nothing restored) reads the same answer
+    assert catalog.table_exists("tablepolicy.erasure_ledger")
+    assert not list(root.rglob("erasure-ledger.db"))
+    other = tmp_path / "other-runner"
+    (other / "policies").mkdir(parents=True)
+    (other / "policies" / f"{name}.yaml").write_text(policy(name, mode))
+    (other / ".pyiceberg.yaml").write_text((root / ".pyiceberg.yaml").read_text())
+    run = cli(other, "erase", "status", "policies", "--format", "json")
+    assert {r["id"]: r["state"] for r in json.loads(run.stdout)["requests"]} == states, run.stdout + run.stderr
     run = cli(root, "erase", "policies", "--requests", str(requests), "--proof", str(proof_file))
     assert run.returncode == 0, run.stdout + run.stderr
     again = json.loads(proof_file.read_text())  # the ledger says done: both skipped
