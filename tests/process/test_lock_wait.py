@@ -20,7 +20,7 @@ def test_without_a_timeout_a_held_table_is_refused_at_once(tmp_path: Path) -> No
     store = FileStore(tmp_path)
     other_run(store, "sales.orders")
     slept: list[float] = []
-    with pytest.raises(LockHeldError, match="sales.orders") as caught, hold(store, ["sales.orders"],
+    with pytest.raises(LockHeldError, match=r"sales\.orders") as caught, hold(store, ["sales.orders"],
                                                                             sleep=slept.append):
         pass
     assert slept == [] and "waited" not in str(caught.value)

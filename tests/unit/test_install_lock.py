@@ -1,9 +1,9 @@
 """Every install is the same product: the lock pins every package with hashes and this suite runs on it.
 
 ``make install`` installs ``requirements/spark.lock``, ``make dev`` ``dev.lock`` on top (pip --require-hashes); the
-workflows install ``core.lock`` or ``spark.lock``. These tests fail when the environment is not the lock, when a lock line
-has no hash, when the three locks disagree, or when pyproject.toml's ranges no longer admit the lock
-(a dependency changed without ``make lock``).
+workflows install ``core.lock`` or ``spark.lock``. These tests fail when the environment is not the lock, when a
+lock line has no hash, when the three locks disagree, or when pyproject.toml's ranges no longer admit the lock (a
+dependency changed without ``make lock``).
 """
 
 from __future__ import annotations
