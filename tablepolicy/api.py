@@ -89,7 +89,7 @@ def _with_tracked_requests(where: ProjectPaths, findings: Diagnostics) -> Diagno
 
 def _with_strays(where: ProjectPaths, findings: Diagnostics) -> Diagnostics:
     """The findings and a warning for each table policy outside the project's policies folder (TP010)."""
-    from tablepolicy.compiler.project import stray_findings
+    from tablepolicy.compiler.paths import stray_findings  # no policy model: a cached answer stays light
 
     strays = stray_findings(where)
     return Diagnostics([*findings.items, *strays]) if strays else findings

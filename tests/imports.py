@@ -5,8 +5,10 @@ tablepolicy/ a module imports its neighbours relatively (``from ..diff import ch
 from __future__ import annotations
 
 import ast
+import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 MOUNTS = {"compiler": "tablepolicy.compiler", "runtime": "tablepolicy.runtime", "tablepolicy": "tablepolicy"}
@@ -43,3 +45,12 @@ def house_files() -> list[Path]:
     """Every module of the house, each once (tablepolicy/compiler and tablepolicy/runtime are links)."""
     return sorted(f for folder in MOUNTS for f in (ROOT / folder).rglob("*.py")
                   if not f.relative_to(ROOT).as_posix().startswith(("tablepolicy/compiler/", "tablepolicy/runtime/")))
+
+
+def script(name: str) -> ModuleType:
+    """A script of scripts/ (not installed: ``scripts/docgen.py`` -> ``script("docgen")``) loaded as a module."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

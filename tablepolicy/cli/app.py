@@ -245,9 +245,11 @@ def validate(
 def init(
     directory: Annotated[Path, typer.Argument(help="Where to create the policy repository.")] = Path("."),
     install: Annotated[str, typer.Option(
-        "--install", help="The pinned requirement CI installs tablepolicy from (a version, git URL with a commit, "
-                          "or a path); never a bare name.")] = "",
-    force: Annotated[bool, typer.Option("--force", help="Overwrite files that exist.")] = False,
+        "--install", help="The pinned requirement CI installs tablepolicy from (a version the package index "
+                          "serves, git URL with a commit, or a path); never a bare name. Default: where this "
+                          "tablepolicy came from, else its own wheel written into the repository.")] = "",
+    force: Annotated[bool, typer.Option("--force", help="Replace tablepolicy's own files that differ (workflows, "
+                                                        "schema, catalog template, wheel); no other file.")] = False,
 ) -> None:
     """Scaffold a policy repository: workflows, org rules, an example table, editor schema, pre-commit."""
     run(lambda: commands().init(directory, install=install, force=force))

@@ -72,6 +72,7 @@ def test_the_orchestrators_task_applies_the_saved_plan_and_maintains(project: Pa
     assert ran.returncode == 0, ran.stderr
     assert re.search(r"^\d+ steps applied$", ran.stdout, flags=re.M), ran.stdout
     assert "done create table security.cloudtrail_mgmt" in ran.stdout
+    assert re.search(r"^applied plan [0-9a-f]{16}.* by \S+$", ran.stdout, flags=re.M), ran.stdout  # history
     assert "['ads.click_log']" in ran.stdout.splitlines()  # the request reaches the table whose key it names
     assert "[('REQ-1', 'done')]" in ran.stdout.splitlines()
     assert '"complete": true' in (project / "proof.json").read_text()

@@ -231,3 +231,15 @@ def test_history_lists_each_apply_with_its_commit_and_user_and_each_data_commit(
     assert '"applied_by": "github:bob"' in as_json.stdout
     missing = tablepolicy("history", "a.nope", cwd=project)
     assert missing.returncode == 1 and "the catalog holds no table a.nope" in missing.stderr
+
+
+def test_a_blocked_plan_is_saved_with_what_unblocks_it_not_how_to_apply_it(project: Path) -> None:
+    catalog = embedded(project)
+    catalog.create_namespace("a")
+    catalog.create_table("a.t", schema=Schema(NestedField(1, "x", IntegerType(), required=False),
+                                              NestedField(2, "gone", IntegerType(), required=False)))
+    run = tablepolicy("plan", "--out", "plan.json", cwd=project)  # the policy drops 'gone': destructive
+    assert run.returncode == 3, run.stderr
+    assert ("Saved the plan to plan.json; it holds destructive changes git has not approved, so apply refuses it: "
+            "approve them in the policies (or drop them), then plan again") in run.stderr
+    assert "apply it with" not in run.stderr

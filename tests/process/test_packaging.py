@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tarfile
 import zipfile
 from pathlib import Path
@@ -18,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tablepolicy.compiler import __version__
-from tests.integration.test_gitops import PACKAGES, runner_bin, wheel  # noqa: F401  (fixtures)
+from tests.integration.test_gitops import PACKAGES, locked_site, runner_bin, wheel  # noqa: F401  (fixtures)
 
 ROOT = Path(__file__).resolve().parents[2]
 # every file besides Python the running code reads from its package
@@ -113,7 +112,7 @@ def test_the_wheel_lives_beside_other_compiler_and_runtime_packages(
     assert run(sys.executable, "-m", "venv", venv, cwd=where).returncode == 0
     locked = where / "locked-packages"  # tablepolicy's dependencies: the locked ones of this checkout, via a .pth
     locked.mkdir()
-    for entry in Path(sysconfig.get_paths()["purelib"]).iterdir():
+    for entry in locked_site().iterdir():
         if not entry.name.startswith(("tablepolicy", "__editable__", "_tablepolicy")) and entry.suffix != ".pth":
             (locked / entry.name).symlink_to(entry)
     [site] = (venv / "lib").glob("python3*/site-packages")
@@ -196,8 +195,13 @@ def test_the_installed_wheel_runs_outside_the_checkout(installed: Path, tmp_path
     version = run(tablepolicy, "--version", cwd=tmp_path, env=env)
     assert (version.returncode, version.stdout) == (0, f"tablepolicy {__version__}\n"), version.stderr
     assert run(tablepolicy, "version", cwd=tmp_path, env=env).stdout == f"{__version__}\n"
-    init = run(tablepolicy, "init", "repo", cwd=tmp_path, env=env)  # the installed wheel goes into the repository
+    # installed from a wheel file no runner can reach: init writes this installed distribution as a wheel
+    init = run(tablepolicy, "init", "repo", cwd=tmp_path, env=env)
     assert init.returncode == 0, init.stderr
+    written = tmp_path / "repo" / "wheels" / f"tablepolicy-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(written) as archive:
+        assert {"tablepolicy/cli/app.py", "tablepolicy/compiler/sql/templates/create_table.sql.j2"} <= set(
+            archive.namelist())
     workflows = sorted(p.name for p in (tmp_path / "repo" / ".github" / "workflows").iterdir())
     assert workflows == sorted(p.name for p in (ROOT / "runtime" / "scaffold" / "workflows").glob("*.yml"))
     assert all("python -m" not in (tmp_path / "repo" / ".github" / "workflows" / w).read_text() for w in workflows)

@@ -1,14 +1,13 @@
 """Every install is the same product: the lock pins every package with hashes and this suite runs on it.
 
-``make install`` installs ``requirements/spark.lock``, ``make dev`` ``dev.lock`` on top (pip --require-hashes);
-the workflows install ``core.lock`` or ``spark.lock``. These tests fail when the environment is not the lock, when
-a lock line has no hash, when the three locks disagree, or when pyproject.toml's ranges no longer admit the lock
-(a dependency changed without ``make lock``).
+``make install`` installs ``requirements/spark.lock``, ``make dev`` ``dev.lock`` on top (pip --require-hashes); the
+workflows install ``core.lock`` or ``spark.lock``. These tests fail when the environment is not the lock, when a
+lock line has no hash, when the three locks disagree, or when pyproject.toml's ranges no longer admit the lock (a
+dependency changed without ``make lock``).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import tomllib
 from importlib import metadata
@@ -19,16 +18,14 @@ import pytest
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 
+from tests.imports import script
+
 ROOT = Path(__file__).resolve().parents[2]
 LOCKS = {name: ROOT / "requirements" / f"{name}.lock" for name in ("dev", "core", "spark")}
 
 
 def upstream() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("upstream", ROOT / "scripts" / "upstream.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script("upstream")
 
 
 def applies(marker: str | None) -> bool:
