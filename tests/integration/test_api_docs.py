@@ -56,7 +56,7 @@ def test_the_examples_without_a_jvm_run_and_print_what_they_say(project: Path) -
     ran = run_examples(project, offline)
     assert ran.returncode == 0, ran.stderr
     lines = ran.stdout.splitlines()
-    assert lines[0] == "5 policy files checked"
+    assert lines[0] == "6 policy files checked"
     assert lines[1].startswith("Catalog: lake (sql, sqlite:///") and lines[1].endswith(".lake/catalog.db)")
     assert "security.cloudtrail_mgmt ['create table security.cloudtrail_mgmt (30 columns)']" in lines
     assert any(line.startswith("catalog 'warehouse' (--catalog) is not defined: no catalog is configured, only the "

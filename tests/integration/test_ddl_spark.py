@@ -30,7 +30,8 @@ def test_examples_created_through_spark_equal_the_policies(lake: Lake) -> None:
     lake.run(steps)
     reader = lake.reader()
     desired = desired_states(project)
-    assert [d.name for d in desired] == [("ads", "click_log"), ("logs", "app_events"), ("security", "cloudtrail_mgmt")]
+    assert [d.name for d in desired] == [("ads", "click_log"), ("logs", "app_events"),
+                                         ("privacy", "erasure_requests"), ("security", "cloudtrail_mgmt")]
     for state in desired:
         current = reader.table(state.name)
         assert current is not None, state.name

@@ -76,7 +76,7 @@ def test_embedded_catalog_with_a_table_all_pass(project: Path) -> None:
     assert all(line.startswith("✓") for line in checks.values()), run.stdout
     assert {"catalog", "connection", "warehouse", "write probe", "java", "pyspark", "iceberg runtime",
             "jdbc driver (sqlite)"} <= set(checks)
-    assert "listed 3 namespace(s) (ads, logs, security)" in checks["connection"]
+    assert "listed 4 namespace(s) (ads, logs, privacy, security)" in checks["connection"]
     assert "read " in checks["warehouse"] and ".lake/warehouse/" in checks["warehouse"]
     assert "read them back and deleted it" in checks["write probe"]
     assert "s3a jars" not in checks  # a local warehouse needs no S3A

@@ -118,7 +118,7 @@ def test_a_ref_changed_since_the_plan_makes_it_stale(lake: Lake, tmp_path: Path)
     _, plan = plan_dir(lake, policies)
     lake.spark.sql("ALTER TABLE lake.ops.refs_stale CREATE TAG other")  # out of band, after the plan
     with pytest.raises(StalePlanError, match=r"ops.refs_stale: changed since the plan was made \(branches or tags "
-                       r"changed\)"):
+                       r"changed: other added\)"):  # the stale error names what changed
         apply_plan(plan, lake.config, SparkOptions(), journal_path=tmp_path / "stale.jsonl", policies=policies)
 
 
