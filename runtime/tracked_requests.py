@@ -14,8 +14,7 @@ import struct
 from pathlib import Path
 
 from tablepolicy.compiler.diagnostics import Diagnostics, Location
-from tablepolicy.compiler.erasure.requests import FORMATS, load_requests
-from tablepolicy.compiler.loader import display_path
+from tablepolicy.compiler.erasure.formats import FORMATS
 
 from .gitinfo import work_tree
 
@@ -100,6 +99,11 @@ def tracked_requests(where: Path) -> Diagnostics:
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        # only a file that looks like requests loads the request models and a YAML parser (validate's fast path
+        # loads neither)
+        from tablepolicy.compiler.erasure.requests import load_requests
+        from tablepolicy.compiler.loader import display_path
+
         loaded, _ = load_requests(text, relative)
         if loaded is None:
             continue

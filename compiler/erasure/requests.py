@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Protocol
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_core import PydanticCustomError
@@ -50,16 +50,13 @@ from ..policy.base import Spec
 from ..policy.errors import findings_from
 from ..policy.table import SAFE_NAME
 from ..yamlsource import Path, SourceMap, YamlDocument, _scalar, parse_yaml
+from .formats import ACCEPTED, FORMATS, RequestsFormat
 
 NonEmpty = Annotated[str, Field(min_length=1)]
 KeyValue = NonEmpty | Annotated[int, Field(ge=-LONG_MAX - 1, le=LONG_MAX)]  # an integer key column holds at most a long
 # The deadline (received + within, at most 1000 years) must stay a date: year 9999 is the last one.
 LAST_RECEIVED = date(8999, 12, 31)
 
-RequestsFormat = Literal["yaml", "csv", "jsonl"]
-FORMATS: dict[str, RequestsFormat] = {".yaml": "yaml", ".yml": "yaml", ".csv": "csv", ".jsonl": "jsonl",
-                                      ".ndjson": "jsonl"}
-ACCEPTED = ", ".join(FORMATS)
 _ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _INTEGER = re.compile(r"[-+]?[0-9]{1,19}")
 FIELDS = ("id", "received", "keys")

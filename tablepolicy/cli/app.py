@@ -189,8 +189,6 @@ def run(
     ``lock_timeout``: how long a run waits for a table another run holds."""
     CommandState.command_ran = True
     try:
-        from tablepolicy.runtime.lock import waiting_for_locks
-
         wait = lock_wait(lock_timeout)
         from tablepolicy.runtime.catalog.config import (  # on use: --help imports none
             configuration_given,
@@ -203,8 +201,13 @@ def run(
             check_output(flag, target)
         if master is not None:
             check_master(master, reach=reach_master)
-        with waiting_for_locks(wait):
+        if lock_timeout is None:  # the default: no wait, and the lock machinery (pyiceberg's IO) stays unloaded
             code = action()
+        else:
+            from tablepolicy.runtime.lock import waiting_for_locks
+
+            with waiting_for_locks(wait):
+                code = action()
     except PolicyError as exc:
         from .output import show_diagnostics
 

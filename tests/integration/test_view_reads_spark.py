@@ -75,7 +75,8 @@ def test_a_view_reading_another_new_view_is_created_after_it(lake: Lake, tmp_pat
     (policies / "t.yaml").write_text(TABLE.replace("ops.vt", "ops.wt"))
     (policies / "a.yaml").write_text("view: ops.a\nsql: SELECT id FROM ops.b WHERE id > 1\n")
     (policies / "b.yaml").write_text("view: ops.b\nsql: SELECT id FROM ops.wt\n")
-    assert plan_findings(lake, policies) == []
+    # the module's lake holds ops.vt, applied by an earlier test and declared by none here: TP470 names it
+    assert [f for f in plan_findings(lake, policies) if not f.startswith("TP470")] == []
     apply_dir(lake, policies, tmp_path)
     lake.spark.sql("INSERT INTO lake.ops.wt VALUES (1), (2), (3)")
     assert [r.id for r in lake.spark.sql("SELECT id FROM lake.ops.a ORDER BY id").collect()] == [2, 3]

@@ -19,7 +19,7 @@ runner = CliRunner()
 def test_validate_examples_ok() -> None:
     result = runner.invoke(app, ["validate", str(ROOT / "policies")])
     assert result.exit_code == 0, result.output
-    assert "5 file(s) checked: 0 error(s), 0 warning(s)" in result.output
+    assert "6 file(s) checked: 0 error(s), 0 warning(s)" in result.output
 
 
 def test_validate_reports_every_file_at_once(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_usage_errors_exit_1_so_they_never_read_as_plan_changes() -> None:
     mistyped = tablepolicy("plan", "--detailed-exit-code", cwd=ROOT)
     assert mistyped.returncode == 1 and "No such option" in mistyped.stderr
     missing = tablepolicy("erase", "policies", cwd=ROOT)
-    assert missing.returncode == 1 and "Missing option '--requests'" in missing.stderr
+    assert missing.returncode == 1 and "give exactly one of --requests FILE (- for standard input) and --requests-table" in missing.stderr
 
 
 MISUSE = [  # argv (in a copy of the project, "req.yaml" holds one erasure request) -> exit code -> a stderr line

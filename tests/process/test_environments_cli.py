@@ -242,7 +242,8 @@ def test_maintenance_reads_the_environment_lifecycle(project: Path) -> None:
         assert other.stdout.splitlines()[0] == header, command
     assert header.startswith("Catalog: prod (sql, sqlite:///") and header.endswith(
         " · environment prod (environments/prod.yaml)")
-    assert lines == [  # prod's 7d over the files' 2d and 1d; the 6h is the table file's own
+    assert lines == [  # prod's 7d over the files' 2d and 1d (the request table's too); the 6h is the table file's own
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 1 (min_keep)",
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 10 (min_keep)",
+        "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 7d beyond the newest 1 (min_keep)",
         "  - skip expire_snapshots  [TM301]: none of 0 snapshot(s) is older than 6h beyond the newest 1 (min_keep)"]

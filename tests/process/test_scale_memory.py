@@ -95,7 +95,7 @@ def test_the_model_cache_is_written_only_when_it_gained_an_entry(tmp_path: Path)
     (policies / "new.yaml").write_text("table: shop.extra\ncolumns: [{name: id, type: long}]\n")
     validate(policies, FileModelCache.open(cache_file))
     assert not cache_file.read_text().endswith("\n\n")
-    assert len(FileModelCache.open(cache_file).models) == 6
+    assert len(FileModelCache.open(cache_file).models) == 7
 
 
 def test_policy_files_are_found_as_rglob_finds_them(tmp_path: Path) -> None:
