@@ -86,7 +86,8 @@ def test_usage_errors_exit_1_so_they_never_read_as_plan_changes() -> None:
     mistyped = tablepolicy("plan", "--detailed-exit-code", cwd=ROOT)
     assert mistyped.returncode == 1 and "No such option" in mistyped.stderr
     missing = tablepolicy("erase", "policies", cwd=ROOT)
-    assert missing.returncode == 1 and "give exactly one of --requests FILE (- for standard input) and --requests-table" in missing.stderr
+    assert missing.returncode == 1
+    assert "give exactly one of --requests FILE (- for standard input) and --requests-table" in missing.stderr
 
 
 MISUSE = [  # argv (in a copy of the project, "req.yaml" holds one erasure request) -> exit code -> a stderr line
