@@ -214,7 +214,7 @@ def test_validate_ddl_and_plan_run_with_pyspark_unimportable(tmp_path: Path) -> 
         assert "blocked" not in result.stderr
 
 
-def source_files(root: Path = ROOT) -> dict[str, Path]:
+def source_files() -> dict[str, Path]:
     """Installed module name -> its file, each file once (the links under tablepolicy/ are not walked twice)."""
     return {module_name(file): file for file in house_files()}
 
@@ -239,9 +239,9 @@ def imported_names(module: str, file: Path) -> set[str]:
     return named
 
 
-def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+def import_graph() -> dict[str, set[str]]:
     """Module -> the modules of compiler/, runtime/ and tablepolicy/ it imports."""
-    modules = source_files(root)
+    modules = source_files()
     graph: dict[str, set[str]] = {}
     for module, file in modules.items():
         deps = set()
@@ -254,9 +254,9 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
     return graph
 
 
-def rooms(root: Path = ROOT) -> dict[str, str]:
+def rooms() -> dict[str, str]:
     """Installed module name -> its file's path in the repository (``compiler/plan/planner.py``)."""
-    return {module: file.relative_to(root).as_posix() for module, file in source_files(root).items()}
+    return {module: file.relative_to(ROOT).as_posix() for module, file in source_files().items()}
 
 
 def arrows_back_up(graph: dict[str, set[str]], paths: dict[str, str]) -> list[str]:
