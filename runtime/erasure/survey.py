@@ -21,7 +21,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyarrow import fs as pafs
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import FileFormat, ManifestEntryStatus, ManifestFile
@@ -31,19 +30,11 @@ from pyiceberg.table.snapshots import Snapshot
 from ..locations import filesystem
 from ..manifests import READS, ManifestReads, TableDamaged, reason_of
 from ..orphans import normalize
-from .keys import SUBJECT, KeySet, file_key_columns, matches
+from .file_scan import HeldFile, read_file
+from .keys import KeySet
 from .manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
-
-
-@dataclass(frozen=True)
-class HeldFile:
-    """A file that holds at least one subject's key."""
-
-    path: str  # normalized, as storage listings spell it
-    rows: int
-    requests: tuple[str, ...]
 
 
 @dataclass(frozen=True)
@@ -178,19 +169,8 @@ class FileReader:
     def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
         known = (path, size)
         if known not in self.seen:
-            self.seen[known] = self._read(filesystem, path)
+            self.seen[known] = read_file(filesystem, path, self.keys)
         return self.seen[known]
-
-    def _read(self, filesystem: pafs.FileSystem, path: str) -> HeldFile | None:
-        with filesystem.open_input_file(path) as handle:
-            parquet = pq.ParquetFile(handle)
-            paths = file_key_columns(parquet.schema_arrow, self.keys)
-            if paths is None:
-                return None
-            found = matches(parquet.read(columns=[".".join(p) for p in paths]), paths, self.keys)
-        if not found.num_rows:
-            return None
-        return HeldFile(path, found.num_rows, self.keys.requests_of(found.column(SUBJECT)))
 
 
 @dataclass(frozen=True)
