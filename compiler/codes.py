@@ -125,9 +125,11 @@ TP107 = register("TP107", ERROR, "a dotted name that does not parse (an unclosed
 TP108 = register("TP108", ERROR, "a table or namespace name longer than 200 bytes (lock files are named after it)")
 TP109 = register("TP109", ERROR, "a table name without a namespace")
 TP110 = register("TP110", ERROR, "a duration that does not parse, zero for a window or deadline, or over 365000d")
-TP111 = register("TP111", ERROR, "a size that does not parse, zero, or larger than a Java long")
+TP111 = register("TP111", ERROR,
+                 "a size that does not parse, zero, or larger than a Java long (an int for bloom filter bytes)")
 TP112 = register("TP112", ERROR, "an empty list or text where at least one item is needed (a table needs a column)")
 TP113 = register("TP113", ERROR, "a namespace starting or ending with whitespace: pyiceberg strips it, Spark keeps it")
+TP114 = register("TP114", ERROR, "a bloom filter false positive probability (`fpp`) not between 0 and 1 (exclusive)")
 TP120 = register("TP120", ERROR, "a `readers:` engine tablepolicy does not know (the finding lists the known ones)")
 TP121 = register("TP121", ERROR, "a `readers:` version that is not a version: dotted numbers, quoted (\"3.5\")")
 TP122 = register("TP122", ERROR, "one engine declared twice in one `readers:` list, with different versions")
@@ -189,6 +191,8 @@ TP446 = register("TP446", ERROR,
 TP447 = register("TP447", WARNING,
                  "erasure `expire` naming no tag or branch of the table: dropped already, or misspelled (`erase`)")
 TP448 = register("TP448", ERROR, "an erasure batch_margin longer than its `within` (the SLA)")
+TP449 = register("TP449", ERROR,
+                 "a bloom filter setting for a column that is no erasure key column (or does not exist)")
 TP450 = register(
     "TP450", ERROR, "a ref named `main`: the main branch is implicit (`lifecycle.snapshots` sets its retention)")
 TP451 = register("TP451", ERROR, "a branch or tag declared twice in one table")

@@ -29,6 +29,7 @@ from .diff.refs import SAFETY_TAG_PREFIX
 from .fmt import format_text
 from .iceberg.names import format_name, natural_key, parse_name
 from .iceberg.types import primitive_spelling
+from .model import bloom
 from .model.properties import (
     ICEBERG_RESERVED,
     LIFECYCLE_PROPERTIES,
@@ -248,7 +249,8 @@ def policy_document(state: TableState) -> CommentedMap:
     modes = {op: props[f"write.{op}.mode"] for op in ("delete", "update", "merge") if f"write.{op}.mode" in props}
     if modes:
         doc["write_modes"] = _flow_map(modes)
-    free = {k: v for k, v in props.items() if _free_property(k)}
+    filters = bloom.owned_keys(props)  # the erasure block below plans them
+    free = {k: v for k, v in props.items() if _free_property(k) and k not in filters}
     if free:
         doc["properties"] = CommentedMap(sorted(free.items()))
     lifecycle = _lifecycle(props)
@@ -328,6 +330,12 @@ def _lifecycle(props: dict[str, str]) -> CommentedMap:
             continue
         _, section, name = setting.split(".")
         lifecycle.setdefault(section, CommentedMap())[name] = _setting_value(name, key, props[key])
+    if "erasure" in lifecycle and (filters := bloom.declared_filters(props)) is not None:
+        if "max_bytes" in filters:
+            filters["max_bytes"] = size_text(filters["max_bytes"])
+        lifecycle["erasure"]["bloom_filter"] = _flow_map(
+            {k: _flow_map({c: _flow_map(v) for c, v in filters["columns"].items()}) if k == "columns" else v
+             for k, v in filters.items()})
     for section in lifecycle.values():
         section.fa.set_flow_style()
     return lifecycle

@@ -177,6 +177,27 @@ def _erasure(ctx: TableContext) -> Iterator[Diagnostic]:
                              + " name partition directories and fill partition tuples, which erase's proof does "
                              "not read",
                              f"partition by bucket(16, {column}) instead: a bucket number reveals no key")
+    yield from _bloom_columns(ctx, erasure.key)
+
+
+def _bloom_columns(ctx: TableContext, key: list[str]) -> Iterator[Diagnostic]:
+    """A per-column bloom filter setting names a key column (TP449): the filters exist for erase's lookups."""
+    spec = ctx.effective.lifecycle.erasure.bloom_filter if ctx.effective.lifecycle.erasure else None
+    keys = {_path(k) for k in key} - {None}
+    for column in (spec.columns or {}) if spec is not None else {}:
+        if _path(column) in keys:
+            continue
+        path = _path(column)
+        exists = path is not None and ctx.resolve(path) is not None
+        written = (source.key(at[:-1]) for name, (source, at) in ctx.effective.origins.items()
+                   if name.startswith("lifecycle.erasure.bloom_filter.columns.") and at[-3:-1] == ("columns", column))
+        where = next(written, None) or ctx.key_at(("lifecycle", "erasure", "bloom_filter", "columns", column))
+        yield Diagnostic(codes.TP449, Severity.ERROR, where,
+                         f"bloom filter setting for '{column}', " + (
+                             "which is no erasure key column" if exists else "a column that does not exist"),
+                         f"the key columns are {', '.join(key)}: set a filter on another column under "
+                         f"properties (write.parquet.bloom-filter-enabled.column.{column}: true)"
+                         if exists else ctx.suggest(path or ()))
 
 
 def _path(text: str) -> tuple[str, ...] | None:

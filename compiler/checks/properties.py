@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from .. import codes
 from ..diagnostics import Diagnostic, Location, Severity
 from ..loader import LoadedNamespace
+from ..model import bloom
 from ..model.properties import ICEBERG_RESERVED, MANAGED_PROPERTIES, SERVER_PROPERTIES, SPARK_RESERVED
 from ..policy.table import PropertyValue
 from ..yamlsource import Path, SourceMap
@@ -36,8 +37,14 @@ def property_findings(properties: dict[str, PropertyValue], source: SourceMap, a
 def check_properties(ctx: TableContext) -> Iterator[Diagnostic]:
     policy = ctx.table.policy
     yield from property_findings(policy.properties, ctx.table.source)
+    filters = bloom.managed_keys(ctx.effective.lifecycle.erasure)
+    for key in sorted(filters & set(ctx.effective.properties)):  # in the table file or its namespace defaults
+        source, at = ctx.effective.origins.get(f"properties.{key}", (ctx.table.source, ("properties", key)))
+        yield Diagnostic(codes.TP503, Severity.ERROR, source.key(at),
+                         f"property '{key}' is managed by the erasure key's bloom filters ('{bloom.SETTING}')",
+                         f"size or turn off the filter under '{bloom.SETTING}' instead, so one setting owns the value")
     for i, key in enumerate(policy.ignore_properties):
-        if key in MANAGED_PROPERTIES or key in policy.properties:
+        if key in MANAGED_PROPERTIES or key in policy.properties or key in filters:
             yield Diagnostic(codes.TP504, Severity.ERROR, ctx.at(("ignore_properties", i)),
                              f"'{key}' is declared by this policy and cannot also be ignored",
                              "ignore only keys other tools own")

@@ -9,6 +9,7 @@ left alone, and ``ignore_properties`` removes keys from the comparison entirely.
 from __future__ import annotations
 
 from .. import codes
+from ..model import bloom
 from ..model.properties import MANAGED_PROPERTIES, SERVER_PROPERTIES, STAMP_KEYS, declared_in
 from ..model.table import TableState
 from ..policy.units import Duration
@@ -21,6 +22,7 @@ SNAPSHOT_AGE = "history.expire.max-snapshot-age-ms"
 
 def owned_keys(current: TableState, desired: TableState) -> set[str]:
     keys = set(desired.properties) | set(MANAGED_PROPERTIES) | declared_in(current.properties)
+    keys |= bloom.owned_keys(current.properties) | bloom.owned_keys(desired.properties)
     keys |= {k for k in current.properties if k.startswith("tablepolicy.")}
     keys.discard("format-version")
     if "write.distribution-mode" not in desired.properties:
@@ -32,11 +34,14 @@ def diff_properties(current: TableState, desired: TableState) -> list[Change]:
     safe: list[PropertyChange] = []
     shorter_history: list[PropertyChange] = []
     unset: list[PropertyChange] = []
+    filters = bloom.owned_keys(current.properties) | bloom.owned_keys(desired.properties)
+    filters -= desired.declared_properties  # a filter on a former key column, now written by hand
     for key in sorted(owned_keys(current, desired) - set(RETENTION_KEYS)):
         old, new = current.properties.get(key), desired.properties.get(key)
-        if old == new:
+        if old == new or (key in filters and bloom.same_filter(key, old, new)):
             continue
-        change = PropertyChange(key=key, old=old, new=new, setting=MANAGED_PROPERTIES.get(key))
+        setting = bloom.SETTING if key in filters else MANAGED_PROPERTIES.get(key)
+        change = PropertyChange(key=key, old=old, new=new, setting=setting)
         if new is None:
             unset.append(change)
         elif key == SNAPSHOT_AGE and old is not None and old.isdigit() and int(new) < int(old):

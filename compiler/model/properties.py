@@ -13,6 +13,7 @@ from typing import Any
 from .. import jsontext
 from ..effective import Effective
 from ..policy.table import PropertyValue, TablePolicy
+from .bloom import bloom_properties
 
 
 def _text(value: Any) -> str:
@@ -169,4 +170,5 @@ def desired_properties(policy: TablePolicy, effective: Effective) -> dict[str, s
         value = setting_value(effective, setting)
         if value is not None:
             props[key] = to_text(value)
+    props |= bloom_properties(effective.lifecycle.erasure)
     return dict(sorted(props.items()))

@@ -6,12 +6,14 @@ effective settings (and where each value came from) are computed in ``tablepolic
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
+from pydantic_core import PydanticCustomError
 
+from .. import codes
 from .base import Count, NonEmpty, Spec
-from .units import Duration, PositiveDuration, Size
+from .units import Duration, IntSize, PositiveDuration, Size
 
 
 class SnapshotExpiry(Spec):
@@ -72,6 +74,40 @@ class DeleteFileRewrite(Spec):
     min_input_files: Count | None = Field(None, description="Rewrite a partition with this many delete files.")
 
 
+def _probability(value: float) -> float:
+    if not 0 < value < 1:  # Iceberg's writer fails on such a table at the first insert
+        raise PydanticCustomError(codes.TP114, "false positive probability {value} is not between 0 and 1 (exclusive)",
+                                  {"value": value, "hint": "e.g. fpp: 0.01 (one lookup in a hundred reads a file "
+                                                           "holding no requested key); smaller costs more bytes"})
+    return value
+
+
+Probability = Annotated[float, AfterValidator(_probability)]
+
+
+class BloomFilterColumn(Spec):
+    """One erasure key column's bloom filter, where it differs from the table's."""
+
+    enabled: bool | None = Field(None, description="Write a bloom filter on this key column (default: the "
+                                                    "table's `enabled`).")
+    fpp: Probability | None = Field(None, description="Its false positive probability, between 0 and 1.")
+
+
+class BloomFilters(Spec):
+    """Parquet bloom filters on the erasure key columns (Iceberg's write.parquet.bloom-filter-* properties): a file
+    whose filters exclude every requested key is skipped by erase, Spark and Iceberg without reading its data."""
+
+    enabled: bool | None = Field(None, description="Write a bloom filter on every key column (default true).")
+    fpp: Probability | None = Field(
+        None, description="False positive probability, between 0 and 1 (Iceberg's default: 0.01).")
+    max_bytes: IntSize | None = Field(
+        None, description="Largest filter per column and row group (Iceberg's default: 1MB; without a count of "
+                          "distinct values Spark's writer makes every filter this large).")
+    columns: dict[NonEmpty, BloomFilterColumn] | None = Field(
+        None, min_length=1, description="Per key column: `enabled` or `fpp` overriding the table's (TP449: key "
+                                         "columns only).")
+
+
 RefDecision = Literal["hold", "rewrite", "expire"]  # what erasure does with a tag or branch keeping a key
 
 
@@ -97,6 +133,9 @@ class Erasure(Spec):
                     "the ref too: a branch's head, or a tag re-pointed to its snapshot minus the keys, retention "
                     "kept) or expire (the ref is dropped so its snapshots can be expired). A ref keeping a key with "
                     "no decision blocks the erasure; one naming no ref of the table is refused (TP443).")
+    bloom_filter: BloomFilters | None = Field(
+        None, description="Parquet bloom filters on the key columns, written by default (planned as table "
+                          "properties; `health` shows the share of data they cover).")
 
 
 class Lifecycle(Spec):

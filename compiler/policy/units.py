@@ -19,7 +19,7 @@ from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import PydanticCustomError, core_schema
 
 from .. import codes
-from ..iceberg.types import LONG_MAX
+from ..iceberg.types import INT32_MAX, LONG_MAX
 
 
 class _OutOfRange(ValueError):
@@ -164,3 +164,13 @@ class Size(_Quantity):
     @property
     def bytes(self) -> int:
         return self.value
+
+
+class IntSize(Size):
+    """A size Iceberg reads as a Java int (``write.parquet.bloom-filter-max-bytes``): at most 2 GiB less a byte."""
+
+    MAX: ClassVar[int] = INT32_MAX
+    MAX_TEXT: ClassVar[str] = "2047MB"
+    WHY_MAX: ClassVar[str] = "Iceberg reads this size as a Java int of bytes"
+    EXAMPLES: ClassVar[str] = "64KB, 1MB, 8MB"
+    WHY_POSITIVE: ClassVar[str] = "a bloom filter of no bytes holds nothing"

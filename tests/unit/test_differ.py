@@ -127,6 +127,10 @@ def ref_retention(safety: str, code: str, kind: str, sql: str, unset: str = "") 
 
 
 ID = "columns: [{name: id, type: long}]"
+ACCOUNT = ("columns: [{name: id, type: long}, {name: account, type: string}, "
+           "{name: s, type: {struct: [{name: x, type: int}]}}]")
+ERASE = "\nlifecycle: {erasure: {key: [account], within: 30d}}"
+BLOOM, FPP = "write.parquet.bloom-filter-enabled.column.", "write.parquet.bloom-filter-fpp.column."
 V = "`lake`.`u`.`v`"
 VIEW = "sql: SELECT id FROM u.t"
 ID_R = "columns: [{name: id, type: long}, {name: r, type: float}]"
@@ -431,6 +435,39 @@ CASES = [
          ID + "\nlifecycle: {snapshots: {max_age: 6h, min_keep: 2}}",
          [props("set_properties", "safe", "TC501", ("history.expire.min-snapshots-to-keep", "2")),
           props("set_properties", "breaking", "TC505", ("history.expire.max-snapshot-age-ms", "21600000"))]),
+    # --- bloom filters on the erasure key: derived from the key, one owner, unset when erasure no longer owns them
+    Case("an erasure key gets a bloom filter by default", ACCOUNT, ACCOUNT + ERASE,
+         [props("set_properties", "safe", "TC501", ("tablepolicy.erasure.key", "account"),
+                ("tablepolicy.erasure.within", "30d"), (BLOOM + "account", "true"))]),
+    Case("bloom filters sized: fpp per column, max bytes for the table", ACCOUNT + ERASE,
+         ACCOUNT + "\nlifecycle: {erasure: {key: [account, s.x], within: 30d, bloom_filter: {fpp: 0.02, "
+         "max_bytes: 64KB, columns: {s.x: {fpp: 0.001}}}}}",
+         [props("set_properties", "safe", "TC501", ("tablepolicy.erasure.key", "account,s.x"),
+                (BLOOM + "s.x", "true"), (FPP + "account", "0.02"), (FPP + "s.x", "0.001"),
+                ("write.parquet.bloom-filter-max-bytes", "65536"))]),
+    Case("bloom filters turned off are unset", ACCOUNT + ERASE,
+         ACCOUNT + "\nlifecycle: {erasure: {key: [account], within: 30d, bloom_filter: {enabled: false}}}",
+         [("unset_properties", "safe", "TC502", f"ALTER TABLE {T} UNSET TBLPROPERTIES IF EXISTS "
+           "('write.parquet.bloom-filter-enabled.column.account')")]),
+    Case("one key column's filter turned off", ACCOUNT + ERASE.replace("[account]", "[account, id]"),
+         ACCOUNT + "\nlifecycle: {erasure: {key: [account, id], within: 30d, bloom_filter: "
+         "{columns: {id: {enabled: false}}}}}",
+         [("unset_properties", "safe", "TC502", f"ALTER TABLE {T} UNSET TBLPROPERTIES IF EXISTS "
+           "('write.parquet.bloom-filter-enabled.column.id')")]),
+    Case("erasure removed unsets the filters it owned, a filter by hand stays", ACCOUNT + ERASE, ACCOUNT, [
+        ("unset_properties", "safe", "TC502", f"ALTER TABLE {T} UNSET TBLPROPERTIES IF EXISTS "
+         "('tablepolicy.erasure.key', 'tablepolicy.erasure.within', "
+         "'write.parquet.bloom-filter-enabled.column.account', "
+         "'write.parquet.bloom-filter-max-bytes')")],
+        properties={"write.parquet.bloom-filter-max-bytes": "1024", BLOOM + "id": "true"}),
+    Case("the filter follows a renamed key column", ACCOUNT + ERASE,
+         "columns: [{name: id, type: long}, {name: subject, type: string, renamed_from: account}, "
+         "{name: s, type: {struct: [{name: x, type: int}]}}]\nlifecycle: {erasure: {key: [subject], within: 30d}}",
+         [alter("rename_column", "breaking", "TC202", "RENAME COLUMN `account` TO `subject`"),
+          props("set_properties", "safe", "TC501", ("tablepolicy.erasure.key", "subject"),
+                (BLOOM + "subject", "true")),
+          ("unset_properties", "safe", "TC502", f"ALTER TABLE {T} UNSET TBLPROPERTIES IF EXISTS "
+           "('write.parquet.bloom-filter-enabled.column.account')")]),
     # --- retention: a tighter one deletes rows at the next maintain
     Case("a new retention is destructive", TS, TS + "\nlifecycle: {retention: {column: ts, keep: 30d}}",
          [props("tighten_retention", "destructive", "TC504", ("tablepolicy.retention.column", "ts"),

@@ -13,6 +13,7 @@ from pyiceberg.types import IcebergType, ListType, MapType, PrimitiveType, Struc
 
 from ...diff.properties import owned_keys
 from ...iceberg.names import format_name
+from ...model import bloom
 from ...model.table import ColumnPath, TableHistory, TableState
 
 
@@ -42,7 +43,8 @@ def differences(held: TableState, desired: TableState, history: TableHistory | N
     if set(held.identifier_fields) != set(desired.identifier_fields):
         found.append(f"identifier fields {held.identifier_fields} != {desired.identifier_fields}")
     found += [f"property {k}: {held.properties.get(k)!r} != {desired.properties.get(k)!r}"
-              for k in sorted(owned_keys(held, desired)) if held.properties.get(k) != desired.properties.get(k)]
+              for k in sorted(owned_keys(held, desired)) if held.properties.get(k) != desired.properties.get(k)
+              and not bloom.same_filter(k, held.properties.get(k), desired.properties.get(k))]
     if desired.comment is not None and held.comment != desired.comment:
         found.append(f"comment {held.comment!r} != {desired.comment!r}")
     if held.format_version != desired.format_version:
