@@ -17,7 +17,11 @@ column Spark writes plain took three times the bytes); as the source says, 0.99x
   dictionary outgrows ``write.parquet.dict-size-bytes``. Copied from a pyiceberg-written source, a unique id or
   timestamp column cost 1.31-1.41x Spark's bytes (bench/erase_matrix.py --writer pyiceberg);
 - rows per row group: the source file's largest row group;
-- page and dictionary page sizes: the table's properties, as pyiceberg reads them.
+- page and dictionary page sizes: the table's properties, as pyiceberg reads them;
+- bloom filters: on the columns the table's ``write.parquet.bloom-filter-enabled.column.*`` properties name, with
+  their fpp and at most ``write.parquet.bloom-filter-max-bytes`` (pyiceberg writes none and warns), so an erasure
+  keeps the filters the next one is pruned by. pyarrow sizes a filter by its count of distinct values: the rows of
+  a row group, at most what fits the byte limit.
 """
 
 from __future__ import annotations
@@ -40,17 +44,21 @@ from pyiceberg.io.pyarrow import (
     parquet_path_to_id_mapping,
 )
 from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
-from pyiceberg.schema import sanitize_column_names
+from pyiceberg.schema import Schema, sanitize_column_names
 from pyiceberg.table import TableProperties, WriteTask
 from pyiceberg.table.locations import load_location_provider
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.typedef import Record
 from pyiceberg.utils.properties import property_as_int
 
+from tablepolicy.compiler.model import bloom
+
 CODECS = {"GZIP": "gzip", "ZSTD": "zstd", "SNAPPY": "snappy", "UNCOMPRESSED": "none", "LZ4": "lz4",
           "LZ4_RAW": "lz4", "BROTLI": "brotli"}
 PARQUET_MR_LEVELS = {"zstd": 3, "gzip": 6, "brotli": 1}  # parquet-mr's defaults (Spark's and Iceberg Java's writer)
 DICTIONARY = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
+BLOOM_KEYS = "write.parquet.bloom-filter-"
+BLOOM_FPP, BLOOM_MAX_BYTES = 0.01, 1 << 20  # Iceberg's defaults
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,7 @@ def source_layout(io: FileIO, path: str) -> SourceLayout:
 
 def writer_options(properties: dict[str, str], layout: SourceLayout, rows: pa.Table) -> dict[str, Any]:
     """pyarrow ParquetWriter's arguments for writing ``rows`` like the source (see the module's note)."""
-    options = _get_parquet_writer_kwargs(properties)
+    options = _get_parquet_writer_kwargs({k: v for k, v in properties.items() if not k.startswith(BLOOM_KEYS)})
     codec = properties.get(TableProperties.PARQUET_COMPRESSION) or layout.codec
     options["compression"] = "none" if codec == "uncompressed" else codec
     if properties.get(TableProperties.PARQUET_COMPRESSION_LEVEL) is None:
@@ -163,6 +171,8 @@ def write_like(io: FileIO, metadata: TableMetadata, task: WriteTask, layout: Sou
                                        partition_key=task.partition_key)
     output = io.new_output(path)
     options = writer_options(metadata.properties, layout, table)
+    options["bloom_filter_options"] = bloom_filter_options(
+        metadata.properties, table_schema, file_schema, min(table.num_rows, layout.rows_per_group or table.num_rows))
     with output.create(overwrite=True) as stream:
         writer = pq.ParquetWriter(cast(IO[Any], stream), schema=table.schema, store_decimal_as_integer=True,
                                   **options)
@@ -177,3 +187,25 @@ def write_like(io: FileIO, metadata: TableMetadata, task: WriteTask, layout: Sou
         partition=task.partition_key.partition if task.partition_key else Record(), file_size_in_bytes=len(output),
         sort_order_id=None, spec_id=metadata.default_spec_id, equality_ids=None, key_metadata=None,
         **statistics.to_serialized_dict())
+
+
+def bloom_filter_options(properties: dict[str, str], table_schema: Schema, file_schema: Schema, rows: int
+                         ) -> dict[str, dict[str, float | int]] | None:
+    """pyarrow's ``bloom_filter_options``: a filter on each column the table's properties name (by field id, so a
+    sanitized parquet name is found), sized for ``rows`` distinct values within the byte limit (parquet-mr's
+    formula: bits = -8 ndv / ln(1 - fpp^(1/8)), a power of two). A name no column has writes no filter, as in
+    Iceberg's writer."""
+    paths = {field_id: path for path, field_id in parquet_path_to_id_mapping(file_schema).items()}
+    limit = property_as_int(properties, bloom.MAX_BYTES, BLOOM_MAX_BYTES) or BLOOM_MAX_BYTES
+    options: dict[str, dict[str, float | int]] = {}
+    for column in bloom.enabled_columns(properties):
+        try:
+            path = paths.get(table_schema.find_field(column).field_id)
+        except ValueError:
+            continue
+        if path is None:
+            continue
+        fpp = float(properties.get(bloom.FPP + column, BLOOM_FPP))
+        fits = int(0.999 * (1 << (limit.bit_length() - 1)) * -math.log(1 - fpp ** (1 / 8)))  # just under a rounding up
+        options[path] = {"ndv": max(1, min(rows, fits)), "fpp": fpp}
+    return options or None

@@ -104,3 +104,38 @@ def test_a_dictionary_the_source_took_by_default_is_kept_only_where_it_pays(
     pq.write_table(with_ids(rows()), plain, compression="zstd", compression_level=3)
     if not dictionary["event_id"]:
         assert data_file.file_size_in_bytes < plain.stat().st_size
+
+
+ON, FPP, MAX = ("write.parquet.bloom-filter-enabled.column.", "write.parquet.bloom-filter-fpp.column.",
+                "write.parquet.bloom-filter-max-bytes")
+
+
+def filters(path: str) -> dict[str, list[int]]:
+    """column -> the bytes of its bloom filter's bitset in each row group (0: none; a power of two, after a header
+    of a few bytes)"""
+    meta = pq.ParquetFile(path.removeprefix("file:")).metadata
+    return {meta.row_group(0).column(i).path_in_schema: [
+        1 << (length.bit_length() - 1) if (length := meta.row_group(g).column(i).bloom_filter_length or 0) > 0 else 0
+        for g in range(meta.num_row_groups)] for i in range(meta.num_columns)}
+
+
+@pytest.mark.parametrize(("properties", "expected"), [
+    ({}, {"event_id": [0, 0], "user_id": [0, 0], "payload": [0, 0]}),  # none asked for: none written
+    # Iceberg's fpp (0.01) for the 500 distinct user ids of a row group: 1 KiB (pyarrow sizes by what it writes)
+    ({ON + "user_id": "true"}, {"event_id": [0, 0], "user_id": [1024, 1024], "payload": [0, 0]}),
+    # 5,000 distinct ids: 8 KiB; a smaller fpp costs more bytes
+    ({ON + "user_id": "true", FPP + "user_id": "0.0001", ON + "event_id": "true", ON + "payload": "false"},
+     {"event_id": [8192, 8192], "user_id": [2048, 2048], "payload": [0, 0]}),
+    ({ON + "event_id": "true", MAX: "4096"}, {"event_id": [4096, 4096], "user_id": [0, 0], "payload": [0, 0]}),
+    ({ON + "event_id": "true", MAX: "5000"}, {"event_id": [4096, 4096], "user_id": [0, 0], "payload": [0, 0]}),
+    ({ON + "gone": "true"}, {"event_id": [0, 0], "user_id": [0, 0], "payload": [0, 0]}),  # no such column
+], ids=["none", "default size", "fpp per column", "max bytes", "max bytes no power of two", "no such column"])
+def test_the_rewrite_writes_the_bloom_filters_the_table_asks_for(
+        tmp_path: Path, properties: dict[str, str], expected: dict[str, list[int]]) -> None:
+    """pyiceberg's own writer writes none (and warns, an error in this suite): the rewrite writes them itself."""
+    table = table_of(tmp_path, properties)
+    source = tmp_path / "source.parquet"
+    pq.write_table(with_ids(rows()), source, row_group_size=5_000)
+    task = WriteTask(write_uuid=uuid.uuid4(), task_id=0, schema=SCHEMA, record_batches=rows().to_batches())
+    data_file = write_like(table.io, table.metadata, task, source_layout(table.io, str(source)))
+    assert filters(data_file.file_path) == expected
