@@ -32,6 +32,7 @@ from tablepolicy.compiler.maintenance.health import (
 )
 from tablepolicy.compiler.model.table import ColumnPath
 
+from .bloom_coverage import coverage, key_filters
 from .catalog.estimate import column_field, estimate_retention, physical_cutoff
 from .catalog.reader import CatalogReader
 from .manifests import READS
@@ -44,11 +45,12 @@ OrphanScanner = Callable[[tuple[str, ...], Table, datetime], OrphanFigures | Non
 class CatalogHealth:
     """tablepolicy.compiler.maintenance.due's HealthSource on a catalog reader: health read from each table's metadata,
     and its orphan files listed by ``scan_orphans`` when the policy asks for them. ``fresh``: read the catalog
-    again (after an action), not the metadata this run read first."""
+    again (after an action), not the metadata this run read first. ``footers``: read each data file's footer for
+    the bloom filter coverage of the erasure key (``health``; maintenance decides nothing on it)."""
 
-    def __init__(self, reader: CatalogReader, scan_orphans: OrphanScanner | None = None, *, fresh: bool = False
-                 ) -> None:
-        self.reader, self.scan_orphans, self.fresh = reader, scan_orphans, fresh
+    def __init__(self, reader: CatalogReader, scan_orphans: OrphanScanner | None = None, *, fresh: bool = False,
+                 footers: bool = False) -> None:
+        self.reader, self.scan_orphans, self.fresh, self.footers = reader, scan_orphans, fresh, footers
 
     def table(self, name: tuple[str, ...]) -> CurrentTable | None:
         return self.reader.table(name, fresh=self.fresh)
@@ -57,7 +59,7 @@ class CatalogHealth:
         table = self.reader.pyiceberg_table(name, fresh=self.fresh)
         if table is None:
             return None
-        health = read_health(name, table, request.retention, request.recent)
+        health = read_health(name, table, request.retention, request.recent, footers=self.footers)
         if self.scan_orphans is not None and request.orphans_older_than is not None:
             health = health.model_copy(update={"orphans": self.scan_orphans(name, table, request.orphans_older_than)})
         return health
@@ -68,9 +70,12 @@ def read_health(
     table: Table,
     retention: tuple[ColumnPath, datetime] | None = None,
     recent: tuple[ColumnPath, datetime] | None = None,
+    *,
+    footers: bool = False,
 ) -> TableHealth:
     """``retention``: the column and cutoff whose older rows are estimated from column bounds; ``recent``:
-    files whose column is wholly at or after the cutoff are not counted for compaction."""
+    files whose column is wholly at or after the cutoff are not counted for compaction; ``footers``: read the data
+    files' footers for bloom filter coverage when the table asks filters on its erasure key."""
     metadata = table.metadata
     target = int(table.properties.get("write.target-file-size-bytes", ICEBERG_TARGET_FILE_SIZE))
     data_files = data_bytes = rows = small = position = equality = manifests = 0
@@ -81,6 +86,8 @@ def read_health(
     histogram = [0] * (len(SIZE_BUCKETS) + 1)
     is_recent = _bound_test(table, recent, at_or_after=True)
     is_expired = _bound_test(table, retention, at_or_after=False)
+    filtered = key_filters(table.properties, table.schema()) if footers else {}
+    files: list[tuple[str, int]] = []  # (path, bytes) of each data file, when their footers are read
     snapshot = table.current_snapshot()
     if snapshot is not None:
         for manifest in READS.manifests(table.io, snapshot):
@@ -96,6 +103,8 @@ def read_health(
                     data_bytes += size
                     rows += file.record_count
                     histogram[bisect_left(SIZE_BUCKETS, size)] += 1
+                    if filtered:
+                        files.append((file.file_path, size))
                     key: tuple[int, Any] = (file.spec_id, tuple(file.partition._data))  # a Record hashes by repr
                     per_partition[key] += 1
                     if size < SMALL_FRACTION * target:
@@ -137,6 +146,7 @@ def read_health(
                            min_snapshots_to_keep=ref.min_snapshots_to_keep)
                    for name, ref in sorted(metadata.refs.items())),
         max_ref_age_ms=int(age) if (age := table.properties.get("history.expire.max-ref-age-ms")) else None,
+        bloom_filters=coverage(table.io, filtered, files) if filtered else None,
     )
 
 

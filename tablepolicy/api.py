@@ -279,7 +279,8 @@ def _decide(
     with open_reader(run.catalog) as reader:
         scan = orphan_scanner(reader, locations)
         moment = run.now.replace(microsecond=0)
-        decided = maintenance_plan(project, CatalogHealth(reader, scan), moment, selection=chosen_tables,
+        health = CatalogHealth(reader, scan, footers=views is not None)  # health reads footers, maintain does not
+        decided = maintenance_plan(project, health, moment, selection=chosen_tables,
                                    on_work=on_work)
         if views is not None:  # health: the selected namespaces' views, read with the same reader
             from tablepolicy.runtime.view_health import read_views_health

@@ -50,6 +50,21 @@ class OrphanFigures(BaseModel):
     refused: str | None = Field(None, description="Why removal must not run: the candidates look implausible.")
 
 
+class BloomCoverage(BaseModel):
+    """The current snapshot's data files whose footer holds a bloom filter on every erasure key column asked for:
+    erase skips such a file without reading its data when no requested key is in its filters. Files written
+    before the property have none until compaction rewrites them (runtime/bloom_coverage.py)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    columns: tuple[str, ...] = Field(description="The key columns the table's properties ask filters for.")
+    files: int = Field(description="Data files of the current snapshot.")
+    bytes: int
+    covered_files: int = Field(description="Data files with a filter on every such column in every row group.")
+    covered_bytes: int
+    unread: int = Field(0, description="Footers that could not be read (counted as not covered).")
+
+
 class TableHealth(BaseModel):
     """What maintenance decides on; every figure is for the current snapshot unless it says otherwise."""
 
@@ -89,6 +104,8 @@ class TableHealth(BaseModel):
     refs: tuple[RefInfo, ...] = Field((), description="Branches and tags, with their retention settings.")
     max_ref_age_ms: int | None = Field(None, description="history.expire.max-ref-age-ms, when the table sets it.")
     orphans: OrphanFigures | None = Field(None, description="Orphan files, when the location was listed.")
+    bloom_filters: BloomCoverage | None = Field(
+        None, description="Bloom filter coverage of the erasure key (`health` only; None without filters asked for).")
 
     @property
     def snapshots(self) -> int:

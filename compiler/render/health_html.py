@@ -18,6 +18,7 @@ from ..maintenance.health import SIZE_BUCKETS, TableHealth
 from ..maintenance.refs import RefHealth, ref_age, ref_health
 from ..maintenance.view_health import ViewHealth, ViewsHealth, status_text, version_age
 from ..model.table import RefRetention
+from .maintenance_text import bloom_lines
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#1f2328;background:#fff}
@@ -163,7 +164,9 @@ def _card(report: TableReport, now: datetime) -> str:
                f"{h.small_files} small; {h.position_delete_files} position and {h.equality_delete_files} equality "
                f"delete files; {h.manifests} manifests; {h.metadata_files} metadata files")
     charts = _histogram(h) + _partitions(h) + _timeline(h, now)
-    return (f'<section class="card" id="{name}"><h2>{name}</h2><p class="muted">{escape(figures)}</p>'
+    filters = "".join(f'<p class="bloom">Bloom filters: {escape(line)}</p>' for line in bloom_lines(h.bloom_filters)
+                      ) if h.bloom_filters else ""
+    return (f'<section class="card" id="{name}"><h2>{name}</h2><p class="muted">{escape(figures)}</p>{filters}'
             f'<div class="charts">{charts}</div>{_refs(report)}<h3>Maintenance due</h3>{due}</section>')
 
 

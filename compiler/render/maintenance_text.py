@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from ..iceberg.names import format_name
 from ..maintenance.actions import Action
 from ..maintenance.due import MaintenancePlan, TableMaintenance
-from ..maintenance.health import TOP_PARTITIONS, TableHealth
+from ..maintenance.health import TOP_PARTITIONS, BloomCoverage, TableHealth
 from ..maintenance.refs import ref_health, ref_lines
 from ..maintenance.view_health import ViewsHealth, view_lines
 from .maintenance import action_sql
@@ -36,9 +36,22 @@ def health_lines(h: TableHealth) -> list[str]:
         f"  metadata      {h.metadata_files:,} file(s)",
         f"  rows          {rows}",
         *_partition_lines(h),
+        *([f"  bloom filters {line}" for line in bloom_lines(h.bloom_filters)] if h.bloom_filters else []),
         *([f"  orphan files  {h.orphans.files:,} ({h.orphans.bytes:,} bytes) past the guard, {h.orphans.young:,} newer"
            + (f"; removal refused: {h.orphans.refused}" if h.orphans.refused else "")] if h.orphans else []),
     ]
+
+
+def bloom_lines(c: BloomCoverage) -> list[str]:
+    """The erasure key's bloom filter coverage, and what to do about files without filters (text and HTML)."""
+    share = f"{c.covered_bytes / c.bytes:.0%}" if c.bytes else "–"
+    lines = [f"{c.covered_files:,} of {c.files:,} data file(s) ({c.covered_bytes:,} of {c.bytes:,} bytes, {share}) "
+             f"have a filter on {', '.join(c.columns)}"
+             + (f"; {c.unread:,} footer(s) could not be read" if c.unread else "")]
+    if c.covered_files < c.files:
+        lines.append("files written before the filters were set have none: erase reads them whole until "
+                     "compaction (tablepolicy maintain) rewrites them with filters")
+    return lines
 
 
 SHOWN_PARTITIONS = 3  # partitions with the most small files in the text view (the HTML page: TOP_PARTITIONS)
