@@ -2,8 +2,9 @@
 Iceberg's per-column bloom filter properties (with their owning setting), apply sets them and planning again
 finds nothing; Spark's next INSERT writes parquet footers with a filter on each key column (a nested one too,
 named by its dotted path); ``health`` counts the files written before the filters as uncovered until
-compaction (``maintain``'s rewrite_data_files) rewrites them with filters; a renamed key column takes its
-filter along, and removing erasure unsets what it owned while a filter written by hand stays."""
+compaction (``maintain``'s rewrite_data_files) rewrites them with filters; erase's own rewrite (pyarrow) writes
+them too; a renamed key column takes its filter along, and removing erasure unsets what it owned while a filter
+written by hand stays."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.compiler.diff.changes import SetProperties
 from tablepolicy.compiler.maintenance.due import maintenance_plan
 from tablepolicy.compiler.maintenance.health import BloomCoverage
@@ -148,3 +151,31 @@ def test_a_renamed_key_takes_its_filter_and_erasure_removed_unsets_them(lake: La
     assert table is not None
     assert {k: v for k, v in table.state.properties.items() if k.startswith("write.parquet.bloom-filter")} == {
         ON + "note": "true"}
+
+
+def test_erase_rewrites_a_file_with_its_filters(lake: Lake, tmp_path: Path) -> None:
+    lake.spark.sql("DROP TABLE IF EXISTS lake.bloom.events")
+    text = policy("lifecycle:\n  erasure: {key: [account], within: 30d, bloom_filter: {fpp: 0.02}}\n")
+    converge(lake, text)
+    for i in (1, 2):  # one file each, holding a subject and another
+        lake.spark.sql(f"INSERT INTO lake.bloom.events SELECT /*+ REPARTITION(1) */ * FROM VALUES "
+                       f"({i}, 'a-{i}', named_struct('uid', {i}), 'x'), "
+                       f"({i + 10}, 'b-{i}', named_struct('uid', {i + 10}), 'y') AS v(id, account, who, note)")
+    before = data_files(lake)
+    assert len(before) == 2
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "t.yaml").write_text(text)
+    requests = tmp_path / "requests.csv"
+    requests.write_text(f"id,received,account\nREQ-1,{datetime.now(UTC).date()},a-1\n")
+    env = {f"PYICEBERG_CATALOG__LAKE__{key.upper()}": value for key, value in lake.config.properties.items()}
+    result = CliRunner(env={**env, "NO_COLOR": "1"}).invoke(
+        app, ["erase", str(policies), "--requests", str(requests), "--catalog", "lake"])
+    lake.reload()  # erase commits through pyiceberg
+    assert result.exit_code == 0, result.output
+    assert sorted(r.account for r in lake.spark.sql("SELECT account FROM lake.bloom.events").collect()) == [
+        "a-2", "b-1", "b-2"]
+    [rewritten] = [f for f in data_files(lake) if f not in before]
+    assert filtered_columns(rewritten) == {"account"}  # pyarrow wrote it, as Spark writes the others
+    found = coverage(lake)
+    assert found is not None and (found.files, found.covered_files) == (2, 2)
