@@ -63,6 +63,10 @@ FAMILIES: tuple[Family, ...] = (
            lambda t, _: _one(t.health.orphans.files if t.health.orphans else None)),
     Family("orphan_bytes", "Bytes of those orphan files: what remove_orphan_files would delete.",
            lambda t, _: _one(t.health.orphans.bytes if t.health.orphans else None)),
+    Family("bloom_filter_bytes", "Bytes of the data files whose footer has a bloom filter on every erasure key "
+           "column (only for tables whose properties ask filters on their key: their footers are read); the rest "
+           "are read whole by erase until compaction rewrites them.",
+           lambda t, _: _one(t.health.bloom_filters.covered_bytes if t.health.bloom_filters else None)),
     Family("last_snapshot_age_seconds", "Seconds from the newest snapshot's commit to when health was read "
            "(no sample for a table without snapshots).", _age),
     Family("maintenance_due", "1 when the maintenance action is due now by the table's policy, else 0 (also "

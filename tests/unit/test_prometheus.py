@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from tablepolicy.cli.app import app
 from tablepolicy.compiler.maintenance.actions import SECTIONS, ExpireSnapshots, RewriteDataFiles
 from tablepolicy.compiler.maintenance.due import MaintenancePlan, TableMaintenance
-from tablepolicy.compiler.maintenance.health import OrphanFigures
+from tablepolicy.compiler.maintenance.health import BloomCoverage, OrphanFigures
 from tablepolicy.compiler.render.prometheus import render_prometheus
 from tests.prometheus_text import ExpositionError, parse
 from tests.unit.test_maintenance import health, written  # noqa: F401  (fixture)
@@ -37,7 +37,9 @@ def plan() -> MaintenancePlan:
     return MaintenancePlan([
         table(("shop", "t10"), due=True, data_files=40, small_files=38, data_bytes=4_000_000, rows=1000,
               snapshot_times=(newest - 48 * HOUR_MS, newest), position_delete_files=3, manifests=4,
-              orphans=OrphanFigures(files=2, bytes=2048, young=1)),
+              orphans=OrphanFigures(files=2, bytes=2048, young=1),
+              bloom_filters=BloomCoverage(columns=("user_id",), files=40, bytes=4_000_000, covered_files=30,
+                                          covered_bytes=3_000_000)),
         table(("shop", "t2"), data_files=1, data_bytes=10, rows=1, snapshot_times=(newest + 1500,)),
         table(("shop", "t1")),  # created, never written: no snapshot, no age
         table(('we"ird', "back\\slash"), data_files=2, data_bytes=20, rows=2, equality_delete_files=1,
@@ -65,6 +67,9 @@ def test_the_output_parses_and_matches_the_golden_file() -> None:
     assert families["tablepolicy_orphan_bytes"].samples == [
         ({"catalog": "lake", "namespace": "shop", "table": "t10"}, 2048)]
     assert families["tablepolicy_delete_files"].value(table="t10", kind="position") == 3
+    # only the table with filters on its erasure key has a coverage figure
+    assert families["tablepolicy_bloom_filter_bytes"].samples == [
+        ({"catalog": "lake", "namespace": "shop", "table": "t10"}, 3_000_000)]
     # label values round-trip through the escapes: backslash and double quote
     weird = families["tablepolicy_data_files"].value(table="back\\slash")
     assert weird == 2 and families["tablepolicy_data_files"].value(namespace='`we"ird`') == 2
