@@ -82,7 +82,9 @@ def _probability(value: float) -> float:
     return value
 
 
-Probability = Annotated[float, AfterValidator(_probability)]
+# the bounds in the JSON Schema too, so an editor marks a wrong fpp as it is typed
+Probability = Annotated[float, AfterValidator(_probability),
+                        Field(json_schema_extra={"exclusiveMinimum": 0, "exclusiveMaximum": 1})]
 
 
 class BloomFilterColumn(Spec):

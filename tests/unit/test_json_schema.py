@@ -15,7 +15,7 @@ from tablepolicy.compiler.validate import validate
 ROOT = Path(__file__).resolve().parents[2]
 COMMITTED = ROOT / "docs" / "policy.schema.json"
 # Codes of findings about shape (keys, types, patterns) rather than meaning: a JSON Schema can express them.
-STRUCTURAL = {"TP102", "TP103", "TP104", "TP105", "TP106", "TP110", "TP111", "TP112", "TP203"}
+STRUCTURAL = {"TP102", "TP103", "TP104", "TP105", "TP106", "TP110", "TP111", "TP112", "TP114", "TP203"}
 VALIDATOR = jsonschema.Draft202012Validator(policy_json_schema())
 
 
