@@ -75,7 +75,7 @@ class DeleteFileRewrite(Spec):
 
 
 def _probability(value: float) -> float:
-    if not 0 < value < 1:  # Iceberg's writer fails on such a table at the first insert
+    if not 0 < value < 1:  # parquet-mr refuses it: the table's next write would fail
         raise PydanticCustomError(codes.TP114, "false positive probability {value} is not between 0 and 1 (exclusive)",
                                   {"value": value, "hint": "e.g. fpp: 0.01 (one lookup in a hundred reads a file "
                                                            "holding no requested key); smaller costs more bytes"})

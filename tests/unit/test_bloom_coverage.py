@@ -4,17 +4,26 @@ written before a key column was renamed is read right. Real parquet files, read 
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.io.pyarrow import PyArrowFileIO
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField, StringType, StructType
 
-from tablepolicy.compiler.render.maintenance_text import bloom_lines
+import tablepolicy
+from tablepolicy.compiler.catalog.config import CatalogConfig
+from tablepolicy.compiler.maintenance.due import HealthRequest
+from tablepolicy.compiler.render.health_html import TableReport, refs_of, render_health_html
+from tablepolicy.compiler.render.maintenance_text import bloom_lines, maintenance_json, render_health
 from tablepolicy.runtime.bloom_coverage import coverage, key_filters
+from tablepolicy.runtime.catalog.reader import CatalogReader
+from tablepolicy.runtime.health import CatalogHealth
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False),
                 NestedField(2, "account", StringType(), required=False),
@@ -77,3 +86,42 @@ def test_an_unreadable_footer_is_counted_and_said(tmp_path: Path) -> None:
 ])
 def test_which_columns_are_counted(properties: dict[str, str], columns: dict[str, int]) -> None:
     assert key_filters(properties, SCHEMA) == columns
+
+
+def test_health_shows_the_coverage_in_text_json_and_html(tmp_path: Path) -> None:
+    """Through the API on a real SQLite catalog: two files pyiceberg wrote (it writes no filters) and one written
+    with a filter on the key, added to the table; maintain's decisions read no footer."""
+    config = CatalogConfig("lake", {"type": "sql", "uri": f"sqlite:///{tmp_path / 'catalog.db'}",
+                                    "warehouse": (tmp_path / "wh").as_uri()})
+    catalog = SqlCatalog("lake", **config.properties)
+    catalog.create_namespace("u")
+    schema = Schema(NestedField(1, "id", LongType(), required=False),
+                    NestedField(2, "account", StringType(), required=False))
+    table = catalog.create_table("u.t", schema, properties={"tablepolicy.erasure.key": "account",
+                                                            ON + "account": "true"})
+    for i in range(2):
+        table.append(pa.table({"id": [i], "account": [f"a{i}"]}, schema=schema.as_arrow()))
+    filtered = tmp_path / "filtered.parquet"  # no field ids, as add_files wants: matched by name
+    pq.write_table(pa.table({"id": [2], "account": ["a2"]}), filtered, bloom_filter_options={"account": True})
+    table.add_files([str(filtered)])
+    policies = tmp_path / "policies" / "u"
+    policies.mkdir(parents=True)
+    (policies / "t.yaml").write_text("table: u.t\ncolumns: [{name: id, type: long}, {name: account, type: string}]\n"
+                                     "lifecycle: {erasure: {key: [account], within: 30d}}\n")
+    outcome = tablepolicy.health(tmp_path / "policies", catalog=config, now=datetime(2026, 1, 15, tzinfo=UTC))
+    [decided] = outcome.decided.tables
+    found = decided.health.bloom_filters
+    assert found is not None and (found.columns, found.files, found.covered_files, found.unread) == (
+        ("account",), 3, 1, 0)
+    assert found.covered_bytes == filtered.stat().st_size
+    text = render_health(outcome.decided)
+    assert (f"  bloom filters 1 of 3 data file(s) ({found.covered_bytes:,} of {found.bytes:,} bytes, "
+            f"{found.covered_bytes / found.bytes:.0%}) have a filter on account\n") in text
+    assert "compaction (tablepolicy maintain) rewrites them with filters" in text
+    [document] = json.loads(maintenance_json(outcome.decided, "lake"))["tables"]
+    assert document["health"]["bloom_filters"] == found.model_dump(mode="json")
+    page = render_health_html([TableReport(t.health, t.actions, refs_of(t)) for t in outcome.decided.tables],
+                              "lake", datetime(2026, 1, 15, tzinfo=UTC))
+    assert '<p class="bloom">Bloom filters: 1 of 3 data file(s)' in page
+    with CatalogReader(config) as reader:  # maintain: no footer read, no figure
+        assert CatalogHealth(reader).health(("u", "t"), HealthRequest(None, None, None)).bloom_filters is None
