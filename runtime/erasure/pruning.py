@@ -94,6 +94,7 @@ class KeyProbe:
     values: tuple[tuple[object, ...], ...]  # per key column, per subject
     ordered: tuple[tuple[list[Any], list[int]], ...] = field(init=False)  # per key column: sorted values, subjects
     unordered: frozenset[int] = field(init=False)  # subjects with a NULL in a key column: never excluded
+    subjects: frozenset[int] = field(init=False)  # every subject (built once: files ask for it many times)
     hashes: dict[tuple[int, str], tuple[Probe | None, ...]] = field(default_factory=dict)
 
     @classmethod
@@ -108,10 +109,7 @@ class KeyProbe:
             ordered.append(([v for v, _ in pairs], [s for _, s in pairs]))
         self.ordered = tuple(ordered)
         self.unordered = frozenset(s for values in self.values for s, v in enumerate(values) if v is None)
-
-    @property
-    def subjects(self) -> frozenset[int]:
-        return frozenset(range(len(self.values[0]))) if self.values else frozenset()
+        self.subjects = frozenset(range(len(self.values[0]))) if self.values else frozenset()
 
     def within(self, column: int, low: Any, high: Any) -> frozenset[int] | None:
         """The subjects whose value of ``column`` lies in [low, high] (None: unbounded on that side); None: the
@@ -126,15 +124,17 @@ class KeyProbe:
 
     def after_bounds(self, bounds: FileBounds | None, size: int) -> frozenset[int]:
         """The subjects the manifest bounds leave possible in a file of ``size`` bytes as listed."""
-        alive = self.subjects
         if bounds is None or bounds.size != size:
-            return alive
+            return self.subjects
+        alive: frozenset[int] | None = None
         for column, field_id in enumerate(self.field_ids):
             low = _decode(bounds.lower.get(field_id), self.strings[column])
             high = _decode(bounds.upper.get(field_id), self.strings[column])
             if (low is not None or high is not None) and (inside := self.within(column, low, high)) is not None:
-                alive &= inside
-        return alive
+                alive = inside if alive is None else alive & inside
+                if not alive:
+                    break
+        return self.subjects if alive is None else alive
 
     def probes(self, column: int, physical_type: str) -> tuple[Probe | None, ...]:
         """Each subject's bloom probe for ``column`` stored as ``physical_type`` (None: cannot be hashed)."""
@@ -183,7 +183,13 @@ def footer_verdict(probe: KeyProbe, parquet: pq.ParquetFile, handle: pa.NativeFi
             if bloom is None:
                 continue
             hashed = probe.probes(column, chunk.physical_type)
-            left = frozenset(s for s in left if (h := hashed[s]) is None or bloom.may_hold(h))
+            if column == len(chunks) - 1:  # no column after it can exclude a subject it admits: the first one it
+                # admits decides the read (with many keys a filter admits some by chance, early in the loop)
+                if any(h is None or bloom.may_hold(h) for h in (hashed[s] for s in left)):
+                    return None
+                left = frozenset()
+            else:
+                left = frozenset(s for s in left if (h := hashed[s]) is None or bloom.may_hold(h))
             evidence = Evidence.BLOOM_FILTER if not left else evidence
         if left:
             return None

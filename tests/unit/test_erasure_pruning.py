@@ -187,3 +187,14 @@ def test_a_filter_it_cannot_decode_leads_to_a_read(tmp_path: Path) -> None:
     path.write_bytes(bytes(data))
 
     assert read_file(LOCAL, str(path), USER, KeyProbe.of(USER)).evidence is Evidence.READ
+
+
+@pytest.mark.parametrize(("tenants", "users", "left"), [
+    ((b"t1", b"t1"), (b"u2", b"u3"), set()),  # the tenant bounds exclude (t2, u2), the user bounds (t1, u1)
+    ((b"t1", b"t2"), (b"u2", b"u3"), {1}),  # only (t1, u1) excluded
+    ((b"t1", b"t1"), (b"u1", b"u3"), {0}),
+], ids=["each-subject-by-one-column", "one-left", "other-left"])
+def test_a_multi_column_key_is_excluded_per_subject(tenants: tuple[bytes, bytes], users: tuple[bytes, bytes],
+                                                    left: set[int]) -> None:
+    given = FileBounds(10, {4: tenants[0], 2: users[0]}, {4: tenants[1], 2: users[1]})
+    assert KeyProbe.of(PAIR).after_bounds(given, 10) == left
