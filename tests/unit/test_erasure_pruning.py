@@ -5,6 +5,7 @@ ids; each case says what decided it and whether a key was found."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,3 +199,14 @@ def test_a_multi_column_key_is_excluded_per_subject(tenants: tuple[bytes, bytes]
                                                     left: set[int]) -> None:
     given = FileBounds(10, {4: tenants[0], 2: users[0]}, {4: tenants[1], 2: users[1]})
     assert KeyProbe.of(PAIR).after_bounds(given, 10) == left
+
+
+def test_the_per_file_unit_ships_by_value(tmp_path: Path) -> None:
+    """read_file's arguments survive pickling (a cluster's executors receive them so) and decide alike."""
+    path = tmp_path / "f.parquet"
+    users("a", "z", bloom=True).write(path)
+    probe = KeyProbe.of(USER)
+    probe.probes(0, "BYTE_ARRAY")  # hashed before shipping, as a run's first survey leaves it
+    arguments = (LOCAL, str(path), USER, probe, bounds(b"a", b"z", path.stat().st_size), path.stat().st_size)
+    assert read_file(*pickle.loads(pickle.dumps(arguments))) == read_file(*arguments)
+    assert read_file(*arguments).evidence is Evidence.BLOOM_FILTER
