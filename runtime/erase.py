@@ -4,7 +4,8 @@ An erasure is done when no retained file holds the key, not when queries stop re
 Per table, each step decided by what storage holds now, so a run killed anywhere (or following someone
 else's DELETE) is finished by the next one:
 1. survey: every parquet file under the table location and every file a snapshot reads, key columns read
-   with pyarrow and matched against the key set (runtime/erasure/survey.py);
+   with pyarrow and matched against the key set (runtime/erasure/survey.py), except files whose metadata
+   (manifest bounds, row-group statistics, bloom filters) shows they hold no key (``prune``: on by default);
 2. if the current snapshot reads a file holding a key: those files rewritten without the keys' rows (pyarrow,
    or Spark with the keys as a temporary view) and swapped in by one validated overwrite; then, if a file
    behind a delete file still holds one (merge-on-read), rewrite those files; the current snapshot's

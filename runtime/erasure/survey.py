@@ -3,7 +3,9 @@
 Candidates are every parquet file listed under the table location (and ``write.data.path``), referenced
 or not, plus every data file any kept snapshot references wherever it is stored. Each candidate's key
 columns are read with pyarrow and joined with the key set: the answer comes from the bytes in storage,
-not from metadata, so orphans of an interrupted expiry and rows masked by delete files are found too.
+so orphans of an interrupted expiry and rows masked by delete files are found too. Metadata only ever
+removes work, never a finding: a file whose manifest bounds, row-group statistics or bloom filters show it
+holds no key is not read (runtime/erasure/pruning.py), every other file is.
 
 "Reaches" means a live manifest entry (added or existing) of a snapshot: a file that is only a deleted
 entry in some manifest is readable by no snapshot, which is also how Iceberg's expiry decides what to
