@@ -4,7 +4,8 @@ An erasure is done when no retained file holds the key, not when queries stop re
 Per table, each step decided by what storage holds now, so a run killed anywhere (or following someone
 else's DELETE) is finished by the next one:
 1. survey: every parquet file under the table location and every file a snapshot reads, key columns read
-   with pyarrow and matched against the key set (runtime/erasure/survey.py);
+   with pyarrow and matched against the key set (runtime/erasure/survey.py), except files whose metadata
+   (manifest bounds, row-group statistics, bloom filters) shows they hold no key (``prune``: on by default);
 2. if the current snapshot reads a file holding a key: those files rewritten without the keys' rows (pyarrow,
    or Spark with the keys as a temporary view) and swapped in by one validated overwrite; then, if a file
    behind a delete file still holds one (merge-on-read), rewrite those files; the current snapshot's
@@ -66,6 +67,7 @@ from .erasure.keys import KeySet, key_set
 from .erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
 from .erasure.manifests import truncations
 from .erasure.proof import ProofStep, RefOutcome, TableProof
+from .erasure.pruning import KeyProbe
 from .erasure.refs import hold_findings, keeping_refs, kept_by_refs
 from .erasure.snapshot_delete import TEMPORARY_BRANCH
 from .erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
@@ -81,12 +83,13 @@ Progress = Callable[[str], None]
 def run_erasure(
     tables: list[TableErasure], catalog: CatalogConfig, options: SparkOptions, *, lock_dir: Path,
     on_progress: Progress = lambda _m: None, session: SessionOnDemand | None = None, now: datetime | None = None,
-    debris_min_age: timedelta = DEBRIS_MIN_AGE,
+    debris_min_age: timedelta = DEBRIS_MIN_AGE, prune: bool = True,
 ) -> list[TableProof]:
     """Erase and prove every table; a table whose step fails is reported failed, the others still run.
     Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session, started
     only if a step needs Spark (the cases ``LeftToSpark`` names). ``now``: the run's instant (the CLI takes it from
-    the clock); unreadable files no snapshot reads are deleted only when modified before ``now - debris_min_age``."""
+    the clock); unreadable files no snapshot reads are deleted only when modified before ``now - debris_min_age``.
+    ``prune``: False reads every file's key columns, metadata excluding none (audits, benchmarks' baseline)."""
     now = now or datetime.now(UTC)
     register(catalog)  # a table's error in its proof is masked with this catalog's secrets (runtime/redaction.py)
     with CatalogReader(catalog) as reader:
@@ -100,7 +103,7 @@ def run_erasure(
                 proof = TableProof(erasure.table, erasure.requests())
                 try:
                     _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)),
-                           starting.options, _Debris(now, debris_min_age))
+                           starting.options, _Debris(now, debris_min_age), prune=prune)
                 except ExecutionError as exc:  # the proof still says what happened to every table
                     proof.error = str(exc)
                 proof.seconds = time.perf_counter() - started
@@ -141,10 +144,12 @@ def _fresh(reader: CatalogReader, name: tuple[str, ...]) -> Table:
 class _Run:
     """One table's erasure: its key set, the files already read, the filesystems opened."""
 
-    def __init__(self, reader: CatalogReader, erasure: TableErasure, on_progress: Progress) -> None:
+    def __init__(self, reader: CatalogReader, erasure: TableErasure, on_progress: Progress, *,
+                 prune: bool = True) -> None:
         self.reader, self.erasure, self.on_progress = reader, erasure, on_progress
         self.table = _fresh(reader, erasure.table)
         self.keys: KeySet = key_set(erasure, self.table.schema())
+        self.probe = KeyProbe.of(self.keys) if prune else None  # the keys hashed once per run, the proof's too
         self.files = self.reader_of_files()
         self.filesystems: dict[tuple[str, str], pafs.FileSystem] = {}
 
@@ -159,7 +164,7 @@ class _Run:
         return _fresh(self.reader, self.erasure.table)
 
     def reader_of_files(self) -> FileReader:
-        return FileReader(self.keys, truncations(self.table.properties))
+        return FileReader(self.keys, truncations(self.table.properties), self.probe)
 
     @property
     def current(self) -> int | None:
@@ -215,9 +220,9 @@ class _Debris:
 
 def _erase(
     session: Callable[[], Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof,
-    on_progress: Progress, options: SparkOptions, guard: _Debris,
+    on_progress: Progress, options: SparkOptions, guard: _Debris, *, prune: bool = True,
 ) -> None:
-    run = _Run(reader, erasure, on_progress)
+    run = _Run(reader, erasure, on_progress, prune=prune)
     catalog = reader.config.name
     found = run.survey()
     current = found.live_in(run.current)
@@ -402,7 +407,8 @@ PROOF_REREADS = 2  # fresh surveys after one found an unreadable file no snapsho
 
 def _prove(run: _Run, proof: TableProof) -> None:
     """A fresh listing and read of storage, independent of everything this run remembered."""
-    run.on_progress("proving: reading every file under the table location again")
+    run.on_progress("proving: reading every file under the table location again"
+                    + (" (each file's metadata first: bounds, statistics, bloom filters)" if run.probe else ""))
     final = run.survey(independent=True)
     for _ in range(PROOF_REREADS):
         if not final.debris:
@@ -413,6 +419,7 @@ def _prove(run: _Run, proof: TableProof) -> None:
         final = run.survey(independent=True)
     proof.snapshots_checked = sorted(final.reach.live)
     proof.files_scanned, proof.bytes_scanned = final.files_read, final.bytes_read
+    proof.pruning = final.pruning
     proof.rows_after = final.rows
     proof.files_still_referenced = sorted(final.referenced)
     proof.files_still_stored = sorted(set(final.held) & final.stored.keys())

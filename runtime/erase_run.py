@@ -238,6 +238,7 @@ def _debris_ages(project: Project) -> dict[tuple[str, ...], timedelta]:
 def erase(
     paths: ProjectPaths, requests_file: RequestSource | Path, chosen: Target, project: Project, *, dry_run: bool,
     spark: Mapping[str, Any], now: datetime, debris_age: timedelta | None, progress: ProgressCallback,
+    prune: bool = True,
 ) -> ErasureOutcome:
     """The body of tablepolicy.erase (tablepolicy/api.py checks the arguments and finds the project)."""
     from .catalog.reader import CatalogReader
@@ -277,7 +278,8 @@ def erase(
                 ledger.record_pending(pending, now_utc())
                 for table in todo.tables:
                     age = debris_age if debris_age is not None else reached.debris_ages.get(table.table)
-                    done = _erase_table(table, config, ledger, received, salt, paths, session, now, age, progress)
+                    done = _erase_table(table, config, ledger, received, salt, paths, session, now, age, progress,
+                                        prune=prune)
                     erased.append(done)
                     progress(TableErased(done.proof, done.entries, done.document))
             entries = [*todo.done, *(e for t in erased for e in t.entries)]
@@ -309,7 +311,7 @@ def _erase_request_store(reader: CatalogReader, table: str, entries: list[Entry]
 def _erase_table(
     table: TableErasure, config: CatalogConfig, ledger: Ledger | LakeLedger, received: dict[str, date], salt: str,
     paths: ProjectPaths, session: SessionOnDemand, started: datetime, debris_age: timedelta | None,
-    progress: ProgressCallback,
+    progress: ProgressCallback, *, prune: bool = True,
 ) -> ErasedTable:
     """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved.
     ``debris_age``: the table's debris guard (None: Iceberg's 3-day orphan default)."""
@@ -319,7 +321,8 @@ def _erase_table(
 
     (proof,) = run_erasure([table], config, session.options, lock_dir=cache_dir(paths),
                            on_progress=lambda message: progress(ErasureProgress(message)), session=session,
-                           now=started, debris_min_age=DEBRIS_MIN_AGE if debris_age is None else debris_age)
+                           now=started, debris_min_age=DEBRIS_MIN_AGE if debris_age is None else debris_age,
+                           prune=prune)
     state = State.DONE if proof.complete else State.HELD if proof.state is ProofState.HELD else State.FAILED
     now = now_utc()
     document = scrubbed(proof.as_json(), table)

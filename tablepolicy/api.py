@@ -449,7 +449,7 @@ def erase(
     catalog: CatalogLike = None, environment: str | None = None, dry_run: bool = False,
     proof: PathLike | None = None, spark_master: str = DEFAULT_MASTER,
     spark_conf: Mapping[str, str] | None = None, debris_min_age: timedelta | str | None = None,
-    now: datetime | None = None, progress: ProgressCallback | None = None,
+    now: datetime | None = None, progress: ProgressCallback | None = None, prune: bool = True,
 ) -> ErasureOutcome:
     """Erase the data subjects of ``requests`` (a .yaml, .csv or .jsonl file outside any git work tree, or ``-``:
     standard input) or of ``requests_table`` (the pending rows of a request table in the catalog, whose keys are
@@ -459,6 +459,8 @@ def erase(
     ``proof``: also write the proof file (no key value in it). ``debris_min_age``: unreadable files no snapshot
     reads are deleted only when older (default: the table's orphan_files.older_than, else 3d). ``progress``: told
     of each tablepolicy.events value (what was decided, each step, each table erased) as the run goes.
+    ``prune``: False reads every file's key columns, none excluded by manifest bounds, row-group statistics or
+    bloom filters (for audits, and the baseline of benchmarks).
     ``outcome.complete``: every table erased and proven, or held by a declared legal hold."""
     from tablepolicy.runtime import erase_run as erasure
 
@@ -470,7 +472,7 @@ def erase(
     source = erasure.RequestSource(file=Path(requests) if requests is not None else None, table=requests_table)
     outcome = erasure.erase(run.project, source, run.target, project, dry_run=dry_run,
                             spark={"master": spark_master, "conf": conf}, now=run.now, debris_age=age,
-                            progress=progress or (lambda _e: None))
+                            progress=progress or (lambda _e: None), prune=prune)
     if proof is not None and not dry_run:
         Path(proof).write_text(erasure.proof_document(outcome, run.now), encoding="utf-8")
     return outcome

@@ -11,6 +11,8 @@ from typing import Any
 from tablepolicy.compiler.erasure.plan import ExpiredSnapshot
 from tablepolicy.compiler.iceberg.names import format_name
 
+from .pruning import Pruning
+
 
 @dataclass(frozen=True)
 class PendingDebris:
@@ -110,6 +112,8 @@ class TableProof:
     rows_after: int = 0
     files_still_referenced: list[str] = field(default_factory=list)
     files_still_stored: list[str] = field(default_factory=list)
+    pruning: Pruning = field(default_factory=lambda: Pruning(enabled=False))  # how the proof's survey decided each
+    # file: excluded by manifest bounds, row-group statistics or bloom filters, or its key columns read
     manifests_scanned: int = 0  # every manifest in storage, referenced or not (runtime/erasure/manifests.py)
     manifests_with_keys: list[str] = field(default_factory=list)  # a bound still reveals a key
     held_by: dict[str, list[str]] = field(default_factory=dict)  # declared hold -> the files it keeps
@@ -145,6 +149,7 @@ class TableProof:
                 "debris_pending": [d.as_json() for d in self.debris_pending],
                 "snapshots_checked": self.snapshots_checked,
                 "files_scanned": self.files_scanned, "bytes_scanned": self.bytes_scanned,
+                "pruning": self.pruning.as_json(),
                 "files_still_referenced": self.files_still_referenced,
                 "files_still_stored": self.files_still_stored, "manifests_scanned": self.manifests_scanned,
                 "manifests_with_keys": self.manifests_with_keys, "held_by": self.held_by,

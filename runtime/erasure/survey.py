@@ -3,7 +3,9 @@
 Candidates are every parquet file listed under the table location (and ``write.data.path``), referenced
 or not, plus every data file any kept snapshot references wherever it is stored. Each candidate's key
 columns are read with pyarrow and joined with the key set: the answer comes from the bytes in storage,
-not from metadata, so orphans of an interrupted expiry and rows masked by delete files are found too.
+so orphans of an interrupted expiry and rows masked by delete files are found too. Metadata only ever
+removes work, never a finding: a file whose manifest bounds, row-group statistics or bloom filters show it
+holds no key is not read (runtime/erasure/pruning.py), every other file is.
 
 "Reaches" means a live manifest entry (added or existing) of a snapshot: a file that is only a deleted
 entry in some manifest is readable by no snapshot, which is also how Iceberg's expiry decides what to
@@ -30,9 +32,10 @@ from pyiceberg.table.snapshots import Snapshot
 from ..locations import filesystem
 from ..manifests import READS, ManifestReads, TableDamaged, reason_of
 from ..orphans import normalize
-from .file_scan import HeldFile, read_file
+from .file_scan import FileRead, HeldFile, read_file
 from .keys import KeySet
 from .manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
+from .pruning import Evidence, FileBounds, KeyProbe, Pruning
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
 
@@ -48,6 +51,7 @@ class Reach:
     lists: frozenset[str]  # normalized paths of the snapshots' manifest lists
     hits: dict[str, tuple[BoundHit, ...]]  # manifest a snapshot reads -> its entries revealing a key
     list_of: dict[int, str] = field(default_factory=dict)  # snapshot id -> normalized path of its manifest list
+    bounds: dict[str, FileBounds] = field(default_factory=dict)  # data file -> its key columns' manifest bounds
 
     def reached_by(self, snapshots: Iterable[int]) -> set[str]:
         """Everything the snapshots read: their manifest lists, manifests, live data and delete files."""
@@ -80,6 +84,7 @@ class Survey:
     bound_hits: dict[str, tuple[BoundHit, ...]] = field(default_factory=dict)  # manifest -> entries with a key
     manifests_read: int = 0
     sizes: dict[str, int] = field(default_factory=dict)  # every listed file -> its size when listed
+    pruning: Pruning = field(default_factory=lambda: Pruning(enabled=False))  # how each candidate was decided
 
     @property
     def debris(self) -> list[str]:
@@ -152,7 +157,8 @@ class FileReader:
 
     keys: KeySet
     truncations: frozenset[int] = frozenset({DEFAULT_TRUNCATE})  # the table's string bound lengths
-    seen: dict[tuple[str, int], HeldFile | None] = field(default_factory=dict)
+    probe: KeyProbe | None = None  # metadata pruning (runtime/erasure/pruning.py); None: every file's keys read
+    seen: dict[tuple[str, int], FileRead] = field(default_factory=dict)
     manifests: ManifestReader = field(init=False)  # avro files no snapshot reads
     metadata: MetadataCache = field(init=False)  # manifest lists and manifests snapshots read
 
@@ -164,12 +170,15 @@ class FileReader:
         """Files this run wrote from rows the key set was already matched against (the rewrite's): held as read
         and clean, so the surveys after the delete do not read them again (the proof, with its own reader, does)."""
         for path, size in written:
-            self.seen[(normalize(path), size)] = None
+            self.seen[(normalize(path), size)] = FileRead(None, Evidence.WRITTEN)
 
-    def holding(self, filesystem: pafs.FileSystem, path: str, size: int) -> HeldFile | None:
+    def holding(self, filesystem: pafs.FileSystem, path: str, size: int, bounds: FileBounds | None = None
+                ) -> FileRead:
+        """``bounds``: the file's manifest entry's (with pruning, they may exclude it unopened). An exclusion says
+        what a read would: no key, so the answer per (path, size) stays one whatever decided it."""
         known = (path, size)
         if known not in self.seen:
-            self.seen[known] = read_file(filesystem, path, self.keys)
+            self.seen[known] = read_file(filesystem, path, self.keys, self.probe, bounds, size)
         return self.seen[known]
 
 
@@ -179,6 +188,7 @@ class ManifestRead:
 
     live: dict[str, tuple[str, FileFormat]]  # normalized path -> (the path as spelled, format)
     hits: tuple[BoundHit, ...]
+    bounds: dict[str, FileBounds] = field(default_factory=dict)  # every entry's file -> its key columns' bounds
 
 
 @dataclass(frozen=True)
@@ -226,7 +236,14 @@ class MetadataCache:
         entries = self.reads.entries(io, manifest, discard_deleted=False)
         live = {normalize(e.data_file.file_path): (e.data_file.file_path, e.data_file.file_format)
                 for e in entries if e.status != ManifestEntryStatus.DELETED}
-        return ManifestRead(live, self.bounds.hits(entries) if self.bounds is not None else ())
+        if self.bounds is None:
+            return ManifestRead(live, ())
+        wanted = self.bounds.exact.keys()  # the key columns' field ids
+        bounds = {normalize(e.data_file.file_path): FileBounds(
+            e.data_file.file_size_in_bytes,
+            {i: raw for i, raw in (e.data_file.lower_bounds or {}).items() if i in wanted},
+            {i: raw for i, raw in (e.data_file.upper_bounds or {}).items() if i in wanted}) for e in entries}
+        return ManifestRead(live, self.bounds.hits(entries), bounds)
 
 
 def table_reach(table: Table, cache: MetadataCache | None = None) -> Reach:
@@ -245,8 +262,10 @@ def table_reach(table: Table, cache: MetadataCache | None = None) -> Reach:
     formats = {path: f for content in used.values() for path, (_, f) in content.live.items()}
     uris |= {path: uri for content in used.values() for path, (uri, _) in content.live.items()}
     list_of = {s.snapshot_id: normalize(s.manifest_list) for s in table.metadata.snapshots}
+    bounds = {path: b for content in used.values() for path, b in content.bounds.items()}  # an immutable file's
+    # entries agree; the size check in pruning guards a path written again
     return Reach(live, manifests, formats, uris, frozenset(list_of.values()),
-                 {path: content.hits for path, content in used.items()}, list_of)
+                 {path: content.hits for path, content in used.items()}, list_of, bounds)
 
 
 def locations(table: Table) -> list[str]:
@@ -301,10 +320,10 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     fresh = sum((path, size) not in reader.seen for path, (_, size) in candidates.items())
     on_progress(f"reading the key columns of {fresh} file(s)"
                 + (f" ({len(candidates) - fresh} read before, unchanged)" if fresh < len(candidates) else ""))
-    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> HeldFile | Gone | NotParquet | None:
+    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> FileRead | Gone | NotParquet:
         path, (filesystem, size) = item
         try:
-            return reader.holding(filesystem, path, size)
+            return reader.holding(filesystem, path, size, reach.bounds.get(path))
         except FileNotFoundError:
             return GONE
         except (pa.ArrowInvalid, OSError):  # no parquet footer or a broken one, no bytes: unreadable (damage if
@@ -328,7 +347,7 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     with ThreadPoolExecutor(READERS) as pool:
         results = dict(zip(sorted(candidates), pool.map(read, sorted(candidates.items())), strict=True))
         manifests = dict(zip(sorted(avro), pool.map(bounds, sorted(avro.items())), strict=True))
-    found = [f for f in results.values() if isinstance(f, HeldFile)]
+    found = [f.held for f in results.values() if isinstance(f, FileRead) and f.held is not None]
     torn = sorted(p for p, f in [*results.items(), *manifests.items()] if f is NOT_PARQUET)
     reached = reach.reached_by(reach.live)
     if damaged := [p for p in torn if p in reached]:
@@ -339,7 +358,19 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
     unreadable += torn
     return Survey(reach, {f.path: f for f in found}, {p: loc for p, (loc, _) in stored.items()}, len(candidates),
                   sum(size for _, size in candidates.values()), tuple(sorted(unreadable)),
-                  clean=frozenset(p for p, f in results.items() if f is None),
+                  clean=frozenset(p for p, f in results.items() if isinstance(f, FileRead) and f.held is None),
                   bound_hits={p: h for p, h in [*reach.hits.items(), *manifests.items()] if isinstance(h, tuple) and h},
                   manifests_read=len(reach.hits) + sum(isinstance(h, tuple) for h in manifests.values()),
-                  sizes={p: size for p, (_, size) in stored.items()})
+                  sizes={p: size for p, (_, size) in stored.items()},
+                  pruning=_pruning(reader.probe is not None, results, candidates))
+
+
+def _pruning(enabled: bool, results: Mapping[str, FileRead | Gone | NotParquet],
+             candidates: Mapping[str, tuple[pafs.FileSystem, int]]) -> Pruning:
+    files: dict[Evidence, int] = {}
+    sizes: dict[Evidence, int] = {}
+    for path, result in results.items():
+        if isinstance(result, FileRead):
+            files[result.evidence] = files.get(result.evidence, 0) + 1
+            sizes[result.evidence] = sizes.get(result.evidence, 0) + candidates[path][1]
+    return Pruning(enabled, files, sizes)

@@ -416,6 +416,10 @@ def erase(
         "3d; default: the table's orphan_files.older_than, else 3d). 0s only when no writer can be running.")]
     = None,
     lock_timeout: LockTimeout = None,
+    no_prune: Annotated[bool, typer.Option(
+        "--no-prune", help="Read the key columns of every file, in the survey and the proof alike: no file excluded by "
+        "manifest bounds, row-group statistics or bloom filters (for audits, and the baseline of benchmarks).")]
+    = False,
 ) -> None:
     """Erase data subjects' rows physically (delete, rewrite, expire) from tables that declare erasure; prove it,
     record it in the request ledger (requests done earlier are skipped) and print a certificate.
@@ -426,7 +430,7 @@ def erase(
     check_requests(requests, requests_table)
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or [], environment=env, debris_age=debris_min_age,
-                                requests_table=requests_table),
+                                requests_table=requests_table, prune=not no_prune),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run, lock_timeout=lock_timeout)
 
 

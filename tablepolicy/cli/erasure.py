@@ -18,8 +18,10 @@ from tablepolicy.compiler.erasure.plan import TableErasure
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.render.erasure import render_preview
 from tablepolicy.compiler.render.erasure_report import render_status, status_json
+from tablepolicy.compiler.render.maintenance_report import byte_size
 from tablepolicy.runtime.erase_run import debris_min_age
 from tablepolicy.runtime.erasure.proof import ProofState, TableProof
+from tablepolicy.runtime.erasure.pruning import Evidence
 from tablepolicy.runtime.erasure.refs import CHOICES, blocked_text
 
 from ..events import ErasureDecided, ErasureProgress, Event, LedgerNote, TableErased
@@ -36,6 +38,7 @@ def clock() -> datetime:
 def erase(
     path: Path, requests_file: Path | None, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
     conf: list[str], environment: str | None = None, debris_age: str | None = None, requests_table: str | None = None,
+    prune: bool = True,
 ) -> int:
     """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared)."""
     override = debris_min_age(debris_age) if debris_age is not None else None
@@ -63,7 +66,7 @@ def erase(
     outcome = tablepolicy.erase(run, requests=requests_file, requests_table=requests_table, dry_run=dry_run,
                                 proof=proof, spark_master=master,
                                 spark_conf=dict(item.split("=", 1) for item in conf), debris_min_age=override,
-                                progress=told)
+                                progress=told, prune=prune)
     if dry_run:
         if blocked:  # the run would stop there: the dry run says so with its exit code, not only in its text
             error(f"the erasure would be blocked on {', '.join(blocked)}: a tag or branch keeps a file holding a "
@@ -133,6 +136,8 @@ def _show_table(proof: TableProof, document: dict[str, object]) -> None:
                if proof.state is ProofState.HELD else paint("NOT complete", "red", bold=True))
     info(f"  {format_name(proof.table)}: {proof.rows_before} row(s) in {len(proof.files_with_keys)} file(s): "
          f"{verdict}; {len(proof.snapshots_checked)} snapshot(s) checked, {proof.rows_after} row(s) found after")
+    if proof.files_scanned:
+        info(f"  {format_name(proof.table)}: {_pruning_text(proof)}")
     for ref, files in proof.held_by.items():
         info(f"  {format_name(proof.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
     for outcome in proof.refs:
@@ -161,6 +166,21 @@ def _show_table(proof: TableProof, document: dict[str, object]) -> None:
         else:
             error(f"{format_name(proof.table)}: '{ref}' still keeps a snapshot whose files hold the keys; declare "
                   f"lifecycle.erasure.refs: {{{ref}: hold | rewrite | expire}} ({CHOICES}) and run erase again")
+
+
+def _pruning_text(proof: TableProof) -> str:
+    """What the proof read: the files whose key columns it read, and those metadata excluded, by evidence."""
+    pruning = proof.pruning
+    read = (f"the proof read the key columns of {pruning.files_read} of {proof.files_scanned} file(s) "
+            f"({byte_size(pruning.bytes_read)} of {byte_size(proof.bytes_scanned)})")
+    if not pruning.enabled:
+        return read + "; pruning off (--no-prune)"
+    excluded = [f"{n} by {what}" for evidence, what in ((Evidence.BOUNDS, "manifest bounds"),
+                                                        (Evidence.STATISTICS, "row-group statistics"),
+                                                        (Evidence.BLOOM_FILTER, "bloom filters"),
+                                                        (Evidence.NO_KEY_COLUMN, "a footer without a key column"))
+                if (n := pruning.excluded(evidence))]
+    return read + (f"; excluded unread: {', '.join(excluded)}" if excluded else "")
 
 
 def _debris_lines(proofs: list[TableProof]) -> list[str]:

@@ -66,9 +66,10 @@ def requests_yaml(erased: dict[str, str] = ERASED) -> str:
     return "\n".join(lines) + "\n"
 
 
-def keys_in_storage(location: str, keys: set[str]) -> dict[str, int]:
-    """Every parquet file under the location that holds one of ``keys``, with how many rows; a file that does not
-    read as parquet (torn by a killed writer) counts with -1: it cannot be shown to hold no key."""
+def keys_in_storage(location: str, keys: set[str], column: str = "user.uid") -> dict[str, int]:
+    """Every parquet file under the location that holds one of ``keys`` in ``column`` (by name, flattened), with how
+    many rows; a file that does not read as parquet (torn by a killed writer) counts with -1: it cannot be shown to
+    hold no key. Every file's column is read: no metadata excludes any."""
     found = {}
     root = location.removeprefix("file:").removeprefix("//")
     for folder, _, files in os.walk(root):
@@ -80,9 +81,9 @@ def keys_in_storage(location: str, keys: set[str]) -> dict[str, int]:
             except (pa.ArrowInvalid, OSError):
                 found[str(Path(folder, name))] = -1
                 continue
-            if "user.uid" not in data.column_names:
+            if column not in data.column_names:
                 continue  # a position delete file: paths and positions only
-            hits = sum(1 for uid in data.column("user.uid").to_pylist() if uid in keys)
+            hits = sum(1 for uid in data.column(column).to_pylist() if uid in keys)
             if hits:
                 found[str(Path(folder, name))] = hits
     return found

@@ -26,6 +26,7 @@ from tablepolicy.compiler.maintenance.report import ActionRun, MaintenanceReport
 from tablepolicy.compiler.render.erasure_report import proof_json
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.runtime.erasure.proof import ProofStep, TableProof
+from tablepolicy.runtime.erasure.pruning import Evidence, Pruning
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.unit.test_maintenance import health
 from tests.unit.test_report_output import CATALOG, check
@@ -97,7 +98,9 @@ def erase_proof() -> TableProof:
     still read them, an orphan deleted; sizes as the listing before each step gave them."""
     proof = TableProof(("privacy", "events"), ["REQ-1"], files_with_keys=["data/a.parquet"], rows_before=1,
                        statements=["DELETE ..."], files_rewritten=["data/a.parquet"],
-                       snapshots_checked=[3], files_scanned=1, bytes_scanned=900, seconds=2.4567)
+                       snapshots_checked=[3], files_scanned=4, bytes_scanned=3600, seconds=2.4567,
+                       pruning=Pruning(True, {Evidence.BOUNDS: 2, Evidence.BLOOM_FILTER: 1, Evidence.READ: 1},
+                                       {Evidence.BOUNDS: 1800, Evidence.BLOOM_FILTER: 900, Evidence.READ: 900}))
     proof.steps += [ProofStep("delete_rows", 1.23456, 1, 1024), ProofStep("expire_snapshots", 0.5, 3, 5120),
                     ProofStep("delete_orphans", 0.125, 1, None)]
     return proof
@@ -112,19 +115,33 @@ def test_the_erase_proof_gives_each_steps_seconds_files_and_bytes() -> None:
         {"action": "expire_snapshots", "seconds": 0.5, "files": 3, "bytes": 5120},
         {"action": "delete_orphans", "seconds": 0.125, "files": 1, "bytes": None}]  # not under a listed location
     assert table["seconds"] == 2.457
+    assert table["pruning"] == {"enabled": True, "excluded_by_bounds": 2, "excluded_by_statistics": 0,
+                                "excluded_by_bloom_filter": 1, "no_key_column": 0, "files_read": 1, "bytes_read": 900,
+                                "bytes_skipped": 2700}
 
 
-def test_a_real_erasure_records_its_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("flags", [(), ("--no-prune",)], ids=["pruned", "no-prune"])
+def test_a_real_erasure_records_its_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flags: tuple[str, ...]
+                                          ) -> None:
     """Through the CLI with no JVM (the pyarrow path) on test_torn_files' table (two files, one holding the
     key): that file is replaced, then the snapshots that still read it expire, each step with the bytes of the
-    files it took as listed before it."""
+    files it took as listed before it. The proof's two files ("kept", "other") are excluded by their manifest
+    bounds, or with --no-prune both read; the output says which."""
     monkeypatch.setattr("tablepolicy.cli.erasure.clock", lambda: NOW)
     table = torn_files_table(tmp_path)
     [holding] = [t.file.file_size_in_bytes for t in table.scan().plan_files() if t.file.record_count == 2]
     with pyspark_unimportable():
-        run = tablepolicy("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json", cwd=tmp_path)
+        run = tablepolicy("erase", "policies", "--requests", "requests.csv", "--proof", "proof.json", *flags,
+                          cwd=tmp_path)
     assert run.returncode == 0, run.stdout + run.stderr
     (proof,) = json.loads((tmp_path / "proof.json").read_text())["tables"]
+    pruned = not flags
+    assert proof["pruning"]["enabled"] is pruned and proof["files_scanned"] == 2
+    assert proof["pruning"]["excluded_by_bounds"] == (2 if pruned else 0)
+    assert proof["pruning"]["files_read"] == (0 if pruned else 2)
+    assert ("the proof read the key columns of 0 of 2 file(s)" if pruned
+            else "the proof read the key columns of 2 of 2 file(s)") in run.stdout, run.stdout
+    assert ("excluded unread: 2 by manifest bounds" if pruned else "pruning off (--no-prune)") in run.stdout
     steps = {s["action"]: s for s in proof["steps"]}
     assert proof["steps"][0]["action"] == "delete_rows" and steps["delete_rows"]["files"] == 1
     assert steps["delete_rows"]["bytes"] == holding  # the data file that held the key, as listed

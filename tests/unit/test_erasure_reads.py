@@ -19,9 +19,11 @@ footer if it is longer); any other read is of column chunks, named by the footer
   more that reads its footer only (source_layout: the writer settings of the source). The second is footer
   metadata, a small read at the end of the file, not a second read of its data: counted apart, asserted as one;
 - proof: one open per file left in storage reading the key column, independent of what the run remembered.
-Observed: 7 survey opens (the 7 files; none of the 2 the rewrite wrote; none by the survey after the expiry), 2
-rewrite opens of every column plus 2 of the footer (the last 64 KiB each), 5 proof
-opens. Merge-on-read is not here: pyiceberg writes no delete file (tests/integration has Spark's).
+Observed with ``prune=False``: 7 survey opens (the 7 files; none of the 2 the rewrite wrote; none by the survey after
+the expiry), 2 rewrite opens of every column plus 2 of the footer (the last 64 KiB each), 5 proof opens.
+With pruning (the default), a file whose manifest bounds exclude every key ("kept".."kept", "other".."other" against
+u1, u2, u3) is never opened: the survey opens the 4 files holding a key, the proof none of the 5 left, and says so.
+Merge-on-read is not here: pyiceberg writes no delete file (tests/integration has Spark's).
 """
 
 from __future__ import annotations
@@ -266,8 +268,9 @@ def counted(monkeypatch: pytest.MonkeyPatch) -> Steps:
     return steps
 
 
+@pytest.mark.parametrize("prune", [False, True], ids=["every file read", "pruned by manifest bounds"])
 def test_an_erasure_reads_each_file_once_per_step(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                  counted: Steps) -> None:
+                                                  counted: Steps, prune: bool) -> None:
     policies = build(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     before = stored(tmp_path)
@@ -276,7 +279,7 @@ def test_an_erasure_reads_each_file_once_per_step(tmp_path: Path, monkeypatch: p
     counted.opens.clear()  # the table's own copy-on-write delete read a file
 
     with pyspark_unimportable():  # the pyarrow path: no JVM
-        outcome = tablepolicy.erase(policies, requests=tmp_path / "requests.csv", now=NOW)
+        outcome = tablepolicy.erase(policies, requests=tmp_path / "requests.csv", now=NOW, prune=prune)
 
     ((erased),) = outcome.tables
     proof = erased.proof
@@ -295,12 +298,18 @@ def test_an_erasure_reads_each_file_once_per_step(tmp_path: Path, monkeypatch: p
         assert read.path in before | after, read.path
         what = "footer" if read.footer_only else "+".join(sorted(read.columns(layout[read.path])))
         got.setdefault((Path(read.path).name, read.step), Counter())[what] += 1
+    holding = before - after  # every file that held a key is gone; none left holds one
     expected: dict[tuple[str, str], Counter[str]] = {}
     for path in before | (after - written):  # what the rewrite wrote, from rows already matched, only the proof reads
-        expected[(Path(path).name, "survey")] = Counter({"user_id": 1})
+        if not prune or path in holding:
+            expected[(Path(path).name, "survey")] = Counter({"user_id": 1})
     for path in rewritten:
         expected[(Path(path).name, "rewrite")] = Counter({"+".join(sorted(COLUMNS)): 1, "footer": 1})
-    for path in after:
+    for path in after if not prune else ():
         expected[(Path(path).name, "proof")] = Counter({"user_id": 1})
     assert got == expected
+    assert proof.pruning.as_json() == {
+        "enabled": prune, "excluded_by_bounds": 5 if prune else 0, "excluded_by_statistics": 0,
+        "excluded_by_bloom_filter": 0, "no_key_column": 0, "files_read": 0 if prune else 5,
+        "bytes_read": 0 if prune else proof.bytes_scanned, "bytes_skipped": proof.bytes_scanned if prune else 0}
 
