@@ -315,12 +315,29 @@ def _reason(exc: Exception) -> str:
     """The JVM's own message (innermost cause) rather than py4j's 'An error occurred while calling'."""
     java = getattr(exc, "java_exception", None)
     if java is not None:
-        cause = java
+        cause, chain = java, [java.getClass().getSimpleName()]
         while cause.getCause() is not None and cause.getCause() != cause:
             cause = cause.getCause()
-        return f"{cause.getClass().getSimpleName()}: {cause.getMessage()}"
+            chain.append(cause.getClass().getSimpleName())
+        return f"{cause.getClass().getSimpleName()}: {cause.getMessage()}{unknown_outcome(chain)}"
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+# Iceberg's REST client ends a request the server never answered with SocketTimeoutException (inside a
+# RESTException) and a commit answered 5xx with CommitStateUnknownException: neither is retried (the commit may
+# have landed), so the run stops saying so; a re-run plans from the table as it is and finishes what is left.
+UNKNOWN_OUTCOME = {"CommitStateUnknownException": "the catalog server answered the commit with an error",
+                   "SocketTimeoutException": "the catalog server did not answer within "
+                                             "rest.client.socket-timeout-ms"}
+
+
+def unknown_outcome(chain: list[str]) -> str:
+    """What a REST failure means for the step, from the class names of its Java exception chain ('' if nothing)."""
+    said = next((UNKNOWN_OUTCOME[name] for name in chain if name in UNKNOWN_OUTCOME), None)
+    if said is None or ("SocketTimeoutException" in chain and "RESTException" not in chain):
+        return ""
+    return f" ({said}: the commit's outcome is unknown; run plan again once the server answers)"
 
 
 def with_commit_retries(

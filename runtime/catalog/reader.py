@@ -96,7 +96,10 @@ def _empty_catalog_file() -> Path:
 
 
 def setting(config: CatalogConfig, key: str) -> str:
-    """Where a catalog setting is written: its key in .pyiceberg.yaml and its environment variable."""
+    """Where a catalog setting is written: its key in .pyiceberg.yaml and its environment variable (none for a key
+    with a dot, such as rest.client.*: pyiceberg reads no dot from an environment variable's name)."""
+    if "." in key:
+        return f"'{key}' of catalog '{config.name}' (.pyiceberg.yaml)"
     return f"'{key}' of catalog '{config.name}' (.pyiceberg.yaml, or PYICEBERG_CATALOG__{config.name.upper()}__" \
            f"{key.upper().replace('-', '_')})"
 
@@ -143,6 +146,13 @@ def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
         return (f"its uri is not a catalog address this tool can open ({first or kind}); set "
                 f"{setting(config, 'uri')} to sqlite:///PATH, postgresql+psycopg2://HOST/DB, "
                 "http(s)://HOST (REST) or thrift://HOST:PORT (Hive), or set its 'type'")
+    if config.kind == "rest" and (kind in ("ReadTimeout", "ConnectTimeout") or "timed out" in text.lower()):
+        waited = "rest.client.connection-timeout-ms" if kind == "ConnectTimeout" else "rest.client.socket-timeout-ms"
+        return (f"the REST server did not answer within {waited} ({first or kind}); check that it runs and "
+                f"answers at {setting(config, 'uri')}, or raise {setting(config, waited)} for a slow server")
+    if config.kind == "rest" and kind in ("ServiceUnavailableError", "ServerError", "TooManyRequestsError"):
+        return (f"the REST server answered with an error ({first or kind}), still after the retries of "
+                f"{setting(config, 'rest.client.max-retries')}; try again once it recovers")
     if kind in ("OperationalError", "InterfaceError", "ConnectionError", "ConnectTimeout", "Timeout",
                 "ReadTimeout", "TimeoutError", "ConnectionRefusedError", "OSError", "ProgrammingError"):
         return (f"the catalog cannot be reached or opened ({first or kind}); check that it runs and that "
