@@ -2,9 +2,10 @@
 points the catalog's ``uri`` and ``oauth2-server-uri`` at it and switches what it does between requests.
 
 - pass: every request goes to the server and its answer comes back;
-- ``hang(match, forward=...)``: a matching request is read and never answered (the connection stays open until
-  the proxy is released or closed): not sent on (a server that accepts and never answers), or sent on and its
-  answer dropped (a commit whose outcome the client cannot know);
+- ``hang(match, forward=..., then_all=...)``: a matching request is read and never answered (the connection stays
+  open until the proxy is released or closed): not sent on (a server that accepts and never answers), or sent on
+  and its answer dropped (a commit whose outcome the client cannot know); with ``then_all`` every request after it
+  hangs too (a server that hangs mid-run);
 - ``fail(status, count, match)``: the next ``count`` matching requests (every one when None) are answered
   ``status`` without reaching the server;
 - tokens: the proxy hands the client tokens of its own (opaque, so a client cannot read a lifetime out of a JWT's
@@ -67,7 +68,7 @@ class RestProxy:
     expires_in: int | None = None  # the lifetime told to the client (None: the server's)
     token_uses: int | None = None  # a token is refused after this many requests carrying it
     token_life: float | None = None  # ... or once it is older than this many seconds
-    _hang: tuple[Match, bool] | None = None
+    _hang: tuple[Match, bool, bool] | None = None
     _fail: tuple[int, int | None, Match] | None = None
     _tokens: dict[str, _Token] = field(default_factory=dict)
     _names: Iterator[int] = field(default_factory=itertools.count)
@@ -89,9 +90,11 @@ class RestProxy:
             self._release.set()  # requests held by a hang end (unanswered)
             self._release = threading.Event()
 
-    def hang(self, match: Match = every, *, forward: bool = False) -> None:
+    def hang(self, match: Match = every, *, forward: bool = False, then_all: bool = False) -> None:
+        """Hold the requests ``match`` picks; ``then_all``: from the first of them on, every request (the server
+        hangs mid-run)."""
         with self._lock:
-            self._hang = (match, forward)
+            self._hang = (match, forward, then_all)
 
     def fail(self, status: int, count: int | None = None, match: Match = every) -> None:
         with self._lock:
@@ -134,6 +137,8 @@ class RestProxy:
         with self._lock:
             self.requests.append((method, path))
             hang, release = self._hang, self._release
+            if hang is not None and hang[2] and hang[0](method, path):
+                self._hang = (every, False, False)  # everything after this request hangs, before the server
             fail = self._fail
             if fail is not None and fail[2](method, path):
                 status, left, match = fail

@@ -120,6 +120,22 @@ def sqlite_problem(config: CatalogConfig) -> str | None:
     return None
 
 
+def rest_failure(exc: BaseException, config: CatalogConfig, said: str) -> str | None:
+    """A REST server that did not answer in time, or answered 5xx after the retries (runtime/catalog/rest.py), in
+    the user's terms with the setting that bounds it; None for any other failure."""
+    kind = type(exc).__name__
+    if config.kind != "rest":
+        return None
+    if kind in ("ReadTimeout", "ConnectTimeout"):
+        waited = "rest.client.connection-timeout-ms" if kind == "ConnectTimeout" else "rest.client.socket-timeout-ms"
+        return (f"the REST server did not answer within {waited} ({said}); check that it runs and answers at "
+                f"{setting(config, 'uri')}, or raise {setting(config, waited)} for a slow server")
+    if kind in ("ServiceUnavailableError", "ServerError", "TooManyRequestsError"):
+        return (f"the REST server answered with an error ({said}), still after the retries of "
+                f"{setting(config, 'rest.client.max-retries')}; try again once it recovers")
+    return None
+
+
 def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
     """What went wrong opening a catalog, in the user's terms, and which setting to change: never an exception
     class or a driver's internals beyond its first line (secrets masked)."""
@@ -146,13 +162,8 @@ def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
         return (f"its uri is not a catalog address this tool can open ({first or kind}); set "
                 f"{setting(config, 'uri')} to sqlite:///PATH, postgresql+psycopg2://HOST/DB, "
                 "http(s)://HOST (REST) or thrift://HOST:PORT (Hive), or set its 'type'")
-    if config.kind == "rest" and (kind in ("ReadTimeout", "ConnectTimeout") or "timed out" in text.lower()):
-        waited = "rest.client.connection-timeout-ms" if kind == "ConnectTimeout" else "rest.client.socket-timeout-ms"
-        return (f"the REST server did not answer within {waited} ({first or kind}); check that it runs and "
-                f"answers at {setting(config, 'uri')}, or raise {setting(config, waited)} for a slow server")
-    if config.kind == "rest" and kind in ("ServiceUnavailableError", "ServerError", "TooManyRequestsError"):
-        return (f"the REST server answered with an error ({first or kind}), still after the retries of "
-                f"{setting(config, 'rest.client.max-retries')}; try again once it recovers")
+    if (unanswered := rest_failure(exc, config, first or kind)) is not None:
+        return unanswered
     if kind in ("OperationalError", "InterfaceError", "ConnectionError", "ConnectTimeout", "Timeout",
                 "ReadTimeout", "TimeoutError", "ConnectionRefusedError", "OSError", "ProgrammingError"):
         return (f"the catalog cannot be reached or opened ({first or kind}); check that it runs and that "
@@ -215,7 +226,8 @@ def _catalog_errors(what: str, config: CatalogConfig) -> Iterator[None]:
     except CatalogError:
         raise
     except Exception as exc:
-        raise CatalogError(f"{what}: {_clean(exc, config)}") from None
+        said = _clean(exc, config)
+        raise CatalogError(f"{what}: {rest_failure(exc, config, said) or said}") from None
 
 
 def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:

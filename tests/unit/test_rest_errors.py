@@ -116,20 +116,27 @@ def test_a_rest_session_retries_an_idempotent_request_answered_503_and_never_a_p
     assert seen == ["GET", "GET", "GET", "POST"]
 
 
-OUTCOME_CASES = [  # (id, the Java exception chain's class names, outermost first, what the step's error adds)
-    ("commit-answered-5xx", ["CommitStateUnknownException", "ServiceFailureException"],
+POST = ("RESTException", "Error occurred while processing POST request")
+GET = ("RESTException", "Error occurred while processing GET request")
+TIMEOUT = ("SocketTimeoutException", "Read timed out")
+OUTCOME_CASES = [  # (id, the Java exception chain (class, message), outermost first, what the step's error adds)
+    ("commit-answered-5xx", [("CommitStateUnknownException", "Service failed: 503"),
+                             ("ServiceFailureException", "Service failed: 503")],
      " (the catalog server answered the commit with an error: the commit's outcome is unknown; run plan again once "
      "the server answers)"),
-    ("never-answered", ["RESTException", "SocketTimeoutException"],
+    ("commit-never-answered", [POST, TIMEOUT],
      " (the catalog server did not answer within rest.client.socket-timeout-ms: the commit's outcome is unknown; "
      "run plan again once the server answers)"),
-    ("s3-read-timed-out", ["SdkClientException", "SocketTimeoutException"], ""),  # the store's, not the catalog's
-    ("conflict", ["CommitFailedException"], ""),
+    ("read-never-answered", [GET, TIMEOUT],
+     " (the catalog server did not answer within rest.client.socket-timeout-ms)"),
+    ("s3-read-timed-out", [("SdkClientException", "Unable to execute HTTP request"), TIMEOUT], ""),  # the store's
+    ("conflict", [("CommitFailedException", "Requirement failed")], ""),
 ]
 
 
 @pytest.mark.parametrize(("chain", "said"), [c[1:] for c in OUTCOME_CASES], ids=[c[0] for c in OUTCOME_CASES])
-def test_a_step_the_rest_server_left_unanswered_says_its_outcome_is_unknown(chain: list[str], said: str) -> None:
+def test_a_step_the_rest_server_left_unanswered_says_its_outcome_is_unknown(chain: list[tuple[str, str]],
+                                                                             said: str) -> None:
     from tablepolicy.runtime.executor import unknown_outcome
 
     assert unknown_outcome(chain) == said
