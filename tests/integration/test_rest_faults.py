@@ -242,11 +242,13 @@ def test_spark_refreshes_its_token_before_it_expires(server: SeaweedServer, prox
                                                      tmp_path: Path) -> None:
     p = project(tmp_path, server, proxy, "tokspark")
     p.policy("tok_spark")
-    proxy.expires_in, proxy.token_life = 2, 2.0  # Iceberg Java refreshes by the clock, 10% before expires_in
+    # Iceberg Java refreshes by the clock, 10% before expires_in; the proxy refuses a token 4 s old, so a client
+    # that refreshes is never refused however slow its refresh, and one that does not is refused after the wait
+    proxy.expires_in, proxy.token_life = 2, 4.0
     p.ok("apply", "policies", "--auto-approve")
     spark().sql("INSERT INTO tokspark.ops.tok_spark VALUES (1, 'one')")
     exchanged = proxy.exchanges
-    time.sleep(3)  # past the life of every token issued before it (a slower machine only waits longer)
+    time.sleep(5)  # past the life of every token issued before it (a slower machine only waits longer)
     spark().sql("INSERT INTO tokspark.ops.tok_spark VALUES (2, 'two')")  # a stale token would be refused 401
     assert proxy.exchanges > exchanged  # refreshed by a token exchange, as Iceberg Java does
     assert sorted(r.id for r in spark().sql("SELECT id FROM tokspark.ops.tok_spark").collect()) == [1, 2]
