@@ -39,8 +39,9 @@ def timeouts(properties: dict[str, str]) -> tuple[float, float]:
 def retries(properties: dict[str, str]) -> Retry:
     """The retries of an idempotent request answered with a status a busy server gives, as Iceberg Java's client."""
     count = int(properties.get("rest.client.max-retries", MAX_RETRIES))
-    # a timeout or a refused connection is raised as it is (False), never sent again
-    return Retry(total=count, connect=False, read=False, redirect=0, other=0, status=count,
+    # never sent again: a refused or timed-out connection (0: requests names it as ever), a timed-out read (False:
+    # raised as itself, not as "max retries exceeded")
+    return Retry(total=count, connect=0, read=False, redirect=0, other=0, status=count,
                  allowed_methods=Retry.DEFAULT_ALLOWED_METHODS, status_forcelist=RETRIED_STATUSES, backoff_factor=1,
                  backoff_max=BACKOFF_MAX_S, retry_after_max=BACKOFF_MAX_S, raise_on_status=False)
 
