@@ -315,12 +315,32 @@ def _reason(exc: Exception) -> str:
     """The JVM's own message (innermost cause) rather than py4j's 'An error occurred while calling'."""
     java = getattr(exc, "java_exception", None)
     if java is not None:
-        cause = java
+        cause, chain = java, [(java.getClass().getSimpleName(), str(java.getMessage()))]
         while cause.getCause() is not None and cause.getCause() != cause:
             cause = cause.getCause()
-        return f"{cause.getClass().getSimpleName()}: {cause.getMessage()}"
+            chain.append((cause.getClass().getSimpleName(), str(cause.getMessage())))
+        return f"{cause.getClass().getSimpleName()}: {cause.getMessage()}{unknown_outcome(chain)}"
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
+
+
+# Iceberg's REST client ends a request the server never answered with SocketTimeoutException inside a RESTException
+# ("Error occurred while processing POST request"), and a commit answered 5xx with CommitStateUnknownException:
+# neither is retried (a commit may have landed), so the step says so; a re-run plans from the table as it is.
+UNANSWERED = "the catalog server did not answer within rest.client.socket-timeout-ms"
+UNKNOWN = "the commit's outcome is unknown; run plan again once the server answers"
+
+
+def unknown_outcome(chain: list[tuple[str, str]]) -> str:
+    """What a REST failure means for the step, from its Java exception chain, outermost first, as (class name,
+    message) pairs; '' when it is no REST failure of the kind."""
+    names = [name for name, _ in chain]
+    if "CommitStateUnknownException" in names:
+        return f" (the catalog server answered the commit with an error: {UNKNOWN})"
+    rest = next((message for name, message in chain if name == "RESTException"), None)
+    if rest is None or "SocketTimeoutException" not in names:
+        return ""  # a timeout of the store's (S3A), or none
+    return f" ({UNANSWERED}: {UNKNOWN})" if "POST request" in rest else f" ({UNANSWERED})"
 
 
 def with_commit_retries(

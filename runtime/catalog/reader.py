@@ -96,7 +96,10 @@ def _empty_catalog_file() -> Path:
 
 
 def setting(config: CatalogConfig, key: str) -> str:
-    """Where a catalog setting is written: its key in .pyiceberg.yaml and its environment variable."""
+    """Where a catalog setting is written: its key in .pyiceberg.yaml and its environment variable (none for a key
+    with a dot, such as rest.client.*: pyiceberg reads no dot from an environment variable's name)."""
+    if "." in key:
+        return f"'{key}' of catalog '{config.name}' (.pyiceberg.yaml)"
     return f"'{key}' of catalog '{config.name}' (.pyiceberg.yaml, or PYICEBERG_CATALOG__{config.name.upper()}__" \
            f"{key.upper().replace('-', '_')})"
 
@@ -114,6 +117,22 @@ def sqlite_problem(config: CatalogConfig) -> str | None:
     if Path(database).is_dir():
         return (f"{database} is a folder, not a SQLite database file; set {setting(config, 'uri')} to a file in "
                 f"it, e.g. sqlite:///{Path(database) / 'catalog.db'}")
+    return None
+
+
+def rest_failure(exc: BaseException, config: CatalogConfig, said: str) -> str | None:
+    """A REST server that did not answer in time, or answered 5xx after the retries (runtime/catalog/rest.py), in
+    the user's terms with the setting that bounds it; None for any other failure."""
+    kind = type(exc).__name__
+    if config.kind != "rest":
+        return None
+    if kind in ("ReadTimeout", "ConnectTimeout"):
+        waited = "rest.client.connection-timeout-ms" if kind == "ConnectTimeout" else "rest.client.socket-timeout-ms"
+        return (f"the REST server did not answer within {waited} ({said}); check that it runs and answers at "
+                f"{setting(config, 'uri')}, or raise {setting(config, waited)} for a slow server")
+    if kind in ("ServiceUnavailableError", "ServerError", "TooManyRequestsError"):
+        return (f"the REST server answered with an error ({said}), still after the retries of "
+                f"{setting(config, 'rest.client.max-retries')}; try again once it recovers")
     return None
 
 
@@ -143,6 +162,8 @@ def explain_catalog_error(exc: BaseException, config: CatalogConfig) -> str:
         return (f"its uri is not a catalog address this tool can open ({first or kind}); set "
                 f"{setting(config, 'uri')} to sqlite:///PATH, postgresql+psycopg2://HOST/DB, "
                 "http(s)://HOST (REST) or thrift://HOST:PORT (Hive), or set its 'type'")
+    if (unanswered := rest_failure(exc, config, first or kind)) is not None:
+        return unanswered
     if kind in ("OperationalError", "InterfaceError", "ConnectionError", "ConnectTimeout", "Timeout",
                 "ReadTimeout", "TimeoutError", "ConnectionRefusedError", "OSError", "ProgrammingError"):
         return (f"the catalog cannot be reached or opened ({first or kind}); check that it runs and that "
@@ -205,7 +226,8 @@ def _catalog_errors(what: str, config: CatalogConfig) -> Iterator[None]:
     except CatalogError:
         raise
     except Exception as exc:
-        raise CatalogError(f"{what}: {_clean(exc, config)}") from None
+        said = _clean(exc, config)
+        raise CatalogError(f"{what}: {rest_failure(exc, config, said) or said}") from None
 
 
 def load(catalog: Catalog, name: tuple[str, ...]) -> Table | None:

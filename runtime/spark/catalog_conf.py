@@ -32,12 +32,16 @@ SIMPLE_CREDENTIALS = "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider"
 TEMPORARY_CREDENTIALS = "org.apache.hadoop.fs.s3a.TemporaryAWSCredentialsProvider"
 # Iceberg's RESTCatalog: a server whose /v1/config lists no endpoints (SeaweedFS 4.48 among them) is taken to serve
 # no view endpoints, and Spark refuses every view before asking; with this set the server answers for itself. Its
-# HTTP client waits without bound by default: these bound it (a definition's own value wins).
+# HTTP client waits without bound by default: these bound it (a definition's own value wins). A timeout is not
+# retried (ExponentialHttpRequestRetryStrategy: an InterruptedIOException); an idempotent request answered 408, 429
+# or 5xx is, max-retries times after 1, 2, 4 s (Iceberg's default of 5 waits 31 s per request); a commit answered
+# 5xx is CommitStateUnknownException, never retried.
 # The access-delegation header pyiceberg sends by default goes to Spark's RESTCatalog too (Iceberg Java sends none
 # unless told), so both engines ask the server for the same thing; other header.* settings pass through as written.
 DELEGATION = "header.X-Iceberg-Access-Delegation"
 REST_DEFAULTS = {"view-endpoints-supported": "true", "rest.client.connection-timeout-ms": "5000",
-                 "rest.client.socket-timeout-ms": "30000", DELEGATION: "vended-credentials"}
+                 "rest.client.socket-timeout-ms": "30000", "rest.client.max-retries": "3",
+                 DELEGATION: "vended-credentials"}
 # S3A retries a dead endpoint for minutes with Hadoop's defaults (20 attempts, 7 retries with backoff, 60 s
 # timeouts): a store that stops mid-run must end the run with an error within a bound (README, "Catalogs").
 # Set in the session before it starts; --spark-conf spark.hadoop.fs.s3a.* overrides each.

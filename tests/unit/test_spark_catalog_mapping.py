@@ -28,7 +28,7 @@ BOUNDS = {H + "attempts.maximum": "2", H + "retry.limit": "2", H + "retry.interv
 SCHEMES = {"spark.hadoop.fs.s3.impl": S3A, "spark.hadoop.fs.s3n.impl": S3A, **BOUNDS}
 # the REST client's waits bounded; views asked of the server (SeaweedFS's /v1/config lists no endpoints)
 REST = {f"{C}.view-endpoints-supported": "true", f"{C}.rest.client.connection-timeout-ms": "5000",
-        f"{C}.rest.client.socket-timeout-ms": "30000",
+        f"{C}.rest.client.socket-timeout-ms": "30000", f"{C}.rest.client.max-retries": "3",
         # pyiceberg asks for vended credentials by default; Spark's RESTCatalog is told to ask the same
         f"{C}.header.X-Iceberg-Access-Delegation": "vended-credentials"}
 MOTO = {"s3.endpoint": "http://127.0.0.1:9000", "s3.access-key-id": "AKID", "s3.secret-access-key": "SECRET",
@@ -101,7 +101,8 @@ CASES = [
                            "rest.client.socket-timeout-ms": "120000", "rest.client.max-connections": "4"},
      {**BASE, f"{C}.type": "rest", f"{C}.uri": "http://r", f"{C}.view-endpoints-supported": "false",
       f"{C}.rest.client.connection-timeout-ms": "5000", f"{C}.rest.client.socket-timeout-ms": "120000",
-      f"{C}.rest.client.max-connections": "4", f"{C}.header.X-Iceberg-Access-Delegation": "vended-credentials"},
+      f"{C}.rest.client.max-retries": "3", f"{C}.rest.client.max-connections": "4",
+      f"{C}.header.X-Iceberg-Access-Delegation": "vended-credentials"},
      SCHEMES, False),
     # headers as the definition writes them, for both engines: delegation turned to remote signing, another added
     ("rest-headers", {"type": "rest", "uri": "http://r", "header.X-Iceberg-Access-Delegation": "remote-signing",
