@@ -26,6 +26,7 @@ from tablepolicy.compiler.maintenance.report import ActionRun, MaintenanceReport
 from tablepolicy.compiler.render.erasure_report import proof_json
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.runtime.erasure.proof import ProofStep, TableProof
+from tablepolicy.runtime.erasure.runners import Placement
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.unit.test_maintenance import health
 from tests.unit.test_report_output import CATALOG, check
@@ -97,7 +98,9 @@ def erase_proof() -> TableProof:
     still read them, an orphan deleted; sizes as the listing before each step gave them."""
     proof = TableProof(("privacy", "events"), ["REQ-1"], files_with_keys=["data/a.parquet"], rows_before=1,
                        statements=["DELETE ..."], files_rewritten=["data/a.parquet"],
-                       snapshots_checked=[3], files_scanned=1, bytes_scanned=900, seconds=2.4567)
+                       snapshots_checked=[3], files_scanned=1, bytes_scanned=900, seconds=2.4567,
+                       survey_ran=Placement(True, "12,884,901,888 bytes listed, above the threshold 10.0 GiB"),
+                       proof_ran=Placement(False, "local master local[2]"))
     proof.steps += [ProofStep("delete_rows", 1.23456, 1, 1024), ProofStep("expire_snapshots", 0.5, 3, 5120),
                     ProofStep("delete_orphans", 0.125, 1, None)]
     return proof
