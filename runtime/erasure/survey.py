@@ -163,8 +163,8 @@ class FileReader:
         outcomes = dict(zip((c.path for c in fresh), runner.map(functools.partial(scan, self.keys), fresh),
                             strict=True))
         for candidate in fresh:
-            if not isinstance(outcomes[candidate.path], Unread):
-                self.seen[(candidate.path, candidate.size)] = outcomes[candidate.path]  # type: ignore[assignment]
+            if not isinstance(outcome := outcomes[candidate.path], Unread):
+                self.seen[(candidate.path, candidate.size)] = outcome
         return {c.path: outcomes[c.path] if c.path in outcomes else self.seen[(c.path, c.size)] for c in candidates}
 
 
