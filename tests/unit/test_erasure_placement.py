@@ -19,7 +19,7 @@ import tablepolicy
 from tablepolicy.compiler.errors import TablePolicyError
 from tablepolicy.compiler.validate import validate
 from tablepolicy.runtime.erase_run import cluster_above
-from tablepolicy.runtime.erasure.runners import Placement, placement
+from tablepolicy.runtime.erasure.runners import OnCluster, Placement, placement
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import pyspark_unimportable
 from tests.cli_runner import tablepolicy as cli
@@ -207,3 +207,62 @@ def test_erase_says_where_each_tables_files_were_read(tmp_path: Path, monkeypatc
             "process (local master local[2])") in run.stdout
     assert "in this process (local master local[2])" in run.stdout.split("proving:")[1]
 
+
+
+@dataclass
+class JavaError:
+    """A py4j JavaObject of a Throwable, as much of one as the message needs."""
+
+    kind: str
+    message: str
+    cause: JavaError | None = None
+
+    def getCause(self) -> JavaError | None:
+        return self.cause
+
+    def getMessage(self) -> str:
+        return self.message
+
+    def getClass(self) -> Any:
+        return type("Class", (), {"getSimpleName": lambda _self: self.kind})()
+
+
+class Py4JJavaError(Exception):
+    def __init__(self, java: JavaError) -> None:
+        super().__init__("An error occurred while calling o42.collectAndServe.\n: ...")
+        self.java_exception = java
+
+
+class BrokenContext:
+    defaultParallelism = 1
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+    def parallelize(self, items: list[Any], slices: int) -> BrokenContext:
+        return self
+
+    def map(self, function: Any) -> BrokenContext:
+        return self
+
+    def collect(self) -> list[Any]:
+        raise self.error
+
+
+@pytest.mark.parametrize(("error", "says"), [
+    (Py4JJavaError(JavaError("SparkException", "Job aborted", JavaError(
+        "PythonException", "Traceback (most recent call last):\n  File ...\nModuleNotFoundError: No module named "
+        "'pyarrow'\n"))), "an executor's Python: ModuleNotFoundError: No module named 'pyarrow'"),
+    (Py4JJavaError(JavaError("SparkException", "Job aborted", JavaError("IOException", "Connection refused"))),
+     "IOException: Connection refused"),
+    (RuntimeError("the session stopped\nmore"), "the session stopped"),
+])
+def test_a_failed_job_fails_the_table_with_what_went_wrong(error: Exception, says: str) -> None:
+    """The executor's own error, not py4j's 'An error occurred while calling' nor a traceback's first line."""
+    from tablepolicy.runtime.executor import ExecutionError
+
+    runner = OnCluster(lambda: type("Session", (), {"sparkContext": BrokenContext(error)})(),
+                       Placement(True, "test"))
+    with pytest.raises(ExecutionError) as raised:
+        runner.map(str, [1, 2])
+    assert str(raised.value) == f"erasure: reading the key columns on the cluster failed: {says}"
