@@ -69,9 +69,10 @@ from .erasure.manifests import truncations
 from .erasure.proof import ProofStep, RefOutcome, TableProof
 from .erasure.pruning import KeyProbe
 from .erasure.refs import hold_findings, keeping_refs, kept_by_refs
+from .erasure.runners import DEFAULT_CLUSTER_ABOVE, OnCluster, Runner, Threads, placement
 from .erasure.snapshot_delete import TEMPORARY_BRANCH
 from .erasure.spark_steps import BY_PYARROW, delete_rows, delete_statement, rewrite_masked
-from .erasure.survey import FileReader, Survey, survey, table_reach
+from .erasure.survey import FileReader, Runners, Survey, survey, table_reach
 from .executor import ExecutionError
 from .lock import catalog_locks
 from .redaction import register
@@ -83,13 +84,15 @@ Progress = Callable[[str], None]
 def run_erasure(
     tables: list[TableErasure], catalog: CatalogConfig, options: SparkOptions, *, lock_dir: Path,
     on_progress: Progress = lambda _m: None, session: SessionOnDemand | None = None, now: datetime | None = None,
-    debris_min_age: timedelta = DEBRIS_MIN_AGE, prune: bool = True,
+    debris_min_age: timedelta = DEBRIS_MIN_AGE, prune: bool = True, cluster_above: int | None = None,
 ) -> list[TableProof]:
     """Erase and prove every table; a table whose step fails is reported failed, the others still run.
     Holds naming no ref (TP443) are refused before anything runs. ``session``: the run's Spark session, started
     only if a step needs Spark (the cases ``LeftToSpark`` names). ``now``: the run's instant (the CLI takes it from
     the clock); unreadable files no snapshot reads are deleted only when modified before ``now - debris_min_age``.
-    ``prune``: False reads every file's key columns, metadata excluding none (audits, benchmarks' baseline)."""
+    ``prune``: False reads every file's key columns, metadata excluding none (audits, benchmarks' baseline).
+    ``cluster_above``: with a cluster master, a table listing more bytes is read by the executors (runtime/erasure/
+    runners.py; None: each table's lifecycle.erasure.cluster_above, else runners.DEFAULT_CLUSTER_ABOVE)."""
     now = now or datetime.now(UTC)
     register(catalog)  # a table's error in its proof is masked with this catalog's secrets (runtime/redaction.py)
     with CatalogReader(catalog) as reader:
@@ -102,8 +105,9 @@ def run_erasure(
                 started = time.perf_counter()
                 proof = TableProof(erasure.table, erasure.requests())
                 try:
+                    threshold = cluster_above or erasure.cluster_above or DEFAULT_CLUSTER_ABOVE
                     _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)),
-                           starting.options, _Debris(now, debris_min_age), prune=prune)
+                           starting.options, _Debris(now, debris_min_age), threshold, prune=prune)
                 except ExecutionError as exc:  # the proof still says what happened to every table
                     proof.error = str(exc)
                 proof.seconds = time.perf_counter() - started
@@ -144,9 +148,9 @@ def _fresh(reader: CatalogReader, name: tuple[str, ...]) -> Table:
 class _Run:
     """One table's erasure: its key set, the files already read, the filesystems opened."""
 
-    def __init__(self, reader: CatalogReader, erasure: TableErasure, on_progress: Progress, *,
-                 prune: bool = True) -> None:
-        self.reader, self.erasure, self.on_progress = reader, erasure, on_progress
+    def __init__(self, reader: CatalogReader, erasure: TableErasure, on_progress: Progress,
+                 runners: Runners = lambda _listed: Threads(), *, prune: bool = True) -> None:
+        self.reader, self.erasure, self.on_progress, self.runners = reader, erasure, on_progress, runners
         self.table = _fresh(reader, erasure.table)
         self.keys: KeySet = key_set(erasure, self.table.schema())
         self.probe = KeyProbe.of(self.keys) if prune else None  # the keys hashed once per run, the proof's too
@@ -157,7 +161,7 @@ class _Run:
         """Storage as it is now (``independent``: every file read again, nothing remembered)."""
         self.table = self.latest()
         files = self.reader_of_files() if independent else self.files
-        return survey(self.table, files, self.filesystems, self.on_progress)
+        return survey(self.table, files, self.filesystems, self.on_progress, self.runners)
 
     def latest(self) -> Table:
         """The table as the catalog holds it now."""
@@ -220,11 +224,17 @@ class _Debris:
 
 def _erase(
     session: Callable[[], Any], reader: CatalogReader, erasure: TableErasure, proof: TableProof,
-    on_progress: Progress, options: SparkOptions, guard: _Debris, *, prune: bool = True,
+    on_progress: Progress, options: SparkOptions, guard: _Debris, cluster_above: int = DEFAULT_CLUSTER_ABOVE, *,
+    prune: bool = True,
 ) -> None:
-    run = _Run(reader, erasure, on_progress, prune=prune)
+    def runners(listed: int) -> Runner:
+        chosen = placement(options.master, listed, cluster_above)
+        return OnCluster(session, chosen) if chosen.cluster else Threads(chosen)
+
+    run = _Run(reader, erasure, on_progress, runners, prune=prune)
     catalog = reader.config.name
     found = run.survey()
+    proof.survey_ran = found.placement
     current = found.live_in(run.current)
     proof.files_with_keys = sorted(found.held)
     proof.rows_before = sum(found.held[f].rows for f in current)
@@ -417,6 +427,7 @@ def _prove(run: _Run, proof: TableProof) -> None:
         # committed since): a fresh read sees it whole; what is still torn is reported
         run.on_progress(f"reading again: {len(final.debris)} file(s) no snapshot read could not be read")
         final = run.survey(independent=True)
+    proof.proof_ran = final.placement
     proof.snapshots_checked = sorted(final.reach.live)
     proof.files_scanned, proof.bytes_scanned = final.files_read, final.bytes_read
     proof.pruning = final.pruning

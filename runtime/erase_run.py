@@ -138,6 +138,19 @@ class ErasureStatus:
         return any(s.overdue(self.today) for s in self.statuses)
 
 
+def cluster_above(text: str, flag: str = "--cluster-above") -> int:
+    """A size as the policies write them (512MB, 10GiB), in bytes: the threshold above which a cluster reads."""
+    from tablepolicy.compiler.policy.units import Size
+
+    try:
+        size = Size.parse(text)
+    except ValueError as exc:
+        raise TablePolicyError(f"{flag}: {exc}; {Size.HINT}") from None
+    if not size.bytes:
+        raise TablePolicyError(f"{flag}: size '{text}' is zero: write 1B to read every table on the cluster")
+    return size.bytes
+
+
 def debris_min_age(text: str, flag: str = "--debris-min-age") -> timedelta:
     """A duration as the policies write them (0s, 1h, 3d)."""
     from tablepolicy.compiler.policy.units import Duration
@@ -238,7 +251,7 @@ def _debris_ages(project: Project) -> dict[tuple[str, ...], timedelta]:
 def erase(
     paths: ProjectPaths, requests_file: RequestSource | Path, chosen: Target, project: Project, *, dry_run: bool,
     spark: Mapping[str, Any], now: datetime, debris_age: timedelta | None, progress: ProgressCallback,
-    prune: bool = True,
+    prune: bool = True, cluster_above: int | None = None,
 ) -> ErasureOutcome:
     """The body of tablepolicy.erase (tablepolicy/api.py checks the arguments and finds the project)."""
     from .catalog.reader import CatalogReader
@@ -279,7 +292,7 @@ def erase(
                 for table in todo.tables:
                     age = debris_age if debris_age is not None else reached.debris_ages.get(table.table)
                     done = _erase_table(table, config, ledger, received, salt, paths, session, now, age, progress,
-                                        prune=prune)
+                                        cluster_above, prune=prune)
                     erased.append(done)
                     progress(TableErased(done.proof, done.entries, done.document))
             entries = [*todo.done, *(e for t in erased for e in t.entries)]
@@ -311,10 +324,11 @@ def _erase_request_store(reader: CatalogReader, table: str, entries: list[Entry]
 def _erase_table(
     table: TableErasure, config: CatalogConfig, ledger: Ledger | LakeLedger, received: dict[str, date], salt: str,
     paths: ProjectPaths, session: SessionOnDemand, started: datetime, debris_age: timedelta | None,
-    progress: ProgressCallback, *, prune: bool = True,
+    progress: ProgressCallback, cluster_above: int | None = None, *, prune: bool = True,
 ) -> ErasedTable:
     """Erase one table and record its outcome at once: a run stopped later keeps what this table achieved.
-    ``debris_age``: the table's debris guard (None: Iceberg's 3-day orphan default)."""
+    ``debris_age``: the table's debris guard (None: Iceberg's 3-day orphan default). ``cluster_above``: the
+    --cluster-above threshold, over the table's lifecycle.erasure.cluster_above."""
     from .erase import run_erasure
     from .erasure.leftovers import DEBRIS_MIN_AGE
     from .ledger import now_utc
@@ -322,7 +336,7 @@ def _erase_table(
     (proof,) = run_erasure([table], config, session.options, lock_dir=cache_dir(paths),
                            on_progress=lambda message: progress(ErasureProgress(message)), session=session,
                            now=started, debris_min_age=DEBRIS_MIN_AGE if debris_age is None else debris_age,
-                           prune=prune)
+                           cluster_above=cluster_above, prune=prune)
     state = State.DONE if proof.complete else State.HELD if proof.state is ProofState.HELD else State.FAILED
     now = now_utc()
     document = scrubbed(proof.as_json(), table)

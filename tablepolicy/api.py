@@ -450,6 +450,7 @@ def erase(
     proof: PathLike | None = None, spark_master: str = DEFAULT_MASTER,
     spark_conf: Mapping[str, str] | None = None, debris_min_age: timedelta | str | None = None,
     now: datetime | None = None, progress: ProgressCallback | None = None, prune: bool = True,
+    cluster_above: int | str | None = None,
 ) -> ErasureOutcome:
     """Erase the data subjects of ``requests`` (a .yaml, .csv or .jsonl file outside any git work tree, or ``-``:
     standard input) or of ``requests_table`` (the pending rows of a request table in the catalog, whose keys are
@@ -461,18 +462,25 @@ def erase(
     of each tablepolicy.events value (what was decided, each step, each table erased) as the run goes.
     ``prune``: False reads every file's key columns, none excluded by manifest bounds, row-group statistics or
     bloom filters (for audits, and the baseline of benchmarks).
+    ``cluster_above``: bytes (or a size: 50GB): with a cluster ``spark_master``, a table whose files list more is
+    surveyed and proven by the executors (default: its lifecycle.erasure.cluster_above, else 10GiB).
     ``outcome.complete``: every table erased and proven, or held by a declared legal hold."""
     from tablepolicy.runtime import erase_run as erasure
 
     age = erasure.debris_min_age(debris_min_age, "debris_min_age") if isinstance(debris_min_age, str) \
         else debris_min_age
+    threshold = erasure.cluster_above(cluster_above, "cluster_above") if isinstance(cluster_above, str) \
+        else cluster_above
+    if threshold is not None and threshold <= 0:
+        raise TablePolicyError(f"cluster_above: {threshold} bytes: give a positive size (1 reads every table on the "
+                               "cluster)")
     run = invocation(path, catalog=catalog, environment=environment, now=now)
     project, _ = load_project(run)
     conf = [f"{k}={v}" for k, v in sorted((spark_conf or {}).items())]
     source = erasure.RequestSource(file=Path(requests) if requests is not None else None, table=requests_table)
     outcome = erasure.erase(run.project, source, run.target, project, dry_run=dry_run,
                             spark={"master": spark_master, "conf": conf}, now=run.now, debris_age=age,
-                            progress=progress or (lambda _e: None), prune=prune)
+                            progress=progress or (lambda _e: None), prune=prune, cluster_above=threshold)
     if proof is not None and not dry_run:
         Path(proof).write_text(erasure.proof_document(outcome, run.now), encoding="utf-8")
     return outcome

@@ -87,7 +87,12 @@ class _Builder:
         if kind == "integer":
             return st.integers(schema.get("minimum", -LONG), schema.get("maximum", LONG - 1))
         if kind == "number":
-            return st.integers(-1000, 1000).map(lambda n: n / 8)
+            low, high = schema.get("exclusiveMinimum", schema.get("minimum")), \
+                schema.get("exclusiveMaximum", schema.get("maximum"))
+            if low is None and high is None:
+                return st.integers(-1000, 1000).map(lambda n: n / 8)
+            return st.floats(low, high, exclude_min="exclusiveMinimum" in schema,  # a bounded number keeps to its
+                             exclude_max="exclusiveMaximum" in schema, allow_nan=False, allow_infinity=False)  # bounds
         if kind == "boolean":
             return st.booleans()
         if kind == "null":

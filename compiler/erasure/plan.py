@@ -64,6 +64,7 @@ class TableErasure:
     subjects: tuple[Subject, ...]
     rules: tuple[RefRule, ...] = ()  # by ref name
     margin: timedelta | None = None  # lifecycle.erasure.batch_margin: requests held until deadline - margin
+    cluster_above: int | None = None  # lifecycle.erasure.cluster_above, in bytes
 
     def requests(self) -> list[str]:
         return sorted({s.request for s in self.subjects})
@@ -178,7 +179,7 @@ def erasure_plan(
         if subjects:
             margin = None if erasure.batch_margin is None else timedelta(milliseconds=erasure.batch_margin.millis)
             plans.append(TableErasure(loaded.name, columns, tuple(subjects), ref_rules(effective.origins, erasure),
-                                      margin))
+                                      margin, erasure.cluster_above.bytes if erasure.cluster_above else None))
     for index, request in enumerate(requests.model.requests):
         if request.id not in reached:
             diagnostics.add(Diagnostic(

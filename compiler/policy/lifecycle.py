@@ -123,6 +123,10 @@ class Erasure(Spec):
                           "the files holding keys) erases every request that arrived meanwhile; a request closer "
                           "to its deadline than the margin runs at once. At most `within` (TP448). Unset: every "
                           "request runs on the next erase.")
+    cluster_above: Size | None = Field(
+        None, description="With a cluster master (erase --spark-master spark://...), a table whose files under its "
+                          "location list more bytes than this is surveyed and proven by the cluster's executors, "
+                          "not this process; erase --cluster-above overrides it. Unset: 10GiB.")
     holds: list[NonEmpty] | None = Field(
         None, min_length=1,
         description="Tags or branches under legal hold: erasure keeps the files they reach and reports the "

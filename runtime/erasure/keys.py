@@ -9,8 +9,7 @@ identity, and nested columns (``user.uid``) work.
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -50,6 +49,10 @@ class KeySet:
     columns: tuple[KeyColumn, ...]
     table: pa.Table  # one column per key (KeyColumn.alias) and SUBJECT
     requests: tuple[str, ...]  # SUBJECT index -> request id
+    # computed once at construction (fields, not functools.cached_property: Python 3.11's holds a lock, which
+    # cannot be pickled, and a KeySet is shipped to a cluster's executors: runtime/erasure/runners.py)
+    values: pa.Array | None = field(init=False, repr=False, compare=False)
+    distinct: bool = field(init=False, repr=False, compare=False)
 
     @property
     def aliases(self) -> list[str]:
@@ -58,17 +61,15 @@ class KeySet:
     def requests_of(self, subjects: pa.Array | pa.ChunkedArray) -> tuple[str, ...]:
         return tuple(sorted({self.requests[i] for i in pc.unique(subjects).to_pylist()}))
 
-    @functools.cached_property
-    def values(self) -> pa.Array | None:
-        """The key column's values when there is one key column: rows are then matched by a set lookup, several
-        times faster than a hash join, which builds its table of the 10,000 keys again for each file."""
-        return self.table.column(self.columns[0].alias).combine_chunks() if len(self.columns) == 1 else None
-
-    @functools.cached_property
-    def distinct(self) -> bool:
-        """One key column and no two subjects share a value: a row then matches one subject at most, which a
-        lookup finds (two requests for the same subject make the join pair the row with both)."""
-        return self.values is not None and pc.count_distinct(self.values).as_py() == len(self.values)
+    def __post_init__(self) -> None:
+        # values: the key column's values when there is one key column: rows are then matched by a set lookup,
+        # several times faster than a hash join, which builds its table of the 10,000 keys again for each file.
+        # distinct: one key column and no two subjects share a value: a row then matches one subject at most,
+        # which a lookup finds (two requests for the same subject make the join pair the row with both).
+        values = self.table.column(self.columns[0].alias).combine_chunks() if len(self.columns) == 1 else None
+        object.__setattr__(self, "values", values)
+        object.__setattr__(self, "distinct",
+                           values is not None and pc.count_distinct(values).as_py() == len(values))
 
 
 def key_set(erasure: TableErasure, schema: Schema) -> KeySet:

@@ -12,6 +12,7 @@ from tablepolicy.compiler.erasure.plan import ExpiredSnapshot
 from tablepolicy.compiler.iceberg.names import format_name
 
 from .pruning import Pruning
+from .runners import Placement
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,8 @@ class TableProof:
     unreadable: list[str] = field(default_factory=list)
     steps: list[ProofStep] = field(default_factory=list)  # what ran, in order, each with its seconds and bytes
     seconds: float = 0.0
+    survey_ran: Placement | None = None  # where the first survey read the files, and why (None: it did not run)
+    proof_ran: Placement | None = None  # the proof's
     error: str | None = None  # a step failed: this table is not done, the others still run
 
     @property
@@ -154,5 +157,8 @@ class TableProof:
                 "files_still_stored": self.files_still_stored, "manifests_scanned": self.manifests_scanned,
                 "manifests_with_keys": self.manifests_with_keys, "held_by": self.held_by,
                 "blocking_refs": self.blocking_refs, "unreadable": self.unreadable,
-                "steps": [s.as_json() for s in self.steps], "error": self.error, "seconds": round(self.seconds, 3),
+                "steps": [s.as_json() for s in self.steps],
+                "reads": {"survey": self.survey_ran and self.survey_ran.as_json(),
+                          "proof": self.proof_ran and self.proof_ran.as_json()},
+                "error": self.error, "seconds": round(self.seconds, 3),
                 **({"refs": [r.as_json() for r in self.refs]} if self.refs else {})}

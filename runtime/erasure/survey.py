@@ -18,11 +18,10 @@ Manifests under the locations, referenced or not, are read too, for bounds that 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import pyarrow as pa
 from pyarrow import fs as pafs
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import FileFormat, ManifestEntryStatus, ManifestFile
@@ -32,12 +31,14 @@ from pyiceberg.table.snapshots import Snapshot
 from ..locations import filesystem
 from ..manifests import READS, ManifestReads, TableDamaged, reason_of
 from ..orphans import normalize
-from .file_scan import FileRead, HeldFile, read_file
+from .file_scan import FileRead, HeldFile
+from .file_task import Candidate, Outcome, Unread, scan
 from .keys import KeySet
 from .manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 from .pruning import Evidence, FileBounds, KeyProbe, Pruning
+from .runners import IN_THIS_PROCESS, Placement, Runner, Threads
 
-READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
+Runners = Callable[[int], Runner]  # the bytes listed under a table's locations -> where its files are read
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class Survey:
     manifests_read: int = 0
     sizes: dict[str, int] = field(default_factory=dict)  # every listed file -> its size when listed
     pruning: Pruning = field(default_factory=lambda: Pruning(enabled=False))  # how each candidate was decided
+    placement: Placement = IN_THIS_PROCESS  # where its data files were read, and why
 
     @property
     def debris(self) -> list[str]:
@@ -136,19 +138,7 @@ class Survey:
         return sorted(set(self.manifests_with_keys) - self.reach.all_manifests)
 
 
-class Gone:
-    """A file deleted meanwhile (an expiry): it holds nothing any more, and is not known clean."""
-
-
-GONE = Gone()
-
-
-class NotParquet:
-    """A file named .parquet that is none (a write that failed half way, a stray of another tool): it cannot be
-    read, so it cannot be proven free of a key."""
-
-
-NOT_PARQUET = NotParquet()
+GONE, NOT_PARQUET = Unread.GONE, Unread.NOT_PARQUET  # a manifest's too
 
 
 @dataclass
@@ -172,14 +162,17 @@ class FileReader:
         for path, size in written:
             self.seen[(normalize(path), size)] = FileRead(None, Evidence.WRITTEN)
 
-    def holding(self, filesystem: pafs.FileSystem, path: str, size: int, bounds: FileBounds | None = None
-                ) -> FileRead:
-        """``bounds``: the file's manifest entry's (with pruning, they may exclude it unopened). An exclusion says
-        what a read would: no key, so the answer per (path, size) stays one whatever decided it."""
-        known = (path, size)
-        if known not in self.seen:
-            self.seen[known] = read_file(filesystem, path, self.keys, self.probe, bounds, size)
-        return self.seen[known]
+    def read(self, candidates: list[Candidate], runner: Runner) -> dict[str, Outcome]:
+        """Each candidate's outcome: those not read before by ``runner`` (file_task.scan, wherever it runs),
+        remembered when they were read (a file gone or unreadable is tried again by the next survey). An exclusion
+        by metadata says what a read would: no key, so the answer per (path, size) stays one whatever decided it."""
+        fresh = [c for c in candidates if (c.path, c.size) not in self.seen]
+        outcomes = dict(zip((c.path for c in fresh),
+                            runner.map(functools.partial(scan, self.keys, self.probe), fresh), strict=True))
+        for candidate in fresh:
+            if not isinstance(outcome := outcomes[candidate.path], Unread):
+                self.seen[(candidate.path, candidate.size)] = outcome
+        return {c.path: outcomes[c.path] if c.path in outcomes else self.seen[(c.path, c.size)] for c in candidates}
 
 
 @dataclass(frozen=True)
@@ -299,7 +292,9 @@ def list_stored(table: Table, cache: dict[tuple[str, str], pafs.FileSystem]) -> 
 
 
 def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.FileSystem],
-           on_progress: Callable[[str], None] = lambda _m: None) -> Survey:
+           on_progress: Callable[[str], None] = lambda _m: None, runners: Runners = lambda _b: Threads()) -> Survey:
+    """``runners``: where the data files are read, given the bytes listed (runtime/erasure/runners.py); manifests
+    are read in this process."""
     reach = table_reach(table, reader.metadata)
     stored = list_stored(table, cache)
     candidates: dict[str, tuple[pafs.FileSystem, int]] = {}
@@ -317,17 +312,14 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
             info = filesystem.get_file_info(path)
             if info.type == pafs.FileType.File:
                 candidates[path] = (filesystem, int(info.size or 0))
+    runner = runners(sum(size for _, size in stored.values()))
     fresh = sum((path, size) not in reader.seen for path, (_, size) in candidates.items())
     on_progress(f"reading the key columns of {fresh} file(s)"
-                + (f" ({len(candidates) - fresh} read before, unchanged)" if fresh < len(candidates) else ""))
-    def read(item: tuple[str, tuple[pafs.FileSystem, int]]) -> FileRead | Gone | NotParquet:
-        path, (filesystem, size) = item
-        try:
-            return reader.holding(filesystem, path, size, reach.bounds.get(path))
-        except FileNotFoundError:
-            return GONE
-        except (pa.ArrowInvalid, OSError):  # no parquet footer or a broken one, no bytes: unreadable (damage if
-            return NOT_PARQUET  # a snapshot reads it: the caller decides)
+                + (f" ({len(candidates) - fresh} read before, unchanged)" if fresh < len(candidates) else "")
+                + f" in {runner.placement.text}")
+    listed = [Candidate(path, filesystem, size, reach.bounds.get(path))
+              for path, (filesystem, size) in sorted(candidates.items())]
+    results = reader.read(listed, runner)  # NOT_PARQUET: unreadable (damage if a snapshot reads it: decided below)
 
     # the manifests snapshots read came with the metadata; their lists hold no column values; any other avro
     # file is read by itself (an orphaned manifest, or a list: its header says which)
@@ -335,7 +327,7 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
             for path, (location, size) in stored.items()
             if path.lower().endswith(".avro") and path not in reach.hits and path not in reach.lists}
 
-    def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Gone | NotParquet | None:
+    def bounds(item: tuple[str, tuple[pafs.FileSystem, int]]) -> tuple[BoundHit, ...] | Unread | None:
         path, (filesystem, size) = item
         try:
             return reader.manifests.hits(filesystem, path, size)
@@ -344,9 +336,7 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
         except Exception:  # a half-written avro file no snapshot reads: unreadable, debris
             return NOT_PARQUET
 
-    with ThreadPoolExecutor(READERS) as pool:
-        results = dict(zip(sorted(candidates), pool.map(read, sorted(candidates.items())), strict=True))
-        manifests = dict(zip(sorted(avro), pool.map(bounds, sorted(avro.items())), strict=True))
+    manifests = dict(zip(sorted(avro), Threads().map(bounds, sorted(avro.items())), strict=True))
     found = [f.held for f in results.values() if isinstance(f, FileRead) and f.held is not None]
     torn = sorted(p for p, f in [*results.items(), *manifests.items()] if f is NOT_PARQUET)
     reached = reach.reached_by(reach.live)
@@ -361,11 +351,11 @@ def survey(table: Table, reader: FileReader, cache: dict[tuple[str, str], pafs.F
                   clean=frozenset(p for p, f in results.items() if isinstance(f, FileRead) and f.held is None),
                   bound_hits={p: h for p, h in [*reach.hits.items(), *manifests.items()] if isinstance(h, tuple) and h},
                   manifests_read=len(reach.hits) + sum(isinstance(h, tuple) for h in manifests.values()),
-                  sizes={p: size for p, (_, size) in stored.items()},
+                  sizes={p: size for p, (_, size) in stored.items()}, placement=runner.placement,
                   pruning=_pruning(reader.probe is not None, results, candidates))
 
 
-def _pruning(enabled: bool, results: Mapping[str, FileRead | Gone | NotParquet],
+def _pruning(enabled: bool, results: Mapping[str, Outcome],
              candidates: Mapping[str, tuple[pafs.FileSystem, int]]) -> Pruning:
     files: dict[Evidence, int] = {}
     sizes: dict[Evidence, int] = {}

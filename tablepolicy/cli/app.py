@@ -415,6 +415,10 @@ def erase(
         "--debris-min-age", help="Delete unreadable files no snapshot reads only when older than this (e.g. 0s, 1h, "
         "3d; default: the table's orphan_files.older_than, else 3d). 0s only when no writer can be running.")]
     = None,
+    cluster_above: Annotated[str | None, typer.Option(
+        "--cluster-above", help="With a cluster --spark-master, a table whose files list more than this (e.g. 50GB) "
+        "is surveyed and proven by the executors (default: the table's lifecycle.erasure.cluster_above, else "
+        "10GiB).")] = None,
     lock_timeout: LockTimeout = None,
     no_prune: Annotated[bool, typer.Option(
         "--no-prune", help="Read the key columns of every file, in the survey and the proof alike: no file excluded by "
@@ -430,7 +434,7 @@ def erase(
     check_requests(requests, requests_table)
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or [], environment=env, debris_age=debris_min_age,
-                                requests_table=requests_table, prune=not no_prune),
+                                requests_table=requests_table, prune=not no_prune, cluster_above=cluster_above),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run, lock_timeout=lock_timeout)
 
 

@@ -19,6 +19,7 @@ from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.render.erasure import render_preview
 from tablepolicy.compiler.render.erasure_report import render_status, status_json
 from tablepolicy.compiler.render.maintenance_report import byte_size
+from tablepolicy.runtime.erase_run import cluster_above as size_flag
 from tablepolicy.runtime.erase_run import debris_min_age
 from tablepolicy.runtime.erasure.proof import ProofState, TableProof
 from tablepolicy.runtime.erasure.pruning import Evidence
@@ -38,10 +39,12 @@ def clock() -> datetime:
 def erase(
     path: Path, requests_file: Path | None, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
     conf: list[str], environment: str | None = None, debris_age: str | None = None, requests_table: str | None = None,
-    prune: bool = True,
+    prune: bool = True, cluster_above: str | None = None,
 ) -> int:
-    """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared)."""
+    """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared);
+    ``cluster_above``: ``--cluster-above``, overriding each table's lifecycle.erasure.cluster_above."""
     override = debris_min_age(debris_age) if debris_age is not None else None
+    threshold = size_flag(cluster_above) if cluster_above is not None else None
     run = tablepolicy.invocation(path, catalog=catalog, environment=environment, now=clock())  # once: the API takes it
     catalog_header(run.target)
 
@@ -66,7 +69,7 @@ def erase(
     outcome = tablepolicy.erase(run, requests=requests_file, requests_table=requests_table, dry_run=dry_run,
                                 proof=proof, spark_master=master,
                                 spark_conf=dict(item.split("=", 1) for item in conf), debris_min_age=override,
-                                progress=told, prune=prune)
+                                cluster_above=threshold, progress=told, prune=prune)
     if dry_run:
         if blocked:  # the run would stop there: the dry run says so with its exit code, not only in its text
             error(f"the erasure would be blocked on {', '.join(blocked)}: a tag or branch keeps a file holding a "
@@ -138,6 +141,9 @@ def _show_table(proof: TableProof, document: dict[str, object]) -> None:
          f"{verdict}; {len(proof.snapshots_checked)} snapshot(s) checked, {proof.rows_after} row(s) found after")
     if proof.files_scanned:
         info(f"  {format_name(proof.table)}: {_pruning_text(proof)}")
+    if proof.survey_ran is not None and proof.proof_ran is not None:
+        info(f"  {format_name(proof.table)}: files read by the survey in {proof.survey_ran.text}; by the proof in "
+             f"{proof.proof_ran.text}")
     for ref, files in proof.held_by.items():
         info(f"  {format_name(proof.table)}: legal hold '{ref}' keeps {len(files)} file(s) holding a key")
     for outcome in proof.refs:

@@ -27,6 +27,7 @@ from tablepolicy.compiler.render.erasure_report import proof_json
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.runtime.erasure.proof import ProofStep, TableProof
 from tablepolicy.runtime.erasure.pruning import Evidence, Pruning
+from tablepolicy.runtime.erasure.runners import Placement
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.unit.test_maintenance import health
 from tests.unit.test_report_output import CATALOG, check
@@ -100,7 +101,9 @@ def erase_proof() -> TableProof:
                        statements=["DELETE ..."], files_rewritten=["data/a.parquet"],
                        snapshots_checked=[3], files_scanned=4, bytes_scanned=3600, seconds=2.4567,
                        pruning=Pruning(True, {Evidence.BOUNDS: 2, Evidence.BLOOM_FILTER: 1, Evidence.READ: 1},
-                                       {Evidence.BOUNDS: 1800, Evidence.BLOOM_FILTER: 900, Evidence.READ: 900}))
+                                       {Evidence.BOUNDS: 1800, Evidence.BLOOM_FILTER: 900, Evidence.READ: 900}),
+                       survey_ran=Placement(True, "12,884,901,888 bytes listed, above the threshold 10.0 GiB"),
+                       proof_ran=Placement(False, "local master local[2]"))
     proof.steps += [ProofStep("delete_rows", 1.23456, 1, 1024), ProofStep("expire_snapshots", 0.5, 3, 5120),
                     ProofStep("delete_orphans", 0.125, 1, None)]
     return proof
