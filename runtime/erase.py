@@ -45,13 +45,14 @@ from pyiceberg.table import Table
 
 from tablepolicy.compiler.catalog.config import CatalogConfig
 from tablepolicy.compiler.diagnostics import Diagnostics
+from tablepolicy.compiler.erasure.cost import ErasureCost, Placement
 from tablepolicy.compiler.erasure.plan import ErasurePreview, ExpiredSnapshot, RefStep, TableErasure
 from tablepolicy.compiler.errors import PolicyError
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.render.erasure import drop_ref_sql, ref_rewrite_text, rewrite_sql
 
 from .catalog.reader import CatalogReader
-from .erasure.arrow_rewrite import LeftToSpark, StagedRewrite, stage_rewrite
+from .erasure.arrow_rewrite import LeftToSpark, StagedRewrite, rewrite_placement, stage_rewrite
 from .erasure.commits import (
     commit_rewrite,
     drop_dangling,
@@ -67,7 +68,7 @@ from .erasure.keys import KeySet, key_set
 from .erasure.leftovers import DEBRIS_MIN_AGE, delete_debris, delete_unreferenced, manifests
 from .erasure.manifests import truncations
 from .erasure.proof import ProofStep, RefOutcome, TableProof
-from .erasure.pruning import KeyProbe
+from .erasure.pruning import SKIPPED, KeyProbe
 from .erasure.refs import hold_findings, keeping_refs, kept_by_refs
 from .erasure.runners import DEFAULT_CLUSTER_ABOVE, OnCluster, Runner, Threads, placement
 from .erasure.snapshot_delete import TEMPORARY_BRANCH
@@ -119,12 +120,16 @@ def _prefixed(on_progress: Progress, name: str) -> Progress:
     return lambda message: on_progress(f"{name}: {message}")
 
 
-def preview_erasure(tables: list[TableErasure], catalog: CatalogConfig, on_warning: Progress = lambda _m: None
+def preview_erasure(tables: list[TableErasure], catalog: CatalogConfig, on_warning: Progress = lambda _m: None, *,
+                    master: str = "local[2]", cluster_above: int | None = None, prune: bool = True
                     ) -> list[ErasurePreview]:
-    """The dry run: what holds the keys and every statement a run would start with; no JVM."""
+    """The dry run: what holds the keys, every statement a run would start with, and what the run will read and
+    rewrite where (the reads themselves run here, with the run's pruning; ``master`` and ``cluster_above`` decide
+    where the run would read); no JVM."""
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables, on_warning)
-        return [_preview(reader, erasure, catalog.name) for erasure in tables]
+        return [_preview(reader, erasure, catalog.name, master,
+                         cluster_above or erasure.cluster_above or DEFAULT_CLUSTER_ABOVE, prune) for erasure in tables]
 
 
 def _check_holds(reader: CatalogReader, tables: list[TableErasure], on_warning: Progress) -> None:
@@ -446,8 +451,9 @@ def _prove(run: _Run, proof: TableProof) -> None:
             proof.blocking_refs.append(ref)
 
 
-def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> ErasurePreview:
-    run = _Run(reader, erasure, lambda _m: None)
+def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str, master: str, cluster_above: int,
+             prune: bool) -> ErasurePreview:
+    run = _Run(reader, erasure, lambda _m: None, prune=prune)
     found = run.survey()
     current = found.live_in(run.current)
     through = keeping_refs(run.table, erasure, run.keys, found)
@@ -478,4 +484,18 @@ def _preview(reader: CatalogReader, erasure: TableErasure, catalog: str) -> Eras
         rows_current=sum(found.held[f].rows for f in current), expire=tuple(expirable),
         orphans=tuple(found.orphans), held={r: f for r, f in kept.items() if f and r in holds},
         blocking_refs=tuple(s.ref for s in through if s.rule is None), unreadable=found.unreadable,
-        statements=tuple(statements), through_refs=tuple(through))
+        statements=tuple(statements), through_refs=tuple(through),
+        cost=_cost(found, current, placement(master, sum(found.sizes.values()), cluster_above), master))
+
+
+def _cost(found: Survey, current: set[str], reads: Placement, master: str) -> ErasureCost:
+    """What the run will read (the survey's pruning, as the dry run's own survey decided) and rewrite, and where."""
+    rewritten = sum(found.sizes.get(path, 0) for path in current)
+    pruning = found.pruning
+    return ErasureCost(
+        files_listed=found.files_read, bytes_listed=found.bytes_read, files_read=pruning.files_read,
+        bytes_read=pruning.bytes_read, pruned=pruning.enabled,
+        excluded=tuple((str(e), pruning.files.get(e, 0), pruning.bytes.get(e, 0)) for e in SKIPPED),
+        files_rewritten=len(current), bytes_rewritten=rewritten, files_deleted=len(found.orphans),
+        bytes_deleted=sum(found.sizes.get(path, 0) for path in found.orphans), reads=reads,
+        rewrite=rewrite_placement(master, rewritten))

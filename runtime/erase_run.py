@@ -116,6 +116,7 @@ class ErasureOutcome:
     request_store: Scrubbed | None = None  # the request table erased of the keys of the requests done
     held: tuple[TableErasure, ...] = ()  # tables whose pending requests wait for batching (not erased this run)
     batches: tuple[Batch, ...] = ()  # per table erased: the requests due and those batched with them
+    previews: tuple[ErasurePreview, ...] = ()  # a dry run's: what holds the keys, the statements, the cost
 
     @property
     def complete(self) -> bool:
@@ -280,7 +281,8 @@ def erase(
             if dry_run and todo.tables:  # what holds the keys and every statement a run starts with, no JVM
                 from .erase import preview_erasure
 
-                previews = tuple(preview_erasure(todo.tables, config, warnings.append))
+                previews = tuple(preview_erasure(todo.tables, config, warnings.append, master=spark["master"],
+                                                 cluster_above=cluster_above, prune=prune))
             progress(ErasureDecided(tuple(reached.tables), tuple(todo.tables), tuple(todo.done), today, dry_run,
                                     previews, tuple(warnings), reached.findings, tuple(batching.held)))
             erased: list[ErasedTable] = []
@@ -301,7 +303,7 @@ def erase(
             if reached.source is not None and reached.source.table is not None and not dry_run:
                 store = _erase_request_store(reader, reached.source.table, entries, certificate, progress)
     return ErasureOutcome(chosen, reached, tuple(todo.tables), tuple(todo.done), tuple(erased),
-                          certificate, today, dry_run, store, tuple(batching.held), batching.batches)
+                          certificate, today, dry_run, store, tuple(batching.held), batching.batches, previews)
 
 
 def _erase_request_store(reader: CatalogReader, table: str, entries: list[Entry],

@@ -51,8 +51,13 @@ def cli_page() -> str:
             continue
         parts += [f"\n## tablepolicy {name}\n\n```text\n", _help(command, ["tablepolicy", name], top), "\n```\n"]
         sub = ClickContext(command, info_name=name, parent=top, terminal_width=WIDTH, max_content_width=WIDTH)
+        default = getattr(command, "default", None)  # a group run as a command (erase): its default's flags
         for child in getattr(command, "list_commands", lambda _c: [])(sub):
             inner = command.get_command(sub, child)
+            if inner is not None and child == default:
+                parts += [f"\n### tablepolicy {name} (without a subcommand)\n\n```text\n",
+                          _help(inner, [name], top), "\n```\n"]
+                continue
             if inner is None or inner.hidden:
                 continue
             parts += [f"\n### tablepolicy {name} {child}\n\n```text\n", _help(inner, [child], sub), "\n```\n"]

@@ -23,6 +23,7 @@ from ..model.table import ColumnPath, TableState
 from ..policy.lifecycle import Erasure, RefDecision
 from ..yamlsource import Path as YamlPath
 from ..yamlsource import SourceMap
+from .cost import ErasureCost
 
 if TYPE_CHECKING:  # the requests' models load with erase: validating a policy checks its ref decisions only
     from .requests import KeyValue, LoadedRequests
@@ -147,6 +148,17 @@ class ErasurePreview:
     unreadable: tuple[str, ...]
     statements: tuple[str, ...]
     through_refs: tuple[RefStep, ...] = ()  # each ref keeping a key that the policy decides on
+    cost: ErasureCost | None = None  # what the run will read and rewrite, and where
+
+    def as_json(self) -> dict[str, object]:
+        """The dry run of one table for machines (erase --dry-run --format json): no key value in it."""
+        return {"table": format_name(self.table), "files_with_keys": list(self.files), "rows": self.rows,
+                "files_current": list(self.files_current), "rows_current": self.rows_current,
+                "expire": [s.as_json() for s in self.expire], "orphans": list(self.orphans),
+                "held": {ref: list(files) for ref, files in self.held.items()},
+                "blocking_refs": list(self.blocking_refs), "unreadable": list(self.unreadable),
+                "refs": [step.summary for step in self.through_refs], "statements": list(self.statements),
+                "cost": self.cost.as_json() if self.cost is not None else None}
 
 
 def erasure_plan(

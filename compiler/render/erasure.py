@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..erasure.cost import EXCLUSIONS, ErasureCost
 from ..erasure.plan import ErasurePreview
 from ..iceberg.names import format_name
 from ..model.table import ColumnPath
 from ..sql.filters import literal, qualified, string_map
 from ..sql.templating import render
+from .maintenance_report import byte_size
 
 JAVA_LONG_MAX = 2**63 - 1
 # rewrite exactly the files that have delete files, whatever their size: the rows a merge-on-read DELETE
@@ -65,4 +67,18 @@ def render_preview(preview: ErasurePreview) -> str:
     lines += [f"    delete file {path}  -- holds a key, referenced by no snapshot" for path in preview.orphans]
     if not preview.files:
         lines.append("    nothing holds a key: nothing to run")
+    if preview.cost is not None:
+        lines += [f"    {line}" for line in cost_lines(preview.cost)]
     return "\n".join(lines) + "\n"
+
+
+def cost_lines(cost: ErasureCost) -> list[str]:
+    """The cost before the work: what the survey and the proof read after pruning, what is rewritten, and where."""
+    excluded = [f"{files:,} by {EXCLUSIONS.get(evidence, evidence)}" for evidence, files, _ in cost.excluded if files]
+    pruning = (f"; {', '.join(excluded)} excluded unread" if excluded else "") if cost.pruned else "; pruning off"
+    return [f"cost: the survey reads the key columns of {cost.files_read:,} of {cost.files_listed:,} file(s) "
+            f"({byte_size(cost.bytes_read)} of {byte_size(cost.bytes_listed)} listed{pruning}), and the proof as many "
+            f"again, in {cost.reads.text}",
+            f"cost: the delete rewrites {cost.files_rewritten:,} file(s) ({byte_size(cost.bytes_rewritten)}) and "
+            f"{cost.files_deleted:,} file(s) no snapshot reads are deleted ({byte_size(cost.bytes_deleted)}), "
+            f"the rewrite in {cost.rewrite.text}"]

@@ -142,6 +142,13 @@ def status_json(statuses: list[RequestStatus], today: date, catalog: Mapping[str
                       ensure_ascii=False) + "\n"
 
 
+def dry_run_json(catalog: Mapping[str, str], today: date, previews: list[dict[str, Any]],
+                 held: list[dict[str, Any]]) -> str:
+    """erase --dry-run --format json: per table what holds the keys, the statements and the cost (no key value)."""
+    return json.dumps({"catalog": dict(catalog), "dry_run": True, "today": today.isoformat(), "tables": previews,
+                       "held": held}, indent=2, ensure_ascii=False) + "\n"
+
+
 def proof_json(
     catalog: Mapping[str, str], erased_at: datetime, requests: list[str], tables: list[dict[str, Any]],
     skipped: list[Entry], certificate: list[RequestStatus], today: date, batches: list[dict[str, Any]] | None = None,

@@ -36,6 +36,7 @@ from pyiceberg.table import FileScanTask, Table, WriteTask
 from pyiceberg.table.refs import MAIN_BRANCH
 from pyiceberg.typedef import Record
 
+from tablepolicy.compiler.erasure.cost import Placement
 from tablepolicy.compiler.render.maintenance_report import byte_size
 
 from ..manifests import READS
@@ -100,6 +101,16 @@ class LeftToSpark:
     """Why Spark rewrites the files instead (the proof's statement says it)."""
 
     reason: str
+
+
+def rewrite_placement(master: str, size: int) -> Placement:
+    """Where the delete rewrites ``size`` bytes of files holding a key (stage_rewrite's rule, for the dry run)."""
+    if not size:
+        return Placement(False, "nothing to rewrite")
+    if master.startswith("local") or size <= CLUSTER_BYTES:
+        return Placement(False, f"pyarrow, {byte_size(size)} not above {byte_size(CLUSTER_BYTES)} on a cluster; the "
+                                "Spark session where pyiceberg cannot read a file as Spark does")
+    return Placement(True, f"Spark's executors: {byte_size(size)} above {byte_size(CLUSTER_BYTES)}")
 
 
 def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluster: bool = False,

@@ -8,11 +8,11 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from tablepolicy.compiler.erasure.cost import Placement
 from tablepolicy.compiler.erasure.plan import ExpiredSnapshot
 from tablepolicy.compiler.iceberg.names import format_name
 
 from .pruning import Pruning
-from .runners import Placement
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class Evidence(StrEnum):
 
 
 EXCLUDED = (Evidence.BOUNDS, Evidence.STATISTICS, Evidence.BLOOM_FILTER)
+SKIPPED = (*EXCLUDED, Evidence.NO_KEY_COLUMN)  # decided without reading a key column
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ class Pruning:
 
     @property
     def bytes_skipped(self) -> int:
-        return sum(self.bytes.get(e, 0) for e in (*EXCLUDED, Evidence.NO_KEY_COLUMN))
+        return sum(self.bytes.get(e, 0) for e in SKIPPED)
 
     def excluded(self, evidence: Evidence) -> int:
         return self.files.get(evidence, 0)

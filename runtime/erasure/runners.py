@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+from tablepolicy.compiler.erasure.cost import Placement
 from tablepolicy.compiler.render.maintenance_report import byte_size
 
 from ..executor import ExecutionError, _reason
@@ -35,25 +36,6 @@ SHIPPED = ("tablepolicy.runtime.erasure.file_task", "tablepolicy.runtime.erasure
 
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Placement:
-    """Where a survey's reads ran, and why."""
-
-    cluster: bool
-    why: str
-
-    @property
-    def where(self) -> str:
-        return "the cluster" if self.cluster else "this process"
-
-    @property
-    def text(self) -> str:
-        return f"{self.where} ({self.why})"
-
-    def as_json(self) -> dict[str, str]:
-        return {"where": "cluster" if self.cluster else "this process", "why": self.why}
 
 
 IN_THIS_PROCESS = Placement(False, "no cluster asked for")  # the dry run, and tests' surveys

@@ -28,6 +28,8 @@ from pyiceberg.manifest import FileFormat, ManifestEntryStatus, ManifestFile
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
+from tablepolicy.compiler.erasure.cost import Placement
+
 from ..locations import filesystem
 from ..manifests import READS, ManifestReads, TableDamaged, reason_of
 from ..orphans import normalize
@@ -36,7 +38,7 @@ from .file_task import Candidate, Outcome, Unread, scan
 from .keys import KeySet
 from .manifests import DEFAULT_TRUNCATE, BoundHit, KeyBounds, ManifestReader
 from .pruning import Evidence, FileBounds, KeyProbe, Pruning
-from .runners import IN_THIS_PROCESS, Placement, Runner, Threads
+from .runners import IN_THIS_PROCESS, Runner, Threads
 
 Runners = Callable[[int], Runner]  # the bytes listed under a table's locations -> where its files are read
 

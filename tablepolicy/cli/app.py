@@ -405,8 +405,9 @@ def erase(
     requests_table: RequestsTable = None,
     path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches; change nothing.")]
-    = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches, the statements, and "
+                                          "the cost: the files it will read after pruning and rewrite, and where; "
+                                          "change nothing.")] = False,
     proof: Annotated[Path | None, typer.Option("--proof", help="Write the proof of erasure (JSON) here.")] = None,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,
@@ -420,6 +421,9 @@ def erase(
         "is surveyed and proven by the executors (default: the table's lifecycle.erasure.cluster_above, else "
         "10GiB).")] = None,
     lock_timeout: LockTimeout = None,
+    output: Annotated[StatusFormat, typer.Option(
+        "--format", "-f", help="text, or json: on stdout, the dry run's tables (what holds the keys, the statements, "
+        "the cost) or the run's proof document; progress goes to stderr.")] = StatusFormat.text,
     no_prune: Annotated[bool, typer.Option(
         "--no-prune", help="Read the key columns of every file, in the survey and the proof alike: no file excluded by "
         "manifest bounds, row-group statistics or bloom filters (for audits, and the baseline of benchmarks).")]
@@ -434,7 +438,8 @@ def erase(
     check_requests(requests, requests_table)
     run(lambda: erasure().erase(path, requests, catalog, dry_run=dry_run, proof=proof, master=spark_master,
                                 conf=spark_conf or [], environment=env, debris_age=debris_min_age,
-                                requests_table=requests_table, prune=not no_prune, cluster_above=cluster_above),
+                                requests_table=requests_table, prune=not no_prune, cluster_above=cluster_above,
+                                output=output),
         outputs={"--proof": proof}, master=spark_master, reach_master=not dry_run, lock_timeout=lock_timeout)
 
 

@@ -17,10 +17,10 @@ from tablepolicy.compiler.erasure.ledger import Entry
 from tablepolicy.compiler.erasure.plan import TableErasure
 from tablepolicy.compiler.iceberg.names import format_name
 from tablepolicy.compiler.render.erasure import render_preview
-from tablepolicy.compiler.render.erasure_report import render_status, status_json
+from tablepolicy.compiler.render.erasure_report import dry_run_json, render_status, status_json
 from tablepolicy.compiler.render.maintenance_report import byte_size
+from tablepolicy.runtime.erase_run import ErasureOutcome, debris_min_age, proof_document
 from tablepolicy.runtime.erase_run import cluster_above as size_flag
-from tablepolicy.runtime.erase_run import debris_min_age
 from tablepolicy.runtime.erasure.proof import ProofState, TableProof
 from tablepolicy.runtime.erasure.pruning import Evidence
 from tablepolicy.runtime.erasure.refs import CHOICES, blocked_text
@@ -39,18 +39,22 @@ def clock() -> datetime:
 def erase(
     path: Path, requests_file: Path | None, catalog: str | None, *, dry_run: bool, proof: Path | None, master: str,
     conf: list[str], environment: str | None = None, debris_age: str | None = None, requests_table: str | None = None,
-    prune: bool = True, cluster_above: str | None = None,
+    prune: bool = True, cluster_above: str | None = None, output: StatusFormat = StatusFormat.text,
 ) -> int:
     """``debris_age``: ``--debris-min-age``, overriding each table's orphan guard (3d when none is declared);
     ``cluster_above``: ``--cluster-above``, overriding each table's lifecycle.erasure.cluster_above."""
     override = debris_min_age(debris_age) if debris_age is not None else None
     threshold = size_flag(cluster_above) if cluster_above is not None else None
     run = tablepolicy.invocation(path, catalog=catalog, environment=environment, now=clock())  # once: the API takes it
-    catalog_header(run.target)
+    machine = output is StatusFormat.json  # stdout holds the JSON alone; progress goes to stderr
+    catalog_header(run.target, err=machine)
 
     blocked: list[str] = []  # a dry run's tables whose erasure a tag or branch would block
 
     def told(event: Event) -> None:
+        if machine:
+            _told_machine(event, blocked)
+            return
         match event:
             case LedgerNote(text):
                 _ledger_note(text)
@@ -70,6 +74,8 @@ def erase(
                                 proof=proof, spark_master=master,
                                 spark_conf=dict(item.split("=", 1) for item in conf), debris_min_age=override,
                                 cluster_above=threshold, progress=told, prune=prune)
+    if machine:
+        typer.echo(_json(outcome, run.now), nl=False)
     if dry_run:
         if blocked:  # the run would stop there: the dry run says so with its exit code, not only in its text
             error(f"the erasure would be blocked on {', '.join(blocked)}: a tag or branch keeps a file holding a "
@@ -92,6 +98,29 @@ def erase(
              f"{store.snapshots_expired} older snapshot(s) expired, {store.files_deleted} file(s) deleted; "
              f"{store.snapshots_checked} snapshot(s) left, none holds their keys")
     return Exit.OK if outcome.complete else Exit.ERROR
+
+
+def _told_machine(event: Event, blocked: list[str]) -> None:
+    """--format json: what a terminal would read goes to stderr as plain lines; the JSON comes at the end."""
+    match event:
+        case ErasureDecided():
+            blocked.extend(f"{format_name(p.table)} (by {', '.join(p.blocking_refs)})" for p in event.previews
+                           if p.blocking_refs)
+        case ErasureProgress(message):
+            typer.echo(f"  {message}", err=True)
+        case LedgerNote(text):
+            typer.echo(text, err=True)
+        case _:
+            pass
+
+
+def _json(outcome: ErasureOutcome, now: datetime) -> str:
+    """A dry run's previews (what holds the keys, the statements, the cost), else the run's proof document."""
+    if not outcome.dry_run:
+        return proof_document(outcome, now)
+    held = [{"table": format_name(t.table), "requests": t.requests()} for t in outcome.held]
+    return dry_run_json(outcome.target.catalog.summary(), outcome.today, [p.as_json() for p in outcome.previews],
+                        held)
 
 
 def _show_plan(decided: ErasureDecided) -> None:

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
+from tablepolicy.cli.app import app
 from tablepolicy.runtime.erasure.bloom import Probe, encode, read_filter
 from tests.integration.conftest import Lake
 from tests.integration.erasure_data import keys_in_storage
@@ -78,6 +80,27 @@ def test_erase_excludes_files_by_bounds_and_bloom_filters_and_proves_it(lake: La
 
     requests = tmp_path / "requests.yaml"
     requests.write_text(REQUESTS)
+    holding = next(p for p, users in files.items() if users == set(HOLDING))
+    # the cost before the work: what the run will read after pruning, rewrite, and where; nothing changes
+    env = {f"PYICEBERG_CATALOG__LAKE__{key.upper()}": value for key, value in lake.config.properties.items()}
+    dry = CliRunner(env=env).invoke(app, ["erase", str(policies), "--requests", str(requests), "--dry-run",
+                                          "--format", "json", "--catalog", "lake"])
+    assert dry.exit_code == 0, dry.output
+    (preview,) = json.loads(dry.stdout)["tables"]  # stdout is the JSON alone
+    cost = preview["cost"]
+    assert {k: cost[k] for k in ("files_listed", "files_read", "files_rewritten", "files_deleted", "pruned")} == {
+        "files_listed": 3, "files_read": 1, "files_rewritten": 1, "files_deleted": 0, "pruned": True}
+    assert {e: v["files"] for e, v in cost["excluded"].items()} == {
+        "bounds": 1, "statistics": 0, "bloom_filter": 1, "no_key_column": 0}
+    assert cost["bytes_read"] == cost["bytes_rewritten"] == Path(holding).stat().st_size
+    assert cost["bytes_listed"] == sum(Path(f).stat().st_size for f in files)
+    assert cost["reads"] == {"where": "this process", "why": "local master local[2]"}
+    assert cost["rewrite"]["where"] == "this process" and cost["rewrite"]["why"].startswith("pyarrow")
+    text = CliRunner(env=env).invoke(app, ["erase", str(policies), "--requests", str(requests), "--dry-run",
+                                           "--catalog", "lake"])
+    assert "cost: the survey reads the key columns of 1 of 3 file(s)" in text.output, text.output
+    assert "1 by manifest bounds, 1 by bloom filters excluded unread" in text.output, text.output
+    assert data_files(location) == files  # a dry run changes nothing
     proof_file = tmp_path / "proof.json"
     code, output = cli(lake, "erase", str(policies), "--requests", str(requests), "--proof", str(proof_file))
 

@@ -15,8 +15,9 @@ from typing import Any
 
 import pyarrow as pa
 
+from tablepolicy.compiler.erasure.cost import Placement
 from tablepolicy.runtime.erasure.keys import SUBJECT, KeyColumn, KeySet
-from tablepolicy.runtime.erasure.runners import OnCluster, Placement, Runner, Threads
+from tablepolicy.runtime.erasure.runners import OnCluster, Runner, Threads
 from tablepolicy.runtime.erasure.survey import FileReader, Survey, survey
 from tests.integration.erasure_data import ERASED, erasure_project, events_table, keys_in_storage
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tablepolicy.compiler.erasure.cost import Placement
 from tablepolicy.compiler.maintenance.actions import (
     ExpireSnapshots,
     RemoveOrphanFiles,
@@ -27,7 +28,6 @@ from tablepolicy.compiler.render.erasure_report import proof_json
 from tablepolicy.compiler.render.maintenance_report import report_json
 from tablepolicy.runtime.erasure.proof import ProofStep, TableProof
 from tablepolicy.runtime.erasure.pruning import Evidence, Pruning
-from tablepolicy.runtime.erasure.runners import Placement
 from tests.cli_runner import pyspark_unimportable, tablepolicy
 from tests.unit.test_maintenance import health
 from tests.unit.test_report_output import CATALOG, check

@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 import tablepolicy
+from tablepolicy.compiler.erasure.cost import Placement
 from tablepolicy.compiler.errors import TablePolicyError
 from tablepolicy.compiler.validate import validate
 from tablepolicy.runtime.erase_run import cluster_above
-from tablepolicy.runtime.erasure.runners import OnCluster, Placement, placement
+from tablepolicy.runtime.erasure.runners import OnCluster, placement
 from tests.catalog_fixtures import create_like, embedded_catalog
 from tests.cli_runner import pyspark_unimportable
 from tests.cli_runner import tablepolicy as cli
