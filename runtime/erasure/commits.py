@@ -137,9 +137,11 @@ def commit_rewrite(name: str, latest: Callable[[], Table], staged: StagedRewrite
             if isinstance(restaged, LeftToSpark):
                 return restaged
             staged = restaged
-        except BaseException as exc:
-            if not isinstance(exc, CommitStateUnknownException):  # it may have landed: its files stay
-                current.discard()
+        except CommitStateUnknownException as exc:  # it may have landed: its files stay, and a re-run's survey says
+            raise ExecutionError(f"{what}: {_first_line(exc)}: the commit's outcome is unknown; run erase again once "
+                                 "the catalog server answers (the requests stay pending until a proof)") from None
+        except BaseException:
+            current.discard()
             raise
     raise AssertionError("unreachable: the last attempt returns or raises")
 

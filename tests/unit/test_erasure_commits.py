@@ -191,3 +191,30 @@ def test_a_conflict_leaves_no_manifest_behind(tmp_path: Path) -> None:
     metadata = set((tmp_path / "privacy" / "events" / "metadata").iterdir())
     commit_rewrite("privacy.events", table.refresh, staged, lambda latest: LeftToSpark("the test stops here"))
     assert set((tmp_path / "privacy" / "events" / "metadata").iterdir()) == metadata
+
+
+def test_a_commit_the_server_answers_with_an_error_keeps_its_files_and_says_to_run_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A REST server's 5xx to a commit (pyiceberg: CommitStateUnknownException): the commit may have landed, so the
+    files it wrote stay (a re-run's survey decides) and the error says so, naming no traceback."""
+    from pyiceberg.exceptions import CommitStateUnknownException
+
+    from tablepolicy.runtime.erasure import commits
+    from tablepolicy.runtime.executor import ExecutionError
+
+    table = lake(tmp_path)
+    _, staged = staged_eu(table)
+    written = [Path(p.removeprefix("file://")) for f in staged.files for p, _ in f.written]
+
+    def answered_500(*_args: Any, **_kwargs: Any) -> None:
+        raise CommitStateUnknownException("ServiceFailure: Server error: 500 Internal Server Error")
+
+    monkeypatch.setattr(commits, "_overwrite_latest", answered_500)
+    with pytest.raises(ExecutionError) as raised:
+        commit_rewrite("privacy.events", table.refresh, staged, no_restage)
+    assert str(raised.value) == (
+        "privacy.events: erasure: delete the subjects' rows: ServiceFailure: Server error: 500 Internal Server Error: "
+        "the commit's outcome is unknown; run erase again once the catalog server answers (the requests stay "
+        "pending until a proof)")
+    assert written and all(p.exists() for p in written)
