@@ -96,6 +96,7 @@ def doctor(target: Target, *, write_probe: bool = False, master: str | None = No
     checks += guarded("spark jars", lambda: jars(config, on_s3))
     if master is not None:
         checks += guarded("spark master", lambda: [spark_master(master)])
+    checks += guarded("locks", lambda: [locks(config)])
     return DoctorReport(config, target, [_redacted(config, c) for c in checks])
 
 
@@ -415,6 +416,31 @@ def spark_master(master: str) -> Check:
         return Check("spark master", True, f"{master} answers")
     kind = "runs inside this process's JVM" if master.startswith("local") else "not reached by doctor"
     return Check("spark master", True, f"{master}: {kind}")
+
+
+def locks(config: CatalogConfig) -> Check:
+    """Where apply, maintain and erase take their table locks (runtime/lock), and whether every runner sees them: a
+    REST, Glue or Hive catalog without ``tablepolicy.lock-location`` would lock with files in this work tree alone,
+    so two CI runners (two clones) could change one table at once."""
+    from .lock.objects import LOCK_LOCATION, S3Settings
+
+    if config.kind == "sql":
+        uri = config.properties.get("uri", "")
+        where = ("PostgreSQL advisory locks, released when a holder dies" if uri.startswith("postgresql")
+                 else "files beside the SQLite database, seen by every run against it" if config.embedded or
+                 uri.startswith("sqlite") else "rows in the catalog's database")
+        return Check("locks", True, where)
+    location = config.properties.get(LOCK_LOCATION)
+    if not location:
+        return Check("locks", False, f"a {config.kind} catalog without {LOCK_LOCATION}: apply, maintain and erase "
+                     "would lock tables with files in this work tree's .tablepolicy/, which runs from another clone or "
+                     "CI runner do not see", f"set {LOCK_LOCATION}: s3://BUCKET/PREFIX in the catalog's definition (a "
+                     "bucket every runner can write; the locks are objects taken with S3 conditional writes)")
+    try:
+        S3Settings.of(location, dict(config.properties))
+    except ValueError as exc:
+        return Check("locks", False, str(exc), f"fix {LOCK_LOCATION} in the catalog's definition")
+    return Check("locks", True, f"objects under {location}, taken with S3 conditional writes: every runner sees them")
 
 
 def _reason(exc: BaseException) -> str:

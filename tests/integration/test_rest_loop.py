@@ -30,6 +30,7 @@ from tests.seaweed import SECRET_KEY, WAREHOUSE, SeaweedServer, seaweed_server
 
 pytestmark = pytest.mark.spark
 NAME = "rest"
+LOCKS = "tablepolicy-locks"  # a plain bucket beside the table bucket: the runs' locks, seen by every runner
 NAME_MAPPING = "schema.name-mapping.default"
 
 
@@ -72,7 +73,9 @@ def rest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Rest]:
     with contextlib.ExitStack() as stack:
         stop_spark()  # a session left by another module keeps its Hadoop settings: start ours afresh
         server = stack.enter_context(seaweed_server())
-        (root / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {NAME: server.catalog_properties()}}))
+        server.s3().create_bucket(Bucket=LOCKS)  # type: ignore[attr-defined]
+        locked = {**server.catalog_properties(), "tablepolicy.lock-location": f"s3://{LOCKS}/loop"}
+        (root / ".pyiceberg.yaml").write_text(yaml.safe_dump({"catalog": {NAME: locked}}))
         (root / "policies").mkdir()
         stack.callback(stop_spark)  # the CLI's session, started in this process by the first apply
         rest = Rest(server, root, [])
@@ -111,6 +114,7 @@ def test_doctor_validate_and_a_first_plan(rest: Rest) -> None:
     rest.write("shop/orders.yaml", orders())
     run = rest.ok("doctor")
     assert "rest" in run.stdout and "s3a jars" in run.stdout, run.stdout
+    assert f"objects under s3://{LOCKS}/loop, taken with S3 conditional writes" in run.stdout, run.stdout
     rest.ok("validate", "policies")
     run = rest.cli("plan", "policies", "--detailed-exitcode")
     assert run.returncode == 2, run.stdout + run.stderr
@@ -315,6 +319,8 @@ def test_doctor_asks_for_the_s3a_jars_where_a_selected_table_is_on_s3(rest: Rest
     rest.outputs += [run.stdout, run.stderr]
     checks = {c["check"]: c for c in json.loads(run.stdout)["checks"]}
     assert "s3a jars" in checks, checks
+    # and this definition names no lock location: runs in another clone would not see this one's locks
+    assert not checks["locks"]["ok"] and "set tablepolicy.lock-location: s3://" in checks["locks"]["fix"], checks
     assert str(tmp_path / "no-jars") in checks["s3a jars"]["detail"], checks["s3a jars"]
     assert "needed for the tables on S3: shop.orders" in checks["s3a jars"]["detail"], checks["s3a jars"]
     (tmp_path / "policies" / "shop" / "orders.yaml").unlink()  # no table selected on S3: nothing asks for them
