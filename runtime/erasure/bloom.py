@@ -1,18 +1,19 @@
 """Parquet split-block bloom filters (apache/parquet-format BloomFilter.md), read without a new dependency.
 
 pyarrow gives a column chunk's ``bloom_filter_offset`` and ``bloom_filter_length`` but not the filter: the bytes are
-read here (one ranged read), their BloomFilterHeader decoded (Thrift compact protocol), and each key tested:
-XXH64 (seed 0) of the value's PLAIN encoding (BYTE_ARRAY: the raw bytes without their length; INT32 and INT64:
-little-endian), the upper 32 bits of the hash select a 256-bit block, the lower 32 bits times eight salts one bit
-in each of its eight 32-bit words. A filter has no false negatives: a key whose bits are not all set is absent.
-Anything this module cannot decode (another algorithm, hash or compression, a torn header) raises BloomFormatError:
-the caller then reads the file.
+read here (one ranged read; with a few keys to test, their blocks alone: filter_at), their BloomFilterHeader decoded
+(Thrift compact protocol), and each key tested: XXH64 (seed 0) of the value's PLAIN encoding (BYTE_ARRAY: the raw
+bytes without their length; INT32 and INT64: little-endian), the upper 32 bits of the hash select a 256-bit block,
+the lower 32 bits times eight salts one bit in each of its eight 32-bit words. A filter has no false negatives: a
+key whose bits are not all set is absent. Anything this module cannot decode (another algorithm, hash or
+compression, a torn header) raises BloomFormatError: the caller then reads the file.
 """
 
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 MASK64 = (1 << 64) - 1
 P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
@@ -115,6 +116,54 @@ class SplitBlockFilter:
         """False only when the key is certainly absent."""
         at = ((probe.selector * self.blocks) >> 32) * BLOCK
         return int.from_bytes(self.bitset[at:at + BLOCK], "little") & probe.mask == probe.mask
+
+
+@dataclass
+class SparseFilter:
+    """A filter read one block at a time, for the few keys a file still has to be tested for: 32 bytes a key
+    instead of the whole bitset (Iceberg's Parquet writer sizes every filter at write.parquet.bloom-filter-max-bytes,
+    1 MiB by default, whatever the rows a row group holds)."""
+
+    read_at: Callable[[int, int], bytes]  # (bytes, offset) of the file: pyarrow's NativeFile.read_at
+    start: int  # where the bitset begins
+    num_bytes: int
+    cache: dict[int, int | None] = field(default_factory=dict)  # block index -> its bits (None: a short read)
+
+    @property
+    def blocks(self) -> int:
+        return self.num_bytes // BLOCK
+
+    @property
+    def bytes_read(self) -> int:
+        return len(self.cache) * BLOCK
+
+    def may_hold(self, probe: Probe) -> bool:
+        """False only when the key is certainly absent (a block that cannot be read concludes nothing)."""
+        index = (probe.selector * self.blocks) >> 32
+        if index not in self.cache:
+            data = self.read_at(BLOCK, self.start + index * BLOCK)
+            self.cache[index] = int.from_bytes(data, "little") if len(data) == BLOCK else None
+        bits = self.cache[index]
+        return bits is None or bits & probe.mask == probe.mask
+
+
+SPARSE_KEYS = 8  # at most this many keys left to test: their blocks are read one by one...
+SPARSE_SHARE = 16  # ...when the filter is more than this many times the bytes of those blocks
+
+
+def filter_at(read_at: Callable[[int, int], bytes], offset: int, length: int | None, keys: int
+              ) -> SplitBlockFilter | SparseFilter:
+    """The filter at ``offset`` (``length``: its bytes with the header, as the footer gives them, else unknown) as the
+    cheapest form for testing ``keys`` keys: the blocks they fall in, read one by one, or the whole bitset in one
+    read. Raises BloomFormatError for a filter this module cannot decode."""
+    sparse = keys <= SPARSE_KEYS
+    data = read_at(HEADER_GUESS if sparse or not length else length, offset)
+    header = parse_header(data)
+    if sparse and header.num_bytes > keys * BLOCK * SPARSE_SHARE:
+        return SparseFilter(read_at, offset + header.length, header.num_bytes)
+    if len(data) < header.length + header.num_bytes:
+        data = read_at(header.length + header.num_bytes, offset)
+    return read_filter(data)
 
 
 @dataclass(frozen=True)

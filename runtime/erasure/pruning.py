@@ -24,7 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .bloom import HEADER_GUESS, BloomFormatError, Probe, SplitBlockFilter, encode, parse_header, read_filter
+from .bloom import BloomFormatError, Probe, SparseFilter, SplitBlockFilter, encode, filter_at
 from .keys import KeySet
 
 
@@ -180,7 +180,7 @@ def footer_verdict(probe: KeyProbe, parquet: pq.ParquetFile, handle: pa.NativeFi
         for column, chunk in enumerate(chunks):
             if not left:
                 break
-            bloom = _filter(handle, chunk)
+            bloom = _filter(handle, chunk, len(left))
             if bloom is None:
                 continue
             hashed = probe.probes(column, chunk.physical_type)
@@ -209,17 +209,14 @@ def _by_statistics(probe: KeyProbe, column: int, chunk: pq.ColumnChunkMetaData) 
     return probe.subjects if inside is None else inside
 
 
-def _filter(handle: pa.NativeFile, chunk: pq.ColumnChunkMetaData) -> SplitBlockFilter | None:
-    """The chunk's bloom filter: one ranged read (two when the footer does not give its length); None: none, or
-    one this module cannot decode."""
+def _filter(handle: pa.NativeFile, chunk: pq.ColumnChunkMetaData, keys: int
+            ) -> SplitBlockFilter | SparseFilter | None:
+    """The chunk's bloom filter as the cheapest form for testing ``keys`` keys (bloom.filter_at: their blocks alone,
+    or the whole filter in one read); None: none, or one this module cannot decode."""
     offset, length = chunk.bloom_filter_offset, chunk.bloom_filter_length
     if offset is None or offset < 0:
         return None
     try:
-        data = handle.read_at(length or HEADER_GUESS, offset)
-        if not length:
-            header = parse_header(data)
-            data = handle.read_at(header.length + header.num_bytes, offset)
-        return read_filter(data)
+        return filter_at(handle.read_at, offset, length, keys)
     except BloomFormatError:
         return None

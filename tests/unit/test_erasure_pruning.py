@@ -210,3 +210,44 @@ def test_the_per_file_unit_ships_by_value(tmp_path: Path) -> None:
     arguments = (LOCAL, str(path), USER, probe, bounds(b"a", b"z", path.stat().st_size), path.stat().st_size)
     assert read_file(*pickle.loads(pickle.dumps(arguments))) == read_file(*arguments)
     assert read_file(*arguments).evidence is Evidence.BLOOM_FILTER
+
+
+class CountingFile:
+    """A file's ``read_at`` that counts the bytes it returns."""
+
+    def __init__(self, path: Path) -> None:
+        self.data, self.read = path.read_bytes(), 0
+
+    def read_at(self, size: int, offset: int) -> bytes:
+        chunk = self.data[offset:offset + size]
+        self.read += len(chunk)
+        return chunk
+
+
+@pytest.mark.parametrize(("keys", "sparse"), [(1, True), (2, True), (8, True), (9, False), (5_000, False)])
+def test_a_large_filter_tested_for_a_few_keys_is_read_a_block_at_a_time(tmp_path: Path, keys: int,
+                                                                        sparse: bool) -> None:
+    """Iceberg's writer sizes each filter at write.parquet.bloom-filter-max-bytes (1 MiB by default): a file tested
+    for a few keys reads their 32-byte blocks and the header, not the bitset; many keys read it whole, once.
+    Either way the verdict per key is the whole filter's."""
+    from tablepolicy.runtime.erasure.bloom import filter_at
+
+    path = tmp_path / "f.parquet"
+    written = [f"user-{i:06}" for i in range(200_000)]
+    pq.write_table(pa.table({"user_id": written}), path,
+                   bloom_filter_options={"user_id": {"ndv": 200_000, "fpp": 0.01}})  # pyarrow sizes it: 256 KiB
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    whole = read_filter(path.read_bytes()[chunk.bloom_filter_offset:][:chunk.bloom_filter_length])
+    assert len(whole.bitset) >= 2**17
+    tested = [Probe.of(encode(v, "BYTE_ARRAY") or b"") for v in [*written[:keys // 2], *(
+        f"absent-{i}" for i in range(keys - keys // 2))]]
+    counted = CountingFile(path)
+
+    found = filter_at(counted.read_at, chunk.bloom_filter_offset, chunk.bloom_filter_length, keys)
+
+    assert [found.may_hold(p) for p in tested] == [whole.may_hold(p) for p in tested]
+    assert all(found.may_hold(p) for p in tested[:keys // 2])  # every written key: no false negative
+    if sparse:
+        assert counted.read <= 64 + keys * 32, counted.read  # the header's guess and one block a key
+    else:
+        assert counted.read >= len(whole.bitset)
