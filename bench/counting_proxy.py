@@ -1,7 +1,7 @@
 """An HTTP proxy in front of an S3 server that counts what the store serves: the body bytes of every GET response
 (objects and listings), read by a benchmark in its own process or, from another process, at GET COUNTER.
 
-Each request is forwarded on a new upstream connection and its response read whole (the objects of a benchmark are
+Each client connection gets its own upstream connection; a response is read whole (the objects of a benchmark are
 small); a chunked request body is decoded and sent with a Content-Length. Signatures name the proxy's host, which
 moto does not check.
 """
@@ -30,6 +30,16 @@ class CountingProxy(ThreadingHTTPServer):
 class _Forward(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: CountingProxy
+
+    def setup(self) -> None:
+        super().setup()
+        # one upstream connection per client connection, kept alive as the client keeps its own: a new one per
+        # request would leave tens of thousands of sockets in TIME_WAIT over a 5,000-file survey
+        self.upstream = http.client.HTTPConnection(self.server.upstream, timeout=120)
+
+    def finish(self) -> None:
+        self.upstream.close()
+        super().finish()
 
     def log_message(self, *_: Any) -> None:
         pass
@@ -62,12 +72,17 @@ class _Forward(BaseHTTPRequestHandler):
     def forward(self) -> None:
         body = self._body()
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("transfer-encoding", "connection")}
-        upstream = http.client.HTTPConnection(self.server.upstream, timeout=120)
-        upstream.request(self.command, self.path, body=body if body or self.command in ("PUT", "POST") else None,
-                         headers=headers)
-        response = upstream.getresponse()
-        data = response.read()
-        upstream.close()
+        for attempt in range(2):  # a kept connection the server closed meanwhile: once more on a new one
+            try:
+                self.upstream.request(self.command, self.path, headers=headers,
+                                      body=body if body or self.command in ("PUT", "POST") else None)
+                response = self.upstream.getresponse()
+                data = response.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                self.upstream.close()
+                if attempt:
+                    raise
         if self.command == "GET":
             with self.server.lock:
                 self.server.served, self.server.gets = self.server.served + len(data), self.server.gets + 1
