@@ -283,8 +283,8 @@ def layout(parquet: Path) -> str:
             f"{mean(blooms):,.0f} B; key column chunks {mean(keys):,.0f} B")
 
 
-def erase_once(base: Path, store: Store, proxy: CountingProxy | None, subjects: list[str], flags: list[str]
-               ) -> dict[str, Any]:
+def erase_once(shape: Shape, base: Path, store: Store, proxy: CountingProxy | None, subjects: list[str],
+               flags: list[str]) -> dict[str, Any]:
     restore(base, store)
     project = base / "project"
     (project / "requests.csv").write_text("id,received,user_id\n" + "".join(
@@ -303,12 +303,23 @@ def erase_once(base: Path, store: Store, proxy: CountingProxy | None, subjects: 
     (table,) = json.loads(proof.read_text())["tables"]
     assert table["state"] == "complete" and table["rows_after"] == 0, table["state"]
     assert table["rows_before"] == len(subjects) * ROWS_PER_USER, table["rows_before"]
+    check_outside(shape, base, store, subjects)
     counted = json.loads(out.read_text())
     if not counted["surveys"] and "--spark-master" not in flags:  # the cluster path may survey on executors only
         raise SystemExit("erase called no tablepolicy.runtime.erase.survey: update WRAP in bench/erase_pruning.py")
     return {"seconds": seconds, "survey_bytes": counted["survey_bytes"], "surveys": counted["surveys"],
             "survey_seconds": counted["survey_seconds"], "proof_files": table["files_scanned"],
             "process_bytes": counted["total"] if proxy is None else (proxy.served - served)}
+
+
+def check_outside(shape: Shape, base: Path, store: Store, subjects: list[str]) -> None:
+    """Not the proof's word alone: no file that held a subject's rows (known by construction) is stored any more,
+    and the table's live files count every other row."""
+    held = {f"part-{int(s.removeprefix('user-')) // shape.users_per_file:05d}.parquet" for s in subjects}
+    assert not [k for k in store.listing() if k.rsplit("/", 1)[-1] in held], "a file holding a key is still stored"
+    table = catalog(base / "project").load_table("bench.events")
+    rows = sum(task.file.record_count for task in table.scan().plan_files())
+    assert rows == shape.files * shape.rows_per_file - len(subjects) * ROWS_PER_USER, rows
 
 
 @contextlib.contextmanager
@@ -398,7 +409,7 @@ def main() -> None:
 
             def run(flags: list[str], subjects: list[str], base: Path = data / name, store: Store = store,
                     counted: CountingProxy | None = counted) -> dict[str, Any]:
-                return erase_once(base, store, counted, subjects, flags)
+                return erase_once(shape, base, store, counted, subjects, flags)
 
             for key, label, subjects, target in [
                     ("A", f"A: {len(a)} subjects in {len(a)} files", a,
