@@ -364,7 +364,8 @@ def options() -> argparse.Namespace:
         ("--data-dir", Path, Path(tempfile.gettempdir(), "tp-bench-erase-pruning"), "where built tables are kept"),
         ("--scenarios", str, "A,B,C", "which scenarios"), ("--stores", str, "disk,s3", "which stores")]:
         parser.add_argument(flag, type=kind, default=default, help=f"{text} (default {default})")
-    parser.add_argument("--today", action="store_true", help="one side: the installed erase as it is (no flag)")
+    parser.add_argument("--today", action="store_true",
+                        help="one side: the installed erase with no flag (before pruning merged: reads every file)")
     parser.add_argument("--build-only", action="store_true", help="build (or check) the tables, run nothing")
     return parser.parse_args()
 
@@ -375,7 +376,7 @@ def main() -> None:
     if not args.today and "--no-prune" not in helps:
         raise SystemExit("the installed tablepolicy erase has no --no-prune (metadata pruning is not merged): "
                          "--today times the installed erase alone")
-    sides = {"today (reads all)": []} if args.today else {"pruned": [], "--no-prune": ["--no-prune"]}
+    sides = {"erase (no flag)": []} if args.today else {"pruned": [], "--no-prune": ["--no-prune"]}
     data = args.data_dir / shape.name
     print(f"table: {shape.files:,} files x {shape.rows_per_file:,} rows ({shape.files * shape.rows_per_file:,}), "
           f"{shape.row_groups} row group(s) a file, bloom filter fpp {shape.fpp}; data in {data}; "
