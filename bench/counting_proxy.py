@@ -20,6 +20,7 @@ class CountingProxy(ThreadingHTTPServer):
     """Forwards HTTP to the S3 server; sums the body bytes of GET responses (objects and listings)."""
 
     daemon_threads = True
+    request_queue_size = 128  # the default 5 would refuse connections when a reader opens many at once
 
     def __init__(self, upstream: str) -> None:
         super().__init__(("127.0.0.1", 0), _Forward)
