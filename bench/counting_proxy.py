@@ -9,6 +9,7 @@ moto does not check.
 from __future__ import annotations
 
 import http.client
+import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,6 +35,9 @@ class _Forward(BaseHTTPRequestHandler):
 
     def setup(self) -> None:
         super().setup()
+        # headers and body go out in two writes: without this, Nagle's algorithm and the client's delayed ack held
+        # each response ~27 ms (a 200-file read: 38 ms a file through the proxy against 10 ms direct)
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         # one upstream connection per client connection, kept alive as the client keeps its own: a new one per
         # request would leave tens of thousands of sockets in TIME_WAIT over a 5,000-file survey
         self.upstream = http.client.HTTPConnection(self.server.upstream, timeout=120)
