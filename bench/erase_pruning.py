@@ -8,7 +8,7 @@ table with a sort order does), ROW_GROUPS row groups a file, a Parquet bloom fil
 SQLite catalog (the embedded catalog's kind). Built once into --data-dir and reused; every run erases from a fresh
 copy (files restored from the pristine copy, catalog.db copied back: erase deletes rows and files).
 Scenarios: A, --requests subjects in as many files; B, one subject in every file (no pruning possible); C, A on a
-local standalone cluster (`--spark-master spark://... --cluster-above 0`) against this process (skipped, saying
+local standalone cluster (`--spark-master spark://... --cluster-above 1B`) against this process (skipped, saying
 so, when the installed erase has no --cluster-above).
 
 Bytes are counted by the store: on disk, rchar of /proc/self/io (bytes the process got from read syscalls, page
@@ -426,7 +426,7 @@ def main() -> None:
                 if key == "C" and master is None:
                     master = stack.enter_context(cluster())  # one for both stores
                 compared = sides if key != "C" else {
-                    "cluster": ["--spark-master", str(master), "--cluster-above", "0"], "this process": []}
+                    "cluster": ["--spark-master", str(master), "--cluster-above", "1B"], "this process": []}
                 scenario(label, compared, functools.partial(run, subjects=subjects), args.runs, reference, target)
     print(f"load after: {os.getloadavg()[0]:.1f}")
 
