@@ -69,9 +69,8 @@ columns:
   - {name: event_id, type: long}
   - {name: user_id, type: string}
   - {name: payload, type: string}
-properties: {write.parquet.bloom-filter-enabled.column.user_id: 'true'}
 lifecycle:
-  erasure: {key: [user_id], within: 30d}
+  erasure: {key: [user_id], within: 30d}  # bloom filters on user_id by default (planned properties)
 """
 ROWS_PER_USER, COMMIT, BUCKET = 10, 500, "bench"
 # runs the CLI with every survey (the steps' and the proof's) counted by the store's counter

@@ -405,9 +405,9 @@ def erase(
     requests_table: RequestsTable = None,
     path: PolicyPath = DEFAULT_POLICIES,
     catalog: CatalogName = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show which tables and rows it reaches, the statements, and "
-                                          "the cost: the files it will read after pruning and rewrite, and where; "
-                                          "change nothing.")] = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show which tables and rows it reaches, the statements, and the cost: the files it will read "
+        "after pruning and rewrite, and where; change nothing.")] = False,
     proof: Annotated[Path | None, typer.Option("--proof", help="Write the proof of erasure (JSON) here.")] = None,
     spark_master: SparkMaster = "local[2]",
     spark_conf: SparkConf = None,

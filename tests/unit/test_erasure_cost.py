@@ -15,8 +15,11 @@ from tablepolicy.runtime.erasure.arrow_rewrite import rewrite_placement
 GIB = 2**30
 
 
-def cost(*, pruned: bool = True, read: int = 12, reads: Placement = Placement(False, "local master local[2]"),
-         rewrite: Placement = Placement(False, "pyarrow")) -> ErasureCost:
+LOCAL, PYARROW = Placement(False, "local master local[2]"), Placement(False, "pyarrow")
+
+
+def cost(*, pruned: bool = True, read: int = 12, reads: Placement = LOCAL, rewrite: Placement = PYARROW
+         ) -> ErasureCost:
     excluded = (("bounds", 4_900, 40 * GIB), ("statistics", 0, 0), ("bloom_filter", 88, GIB), ("no_key_column", 0, 0))
     return ErasureCost(files_listed=5_000, bytes_listed=42 * GIB, files_read=read, bytes_read=96 * 2**20,
                        excluded=excluded if pruned else (), pruned=pruned, files_rewritten=3,
