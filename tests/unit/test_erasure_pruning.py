@@ -235,10 +235,10 @@ def test_a_large_filter_tested_for_a_few_keys_is_read_a_block_at_a_time(tmp_path
     path = tmp_path / "f.parquet"
     written = [f"user-{i:06}" for i in range(200_000)]
     pq.write_table(pa.table({"user_id": written}), path,
-                   bloom_filter_options={"user_id": {"ndv": 200_000, "fpp": 0.01}})  # pyarrow sizes it: 256 KiB
+                   bloom_filter_options={"user_id": {"ndv": 200_000, "fpp": 0.001}})  # pyarrow sizes it: 512 KiB
     chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
     whole = read_filter(path.read_bytes()[chunk.bloom_filter_offset:][:chunk.bloom_filter_length])
-    assert len(whole.bitset) >= 2**17
+    assert len(whole.bitset) >= 2**18
     tested = [Probe.of(encode(v, "BYTE_ARRAY") or b"") for v in [*written[:keys // 2], *(
         f"absent-{i}" for i in range(keys - keys // 2))]]
     counted = CountingFile(path)
@@ -251,3 +251,23 @@ def test_a_large_filter_tested_for_a_few_keys_is_read_a_block_at_a_time(tmp_path
         assert counted.read <= 64 + keys * 32, counted.read  # the header's guess and one block a key
     else:
         assert counted.read >= len(whole.bitset)
+
+
+def test_a_small_filter_is_read_whole_in_one_read_even_for_one_key(tmp_path: Path) -> None:
+    """On object storage each read is a request: below bloom.SPARSE_MIN_BYTES one read of the whole filter costs less
+    time than a header read and a block read."""
+    from tablepolicy.runtime.erasure.bloom import SplitBlockFilter, filter_at
+
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"user_id": [f"user-{i}" for i in range(2_000)]}), path,
+                   bloom_filter_options={"user_id": {"ndv": 2_000, "fpp": 0.01}})
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(0)
+    calls: list[int] = []
+    data = path.read_bytes()
+
+    def read_at(size: int, offset: int) -> bytes:
+        calls.append(size)
+        return data[offset:offset + size]
+
+    found = filter_at(read_at, chunk.bloom_filter_offset, chunk.bloom_filter_length, 1)
+    assert isinstance(found, SplitBlockFilter) and calls == [chunk.bloom_filter_length]
