@@ -75,7 +75,7 @@ def render_preview(preview: ErasurePreview) -> str:
 def cost_lines(cost: ErasureCost) -> list[str]:
     """The cost before the work: what the survey and the proof read after pruning, what is rewritten, and where."""
     excluded = [f"{files:,} by {EXCLUSIONS.get(evidence, evidence)}" for evidence, files, _ in cost.excluded if files]
-    pruning = (f"; {', '.join(excluded)} excluded unread" if excluded else "") if cost.pruned else "; pruning off"
+    pruning = (f"; excluded unread: {', '.join(excluded)}" if excluded else "") if cost.pruned else "; pruning off"
     return [f"cost: the survey reads the key columns of {cost.files_read:,} of {cost.files_listed:,} file(s) "
             f"({byte_size(cost.bytes_read)} of {byte_size(cost.bytes_listed)} listed{pruning}), and the proof as many "
             f"again, in {cost.reads.text}",

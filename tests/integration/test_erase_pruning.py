@@ -99,7 +99,7 @@ def test_erase_excludes_files_by_bounds_and_bloom_filters_and_proves_it(lake: La
     text = CliRunner(env=env).invoke(app, ["erase", str(policies), "--requests", str(requests), "--dry-run",
                                            "--catalog", "lake"])
     assert "cost: the survey reads the key columns of 1 of 3 file(s)" in text.output, text.output
-    assert "1 by manifest bounds, 1 by bloom filters excluded unread" in text.output, text.output
+    assert "excluded unread: 1 by manifest bounds, 1 by bloom filters)" in text.output, text.output
     assert data_files(location) == files  # a dry run changes nothing
     proof_file = tmp_path / "proof.json"
     code, output = cli(lake, "erase", str(policies), "--requests", str(requests), "--proof", str(proof_file))

@@ -27,8 +27,8 @@ def cost(*, pruned: bool = True, read: int = 12, reads: Placement = LOCAL, rewri
 
 
 @pytest.mark.parametrize(("case", "expected"), [
-    (cost(), ["cost: the survey reads the key columns of 12 of 5,000 file(s) (96.0 MiB of 42.0 GiB listed; 4,900 by "
-              "manifest bounds, 88 by bloom filters excluded unread), and the proof as many again, in this process "
+    (cost(), ["cost: the survey reads the key columns of 12 of 5,000 file(s) (96.0 MiB of 42.0 GiB listed; excluded "
+              "unread: 4,900 by manifest bounds, 88 by bloom filters), and the proof as many again, in this process "
               "(local master local[2])",
               "cost: the delete rewrites 3 file(s) (24.0 MiB) and 1 file(s) no snapshot reads are deleted (1.0 MiB), "
               "the rewrite in this process (pyarrow)"]),
@@ -37,9 +37,9 @@ def cost(*, pruned: bool = True, read: int = 12, reads: Placement = LOCAL, rewri
                                       "(local master local[2])"]),
     (cost(reads=Placement(True, "45,097,156,608 bytes listed, above the threshold 10.0 GiB"),
           rewrite=Placement(True, "Spark's executors: 24.0 MiB above 512.0 MiB")),
-     ["cost: the survey reads the key columns of 12 of 5,000 file(s) (96.0 MiB of 42.0 GiB listed; 4,900 by manifest "
-      "bounds, 88 by bloom filters excluded unread), and the proof as many again, in the cluster (45,097,156,608 "
-      "bytes listed, above the threshold 10.0 GiB)"]),
+     ["cost: the survey reads the key columns of 12 of 5,000 file(s) (96.0 MiB of 42.0 GiB listed; excluded "
+      "unread: 4,900 by manifest bounds, 88 by bloom filters), and the proof as many again, in the cluster "
+      "(45,097,156,608 bytes listed, above the threshold 10.0 GiB)"]),
 ], ids=["pruned", "no-prune", "cluster"])
 def test_the_dry_run_says_what_it_reads_rewrites_and_where(case: ErasureCost, expected: list[str]) -> None:
     assert cost_lines(case)[:len(expected)] == expected
