@@ -125,9 +125,28 @@ class SeaweedServer:
                                          headers={"Authorization": f"Bearer {token}"})
         try:
             with urllib.request.urlopen(request, timeout=2) as response:
-                return bool(response.status == 200)
+                if response.status != 200:
+                    return False
         except OSError:
             return False
+        return self._stored_readable()
+
+    def _stored_readable(self) -> bool:
+        """The S3 store reads back an object of the warehouse (after a restart the catalog answers before the volume
+        server holding the objects has joined: a read then fails for a moment)."""
+        import boto3
+        from botocore.config import Config
+
+        client = boto3.client("s3", endpoint_url=self.s3_endpoint, aws_access_key_id=ACCESS_KEY,
+                              aws_secret_access_key=SECRET_KEY, region_name=REGION,
+                              config=Config(retries={"max_attempts": 1}, connect_timeout=2, read_timeout=2))
+        try:
+            listed = client.list_objects_v2(Bucket=WAREHOUSE, MaxKeys=1).get("Contents", [])
+            if listed:
+                client.get_object(Bucket=WAREHOUSE, Key=listed[0]["Key"])["Body"].read()
+        except Exception:
+            return False
+        return True
 
     def stop(self) -> None:
         process, self.process = self.process, None
