@@ -290,6 +290,7 @@ def erase_once(shape: Shape, base: Path, store: Store, proxy: CountingProxy | No
         f"REQ-{i:05d},2026-11-02,{s}\n" for i, s in enumerate(subjects)))
     out, proof = project / "counted.json", project / "proof.json"
     env = {**os.environ, "HOME": str(project), "NO_COLOR": "1", "BENCH_OUT": str(out),
+           "PYSPARK_PYTHON": sys.executable,  # the cluster's executors run this Python: it has pyarrow
            "BENCH_COUNTER": "proc" if proxy is None else proxy.endpoint + COUNTER}
     served, began = proxy.served if proxy else 0, time.perf_counter()
     done = subprocess.run([sys.executable, "-c", WRAP, "erase", "policies", "--requests", "requests.csv", "--proof",

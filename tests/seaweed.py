@@ -190,3 +190,16 @@ def seaweed_server() -> Iterator[SeaweedServer]:
     finally:
         server.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def seaweed_server_with_fresh_spark() -> Iterator[SeaweedServer]:
+    """A server for one test module whose tests start Spark sessions against it: a session another module left is
+    stopped first (it keeps its catalogs' settings), and the module's own is stopped before the server."""
+    from tests.integration.spark_reset import stop_spark
+
+    with contextlib.ExitStack() as stack:
+        stop_spark()
+        running = stack.enter_context(seaweed_server())
+        stack.callback(stop_spark)
+        yield running

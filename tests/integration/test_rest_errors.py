@@ -9,7 +9,6 @@ One server for the module (stopped and started again by the last test); the CLI'
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -20,8 +19,7 @@ import pytest
 import yaml
 
 from tests.cli_runner import Run, tablepolicy
-from tests.integration.spark_reset import stop_spark
-from tests.seaweed import ACCESS_KEY, SECRET_KEY, SeaweedServer, seaweed_server
+from tests.seaweed import ACCESS_KEY, SECRET_KEY, SeaweedServer, seaweed_server_with_fresh_spark
 
 pytestmark = pytest.mark.spark
 NAME = "resterr"
@@ -30,10 +28,7 @@ POLICY = "table: ops.events\ncolumns:\n  - {name: id, type: long}\n  - {name: no
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[SeaweedServer]:
-    with contextlib.ExitStack() as stack:
-        stop_spark()
-        running = stack.enter_context(seaweed_server())
-        stack.callback(stop_spark)
+    with seaweed_server_with_fresh_spark() as running:
         yield running
 
 

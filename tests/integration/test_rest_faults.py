@@ -16,7 +16,6 @@ Fast settings (timeouts of seconds, 2 retries) keep each case to seconds; the de
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Iterator
@@ -27,9 +26,8 @@ import pytest
 import yaml
 
 from tests.cli_runner import Run, tablepolicy
-from tests.integration.spark_reset import stop_spark
 from tests.rest_proxy import RestProxy, commits, every, reads, rest_proxy
-from tests.seaweed import SECRET_KEY, SeaweedServer, seaweed_server
+from tests.seaweed import SECRET_KEY, SeaweedServer, seaweed_server_with_fresh_spark
 
 pytestmark = pytest.mark.spark
 FAST = {"rest.client.connection-timeout-ms": "2000", "rest.client.socket-timeout-ms": "3000",
@@ -47,10 +45,7 @@ lifecycle:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[SeaweedServer]:
-    with contextlib.ExitStack() as stack:
-        stop_spark()
-        running = stack.enter_context(seaweed_server())
-        stack.callback(stop_spark)
+    with seaweed_server_with_fresh_spark() as running:
         yield running
 
 
