@@ -159,7 +159,7 @@ class _Run:
         self.table = _fresh(reader, erasure.table)
         self.keys: KeySet = key_set(erasure, self.table.schema())
         self.probe = KeyProbe.of(self.keys) if prune else None  # the keys hashed once per run, the proof's too
-        self.files = self.reader_of_files()
+        self.files = self.reader_of_files(shared=True)
         self.filesystems: dict[tuple[str, str], pafs.FileSystem] = {}
 
     def survey(self, *, independent: bool = False) -> Survey:
@@ -172,8 +172,9 @@ class _Run:
         """The table as the catalog holds it now."""
         return _fresh(self.reader, self.erasure.table)
 
-    def reader_of_files(self) -> FileReader:
-        return FileReader(self.keys, truncations(self.table.properties), self.probe)
+    def reader_of_files(self, *, shared: bool = False) -> FileReader:
+        """``shared``: the run's reader, whose manifests the rewrite and the commits reuse (survey.FileReader)."""
+        return FileReader(self.keys, truncations(self.table.properties), self.probe, shared=shared)
 
     @property
     def current(self) -> int | None:

@@ -22,6 +22,7 @@ So nothing here decodes or encodes: the scheme and authority are split off textu
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
@@ -77,11 +78,13 @@ def is_local(location: str) -> bool:
     return split(location).scheme in ("", "file")
 
 
+@functools.lru_cache(maxsize=1 << 18)
 def fs_path(location: str) -> str:
     """The path pyarrow's filesystem for the location takes (and a listing returns): the raw path on local disk
     (``file:///w/t`` -> ``/w/t``), ``bucket/key`` on object storage (``s3://b/w/t`` -> ``b/w/t``). A path
     without a scheme is taken as it is, so a listing's ``bucket/key`` maps to itself: ``fs_path`` of its own
-    result is that result."""
+    result is that result. Remembered per location: an erasure's surveys spell every file of every manifest
+    this way several times (85,000 calls on a 5,000-file table, a tenth of its pruned run)."""
     parts = split(location)
     if parts.scheme in ("", "file"):
         return parts.path

@@ -127,15 +127,17 @@ def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluste
         return LeftToSpark("a format v3 table's row lineage is carried over by Spark's rewrite")
     if (kind := table.metadata.properties.get(WRITE_FORMAT, "parquet").lower()) != "parquet":
         return LeftToSpark(f"the table writes {kind} files")
-    try:
-        tasks = [t for t in table.scan(snapshot_id=snapshot_id).plan_files() if normalize(t.file.file_path) in holding]
-    except ValueError as exc:  # pyiceberg refuses to plan a file an equality delete file applies to
-        return LeftToSpark(f"pyiceberg cannot read the files: {_first_line(exc)}")
+    listing, tasks = _listing(table, snapshot_id, holding)
+    if tasks is None:
+        try:
+            tasks = [t for t in table.scan(snapshot_id=snapshot_id).plan_files()
+                     if normalize(t.file.file_path) in holding]
+        except ValueError as exc:  # pyiceberg refuses to plan a file an equality delete file applies to
+            return LeftToSpark(f"pyiceberg cannot read the files: {_first_line(exc)}")
     if any(t.file.file_format != FileFormat.PARQUET for t in tasks):
         return LeftToSpark("a file holding a key is not parquet")
     if cluster and (size := sum(t.file.file_size_in_bytes for t in tasks)) > CLUSTER_BYTES:
         return LeftToSpark(f"the files hold {byte_size(size)}: the cluster's executors share the work")
-    listing = _listing(table, snapshot_id, holding)
     pool = ThreadPoolExecutor(REWRITERS)
     futures = [pool.submit(_rewrite_file, table, task, keys, number) for number, task in enumerate(tasks)]
     try:
@@ -167,14 +169,24 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _listing(table: Table, snapshot_id: int, holding: frozenset[str]) -> frozenset[str]:
-    """The data manifests of the snapshot that list a file of ``holding`` as live: the commit reads only them."""
+def _listing(table: Table, snapshot_id: int, holding: frozenset[str]
+             ) -> tuple[frozenset[str], list[FileScanTask] | None]:
+    """The data manifests of the snapshot that list a file of ``holding`` as live (the commit reads only them),
+    and the files' scan tasks when the snapshot reads no delete manifest: then no delete file applies to any
+    file, and a task is its data file alone, taken from the entries the run's surveys decoded already (READS).
+    With delete manifests, None: pyiceberg's planning pairs the files with their deletes."""
     snapshot = table.metadata.snapshot_by_id(snapshot_id)
     assert snapshot is not None
-    return frozenset(normalize(m.manifest_path) for m in READS.manifests(table.io, snapshot)
-                     if m.content == ManifestContent.DATA
-                     and any(normalize(e.data_file.file_path) in holding
-                             for e in READS.entries(table.io, m, discard_deleted=True)))
+    manifests = READS.manifests(table.io, snapshot)
+    listing, tasks = set(), []
+    for manifest in manifests:
+        if manifest.content == ManifestContent.DATA:
+            for entry in READS.entries(table.io, manifest, discard_deleted=True):
+                if normalize(entry.data_file.file_path) in holding:
+                    listing.add(normalize(manifest.manifest_path))
+                    tasks.append(FileScanTask(entry.data_file))
+    plain = all(m.content == ManifestContent.DATA for m in manifests)
+    return frozenset(listing), (tasks if plain else None)
 
 
 def _rewrite_file(table: Table, task: FileScanTask, keys: KeySet, number: int) -> Rewritten:

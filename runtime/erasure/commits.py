@@ -39,9 +39,11 @@ from functools import partial
 from typing import TypeVar
 
 from pyiceberg.avro.codecs import AvroCompressionCodec
+from pyiceberg.avro.file import AvroOutputFile
 from pyiceberg.exceptions import CommitFailedException, CommitStateUnknownException
 from pyiceberg.manifest import (
     DATA_FILE_TYPE,
+    DEFAULT_READ_VERSION,
     DataFile,
     DataFileContent,
     ManifestContent,
@@ -49,8 +51,8 @@ from pyiceberg.manifest import (
     ManifestEntryStatus,
     ManifestFile,
     ManifestWriter,
+    ManifestWriterV1,
     ManifestWriterV2,
-    write_manifest,
     write_manifest_list,
 )
 from pyiceberg.table import Table
@@ -242,7 +244,9 @@ class _Commit:
         output = self.table.io.new_output(location)
         if manifest_content == ManifestContent.DELETES:
             return _DeleteManifestWriter(spec, schema, output, self.snapshot_id, self.compression)
-        return write_manifest(version, spec, schema, output, self.snapshot_id, self.compression)
+        if version == 1:
+            return _ManifestWriterV1(spec, schema, output, self.snapshot_id, self.compression)
+        return _ManifestWriterV2(spec, schema, output, self.snapshot_id, self.compression)
 
     def manifest(self, manifest_content: ManifestContent, spec_id: int,
                  entries: Iterable[tuple[ManifestEntryStatus, ManifestEntry]]) -> ManifestFile:
@@ -289,7 +293,43 @@ class _Commit:
             self.table.io.delete(path)
 
 
-class _DeleteManifestWriter(ManifestWriterV2):
+class _OneBlock(AvroOutputFile[ManifestEntry]):
+    """pyiceberg's avro output with its entries written as one block when it closes. pyiceberg writes (and deflates)
+    a block per entry: a manifest of 500 entries written again took 133 KB instead of 14 KB, and a third longer
+    to write and to read back (each later survey and the proof read it)."""
+
+    def __enter__(self) -> _OneBlock:
+        self.pending: list[ManifestEntry] = []
+        super().__enter__()
+        return self
+
+    def write_block(self, objects: list[ManifestEntry]) -> None:
+        self.pending.extend(objects)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pending and exc[0] is None:
+            super().write_block(self.pending)
+        super().__exit__(*exc)  # type: ignore[arg-type]
+
+
+class _OneBlockWriter(ManifestWriter):
+    """A manifest writer whose entries go out as one avro block (``_OneBlock``)."""
+
+    def new_writer(self) -> AvroOutputFile[ManifestEntry]:
+        return _OneBlock(output_file=self._output_file, file_schema=self._with_partition(self.version),
+                         record_schema=self._with_partition(DEFAULT_READ_VERSION), schema_name="manifest_entry",
+                         metadata=self._meta)
+
+
+class _ManifestWriterV1(_OneBlockWriter, ManifestWriterV1):
+    pass
+
+
+class _ManifestWriterV2(_OneBlockWriter, ManifestWriterV2):
+    pass
+
+
+class _DeleteManifestWriter(_OneBlockWriter, ManifestWriterV2):
     """pyiceberg's v2 writer, for a manifest of delete files (it writes data manifests only)."""
 
     def content(self) -> ManifestContent:

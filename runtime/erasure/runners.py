@@ -26,6 +26,7 @@ from tablepolicy.compiler.render.maintenance_report import byte_size
 from ..executor import ExecutionError, _reason
 
 READERS = 4  # pyarrow releases the GIL while it decodes: a few threads keep 2 cores busy
+BATCH = 32  # items a reader thread takes at once (Threads.map)
 # One process reads a table's key columns (a few percent of its bytes) in a minute or two up to about 10 GiB of files;
 # below that a Spark job's start (each executor's Python workers, the code and keys shipped) costs about what it saves.
 DEFAULT_CLUSTER_ABOVE = 10 * 2**30
@@ -65,8 +66,13 @@ class Threads:
     placement: Placement = IN_THIS_PROCESS
 
     def map(self, function: Callable[[T], R], items: Sequence[T]) -> list[R]:
+        """In order; the items handed to the threads in runs of up to ``BATCH`` (at least 4 runs a thread): a
+        task per file cost more than the work of a file its manifest bounds exclude (5,000 of them: 0.15 s)."""
+        size = max(1, min(BATCH, len(items) // (READERS * 4)))
+        runs = [items[at:at + size] for at in range(0, len(items), size)]
         with ThreadPoolExecutor(READERS) as pool:
-            return list(pool.map(function, items))
+            return [result for done in pool.map(lambda run: [function(item) for item in run], runs)
+                    for result in done]
 
 
 @dataclass(frozen=True)

@@ -151,12 +151,14 @@ class FileReader:
     truncations: frozenset[int] = frozenset({DEFAULT_TRUNCATE})  # the table's string bound lengths
     probe: KeyProbe | None = None  # metadata pruning (runtime/erasure/pruning.py); None: every file's keys read
     seen: dict[tuple[str, int], FileRead] = field(default_factory=dict)
+    shared: bool = False  # manifests decoded into the process's READS, which the rewrite and the commits read
+    # too (one decoding of each manifest per run); False, its own: the proof's reader decodes everything again
     manifests: ManifestReader = field(init=False)  # avro files no snapshot reads
     metadata: MetadataCache = field(init=False)  # manifest lists and manifests snapshots read
 
     def __post_init__(self) -> None:
         self.manifests = ManifestReader(self.keys, self.truncations)
-        self.metadata = MetadataCache(self.manifests.bounds, reads=ManifestReads())  # its own: the proof's is new
+        self.metadata = MetadataCache(self.manifests.bounds, reads=READS if self.shared else ManifestReads())
 
     def wrote_without_keys(self, written: Iterable[tuple[str, int]]) -> None:
         """Files this run wrote from rows the key set was already matched against (the rewrite's): held as read
@@ -229,15 +231,20 @@ class MetadataCache:
 
     def _read(self, manifest: ManifestFile, io: FileIO) -> ManifestRead:
         entries = self.reads.entries(io, manifest, discard_deleted=False)
-        live = {normalize(e.data_file.file_path): (e.data_file.file_path, e.data_file.file_format)
-                for e in entries if e.status != ManifestEntryStatus.DELETED}
+        wanted = self.bounds.exact.keys() if self.bounds is not None else ()  # the key columns' field ids
+        live: dict[str, tuple[str, FileFormat]] = {}
+        bounds: dict[str, FileBounds] = {}
+        for entry in entries:
+            data_file = entry.data_file
+            path = normalize(data_file.file_path)
+            if entry.status != ManifestEntryStatus.DELETED:
+                live[path] = (data_file.file_path, data_file.file_format)
+            if wanted:
+                lower, upper = data_file.lower_bounds or {}, data_file.upper_bounds or {}
+                bounds[path] = FileBounds(data_file.file_size_in_bytes, {i: lower[i] for i in wanted if i in lower},
+                                          {i: upper[i] for i in wanted if i in upper})
         if self.bounds is None:
             return ManifestRead(live, ())
-        wanted = self.bounds.exact.keys()  # the key columns' field ids
-        bounds = {normalize(e.data_file.file_path): FileBounds(
-            e.data_file.file_size_in_bytes,
-            {i: raw for i, raw in (e.data_file.lower_bounds or {}).items() if i in wanted},
-            {i: raw for i, raw in (e.data_file.upper_bounds or {}).items() if i in wanted}) for e in entries}
         return ManifestRead(live, self.bounds.hits(entries), bounds)
 
 
