@@ -106,9 +106,9 @@ def run_erasure(
                 started = time.perf_counter()
                 proof = TableProof(erasure.table, erasure.requests())
                 try:
-                    threshold = cluster_above or erasure.cluster_above or DEFAULT_CLUSTER_ABOVE
                     _erase(spark, reader, erasure, proof, _prefixed(on_progress, format_name(erasure.table)),
-                           starting.options, _Debris(now, debris_min_age), threshold, prune=prune)
+                           starting.options, _Debris(now, debris_min_age), _threshold(erasure, cluster_above),
+                           prune=prune)
                 except ExecutionError as exc:  # the proof still says what happened to every table
                     proof.error = str(exc)
                 proof.seconds = time.perf_counter() - started
@@ -128,8 +128,13 @@ def preview_erasure(tables: list[TableErasure], catalog: CatalogConfig, on_warni
     where the run would read); no JVM."""
     with CatalogReader(catalog) as reader:
         _check_holds(reader, tables, on_warning)
-        return [_preview(reader, erasure, catalog.name, master,
-                         cluster_above or erasure.cluster_above or DEFAULT_CLUSTER_ABOVE, prune) for erasure in tables]
+        return [_preview(reader, erasure, catalog.name, master, _threshold(erasure, cluster_above), prune)
+                for erasure in tables]
+
+
+def _threshold(erasure: TableErasure, flag: int | None) -> int:
+    """The bytes above which a cluster master reads the table: the flag, else the policy's, else the default."""
+    return flag or erasure.cluster_above or DEFAULT_CLUSTER_ABOVE
 
 
 def _check_holds(reader: CatalogReader, tables: list[TableErasure], on_warning: Progress) -> None:

@@ -110,6 +110,8 @@ def _told_machine(event: Event, blocked: list[str]) -> None:
             typer.echo(f"  {message}", err=True)
         case LedgerNote(text):
             typer.echo(text, err=True)
+        case TableErased(_, _, document) if document["error"]:  # in the JSON too; a person reading stderr sees why
+            error(str(document["error"]))
         case _:
             pass
 
