@@ -218,3 +218,25 @@ def test_a_commit_the_server_answers_with_an_error_keeps_its_files_and_says_to_r
         "the commit's outcome is unknown; run erase again once the catalog server answers (the requests stay "
         "pending until a proof)")
     assert written and all(p.exists() for p in written)
+
+
+@pytest.mark.parametrize("version", ["1", "2"])
+def test_the_manifests_a_delete_writes_are_one_avro_block_each_and_read_back_whole(tmp_path: Path,
+                                                                                    version: str) -> None:
+    """pyiceberg writes a block per entry (a sync marker and a deflate each); erasure's commit writes one."""
+    table = lake(tmp_path, **{"format-version": version})
+    before = {e.data_file.file_path for e in entries(table) if e.status != ManifestEntryStatus.DELETED}
+    holding, staged = staged_eu(table)
+    commit_rewrite("privacy.events", table.refresh, staged, no_restage)
+    table = table.refresh()
+    head = table.metadata.current_snapshot_id
+    written = [m for m in table.current_snapshot().manifests(table.io) if m.added_snapshot_id == head]
+    assert written
+    for manifest in written:
+        data = table.io.new_input(manifest.manifest_path).open().read()
+        sync = data[-16:]  # every block ends with the file's sync marker, the header too
+        assert data.count(sync) == 2, manifest.manifest_path  # the header's and one block's
+        assert len(manifest.fetch_manifest_entry(table.io, discard_deleted=False)) == (
+            manifest.added_files_count + manifest.existing_files_count + manifest.deleted_files_count)
+    live = {e.data_file.file_path for e in entries(table) if e.status != ManifestEntryStatus.DELETED}
+    assert {normalize(p) for p in before - live} == holding
