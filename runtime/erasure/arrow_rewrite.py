@@ -127,7 +127,7 @@ def stage_rewrite(table: Table, holding: frozenset[str], keys: KeySet, *, cluste
         return LeftToSpark("a format v3 table's row lineage is carried over by Spark's rewrite")
     if (kind := table.metadata.properties.get(WRITE_FORMAT, "parquet").lower()) != "parquet":
         return LeftToSpark(f"the table writes {kind} files")
-    listing, tasks = _listing(table, snapshot_id, holding)
+    listing, tasks = _holding_entries(table, snapshot_id, holding)
     if tasks is None:
         try:
             tasks = [t for t in table.scan(snapshot_id=snapshot_id).plan_files()
@@ -169,8 +169,8 @@ def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _listing(table: Table, snapshot_id: int, holding: frozenset[str]
-             ) -> tuple[frozenset[str], list[FileScanTask] | None]:
+def _holding_entries(table: Table, snapshot_id: int, holding: frozenset[str]
+                     ) -> tuple[frozenset[str], list[FileScanTask] | None]:
     """The data manifests of the snapshot that list a file of ``holding`` as live (the commit reads only them),
     and the files' scan tasks when the snapshot reads no delete manifest: then no delete file applies to any
     file, and a task is its data file alone, taken from the entries the run's surveys decoded already (READS).
